@@ -1,0 +1,262 @@
+// Package schema validates JSON documents against locum's contracts (package spec) and reports
+// every problem as one line a person can act on: FILE: /json/pointer: what was expected, found.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/locumdev/locum/spec"
+)
+
+// Name is a schema's file name in package spec.
+type Name string
+
+// The contracts locum validates against.
+const (
+	Pack      Name = "pack.schema.json"
+	Workspace Name = "workspace.schema.json"
+)
+
+const baseURL = "https://locum.dev/spec/"
+
+// Validator holds the compiled schemas. It is safe for concurrent use.
+type Validator struct {
+	schemas map[Name]*jsonschema.Schema
+	// docs are the raw schemas by URL, to read a failing keyword's description from.
+	docs map[string]any
+}
+
+// New compiles every schema in spec.FS.
+func New() (*Validator, error) {
+	c := jsonschema.NewCompiler()
+	entries, err := fs.ReadDir(spec.FS, ".")
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded schemas: %w", err)
+	}
+	var names []Name
+	docs := map[string]any{}
+	for _, e := range entries {
+		data, err := fs.ReadFile(spec.FS, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded schema %s: %w", e.Name(), err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("embedded schema %s is not JSON: %w", e.Name(), err)
+		}
+		if err := c.AddResource(baseURL+e.Name(), doc); err != nil {
+			return nil, fmt.Errorf("adding schema %s: %w", e.Name(), err)
+		}
+		names = append(names, Name(e.Name()))
+		docs[baseURL+e.Name()] = doc
+	}
+	v := &Validator{schemas: make(map[Name]*jsonschema.Schema, len(names)), docs: docs}
+	for _, n := range names {
+		s, err := c.Compile(baseURL + string(n))
+		if err != nil {
+			return nil, fmt.Errorf("compiling schema %s: %w", n, err)
+		}
+		v.schemas[n] = s
+	}
+	return v, nil
+}
+
+// Problem is one reason a document is invalid.
+type Problem struct {
+	File    string
+	Pointer string // JSON pointer into the document; "" is the whole document
+	Message string
+}
+
+func (p Problem) String() string {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	return fmt.Sprintf("%s: %s: %s", p.File, ptr, p.Message)
+}
+
+// InvalidError lists every problem found in one document, sorted by pointer.
+type InvalidError struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *InvalidError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// SyntaxError is a document that is not JSON, located by line and column (both 1-based).
+type SyntaxError struct {
+	File         string
+	Line, Column int
+	Reason       string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%s: line %d, column %d: invalid JSON: %s", e.File, e.Line, e.Column, e.Reason)
+}
+
+// Decode parses data as one JSON value, numbers kept exact, and names the line and column of the
+// first syntax error.
+func Decode(file string, data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, syntaxAt(file, data, int64(len(data)), "the file is empty")
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, syntaxAt(file, data, int64(len(data)), "unexpected end of input")
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, syntaxAt(file, data, se.Offset, se.Error())
+		}
+		return nil, &SyntaxError{File: file, Line: 1, Column: 1, Reason: err.Error()}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, syntaxAt(file, data, dec.InputOffset(), "unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+func syntaxAt(file string, data []byte, offset int64, reason string) *SyntaxError {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, b := range data[:offset] {
+		if b == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	// encoding/json reports the offset after the offending byte.
+	if col > 1 && offset > 0 && data[offset-1] != '\n' && reason != "unexpected end of input" {
+		col--
+	}
+	return &SyntaxError{File: file, Line: line, Column: col, Reason: reason}
+}
+
+// Validate decodes data and checks it against the named schema. It returns the decoded value, a
+// *SyntaxError, or an *InvalidError naming every problem.
+func (v *Validator) Validate(name Name, file string, data []byte) (any, error) {
+	doc, err := Decode(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return doc, v.ValidateValue(name, file, doc)
+}
+
+// ValidateValue checks an already decoded value (as Decode returns it) against the named schema.
+func (v *Validator) ValidateValue(name Name, file string, doc any) error {
+	s, ok := v.schemas[name]
+	if !ok {
+		return fmt.Errorf("no schema named %s", name)
+	}
+	err := s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%s: validating: %w", file, err)
+	}
+	printer := message.NewPrinter(language.English)
+	var problems []Problem
+	seen := map[string]bool{}
+	for _, leaf := range leaves(ve) {
+		p := Problem{File: file, Pointer: pointer(leaf.InstanceLocation), Message: v.message(leaf, printer)}
+		if key := p.String(); !seen[key] {
+			seen[key] = true
+			problems = append(problems, p)
+		}
+	}
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Pointer < problems[j].Pointer })
+	return &InvalidError{File: file, Problems: problems}
+}
+
+// message says what was expected and what was found. A pattern is hard to read, so where the
+// schema describes the value in words, the words are used instead.
+func (v *Validator) message(e *jsonschema.ValidationError, printer *message.Printer) string {
+	if pat, ok := e.ErrorKind.(*kind.Pattern); ok {
+		if desc := v.description(e.SchemaURL); desc != "" {
+			return fmt.Sprintf("want %s; found %q", strings.TrimSuffix(lowerFirst(desc), "."), pat.Got)
+		}
+	}
+	return e.ErrorKind.LocalizedString(printer)
+}
+
+// description returns the description of the schema at url (document URL#json-pointer).
+func (v *Validator) description(url string) string {
+	docURL, frag, _ := strings.Cut(url, "#")
+	node := v.docs[docURL]
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		obj, ok := node.(map[string]any)
+		if !ok {
+			return ""
+		}
+		node = obj[tok]
+	}
+	obj, _ := node.(map[string]any)
+	desc, _ := obj["description"].(string)
+	return desc
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// leaves returns the errors that say what is wrong, skipping the wrappers that only say where in
+// the schema the walk went.
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		switch e.ErrorKind.(type) {
+		case *kind.Schema, *kind.Group, *kind.Reference:
+			return nil
+		}
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// pointer renders a JSON pointer per RFC 6901.
+func pointer(tokens []string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return sb.String()
+}

@@ -1,0 +1,92 @@
+package schema
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeNamesLineAndColumn(t *testing.T) {
+	cases := []struct {
+		name, doc  string
+		line, col  int
+		reasonPart string
+	}{
+		{"bad token", "{\n  \"a\": x\n}", 2, 8, "invalid character 'x'"},
+		{"unterminated", "{\"a\": 1", 1, 8, "unexpected end of input"},
+		{"empty", "", 1, 1, "empty"},
+		{"trailing data", "{} {}", 1, 4, "after the JSON value"},
+		{"first byte", "]", 1, 1, "invalid character ']'"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("f.json", []byte(tc.doc))
+			var se *SyntaxError
+			require.True(t, errors.As(err, &se), "got %v", err)
+			assert.Equal(t, tc.line, se.Line)
+			assert.Equal(t, tc.col, se.Column)
+			assert.Contains(t, se.Reason, tc.reasonPart)
+			assert.Contains(t, se.Error(), "f.json: line")
+		})
+	}
+}
+
+func TestValidatePackReportsEveryProblemWithPointer(t *testing.T) {
+	v, err := New()
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		doc  string
+		want []string // pointer: message fragment
+	}{
+		{"valid portulan 1.0", `{"portulan":{"pack":"1.0","version":"0.1.0"},"name":"github","category":"tools","contributes":{}}`, nil},
+		{"missing required", `{"portulan":{"pack":"1.0"}}`, []string{"/: missing properties 'name', 'category', 'contributes'"}},
+		{"bad slug", `{"portulan":{"pack":"1.0"},"name":"Git_Hub","category":"tools","contributes":{}}`, []string{`/name: want a slug`}},
+		{"bad semver", `{"portulan":{"pack":"1.0","version":"1.0"},"name":"g","category":"tools","contributes":{}}`, []string{`/portulan/version: want a SemVer version`}},
+		{"bad category", `{"portulan":{"pack":"1.0"},"name":"g","category":"misc","contributes":{}}`, []string{"/category: value must be one of"}},
+		{"path with colon", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"personas":["c:x.md"]}}`, []string{"/contributes/personas/0: want a path relative"}},
+		{"dot slash path", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"personas":["./x.md"]}}`, []string{"/contributes/personas/0: want a path relative"}},
+		{"dotdot path", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"personas":["../x.md"]}}`, []string{"/contributes/personas/0: want a path relative"}},
+		{"skill without slash", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"skills":["skills"]}}`, []string{"/contributes/skills/0: want a directory"}},
+		{"two actions", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{"read":"","write":""},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: maxProperties"}},
+		{"no action", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: minProperties"}},
+		{"unknown mode key", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"treshold":0.5}}}}`, []string{"/contributes/modes/dedup: additional properties 'treshold' not allowed"}},
+		{"threshold out of range", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"threshold":2}}}}`, []string{"/contributes/modes/dedup/threshold: maximum"}},
+		{"role without tasks", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"roles":{"code":{}}}}`, []string{"/contributes/roles/code: missing property 'tasks'"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Validate(Pack, "p.json", []byte(tc.doc))
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			var inv *InvalidError
+			require.True(t, errors.As(err, &inv), "got %v", err)
+			msg := inv.Error()
+			for _, w := range tc.want {
+				assert.Contains(t, msg, "p.json: "+w)
+			}
+		})
+	}
+}
+
+func TestValidateWorkspaceTrustKeys(t *testing.T) {
+	v, err := New()
+	require.NoError(t, err)
+	good := `{"packs":["tools/local-llm"],"trust":{"keys":["ed25519:11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]}}`
+	_, err = v.Validate(Workspace, "w.json", []byte(good))
+	require.NoError(t, err)
+	bad := `{"packs":["tools/local-llm"],"trust":{"keys":["ed25519:AAAA"]},"extra":1}`
+	_, err = v.Validate(Workspace, "w.json", []byte(bad))
+	var inv *InvalidError
+	require.True(t, errors.As(err, &inv))
+	assert.Len(t, inv.Problems, 2)
+}
+
+func TestProblemStringRootPointer(t *testing.T) {
+	assert.Equal(t, "f: /: x", Problem{File: "f", Message: "x"}.String())
+	assert.Equal(t, "/a~1b/c~0d", pointer([]string{"a/b", "c~d"}))
+}
