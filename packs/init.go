@@ -1,0 +1,144 @@
+package packs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/locumdev/locum/schema"
+)
+
+// SkillInstallPath is where init installs the delegate-local skill for Claude Code.
+const SkillInstallPath = ".claude/skills/delegate-local/SKILL.md"
+
+// InitAction says what init did with one file.
+type InitAction struct {
+	File   string
+	Action string // "created", "unchanged", "overwritten", "kept"
+	Note   string
+}
+
+// ErrRefused marks an init that stopped rather than replace or extend a file the user owns.
+var ErrRefused = errors.New("init refused")
+
+// ChangedFileError is a file init would write that already holds something else.
+type ChangedFileError struct {
+	File string
+	Line int // first line that differs, 1-based
+}
+
+// Is makes a ChangedFileError an ErrRefused.
+func (e *ChangedFileError) Is(target error) bool { return target == ErrRefused }
+
+func (e *ChangedFileError) Error() string {
+	return fmt.Sprintf("%s: line %d: differs from what locum init writes; keep your version, or run locum init --force to replace it", e.File, e.Line)
+}
+
+// Init sets up a workspace at root that composes tools/local-llm and installs the delegate-local
+// skill. Run again it changes nothing; it replaces a file the user changed only with force.
+func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
+	var actions []InitAction
+	wsAction, err := initWorkspace(v, root, force)
+	if err != nil {
+		return nil, err
+	}
+	actions = append(actions, wsAction)
+	skill, err := fs.ReadFile(builtinFS, DefaultPack+"/skills/delegate-local/SKILL.md")
+	if err != nil {
+		return nil, fmt.Errorf("built-in skill: %w", err)
+	}
+	a, err := writeOwned(root, SkillInstallPath, skill, force)
+	if err != nil {
+		return nil, err
+	}
+	return append(actions, a), nil
+}
+
+func initWorkspace(v *schema.Validator, root string, force bool) (InitAction, error) {
+	want := []byte("{\n  \"packs\": [\"" + DefaultPack + "\"]\n}\n")
+	ws, err := LoadWorkspace(v, root)
+	var invalid *schema.InvalidError
+	var syntax *schema.SyntaxError
+	switch {
+	case err == nil && ws == nil:
+		return writeOwned(root, WorkspaceFile, want, force)
+	case err == nil && slices.Contains(ws.Packs, DefaultPack):
+		return InitAction{File: WorkspaceFile, Action: "kept", Note: "already composes " + DefaultPack}, nil
+	case force:
+		return writeOwned(root, WorkspaceFile, want, true)
+	case err == nil:
+		return InitAction{}, refused("%s: /packs: does not compose %s; add %q to /packs, or run locum init --force to replace the file", WorkspaceFile, DefaultPack, DefaultPack)
+	case errors.As(err, &invalid), errors.As(err, &syntax):
+		return InitAction{}, refused("%v\nfix %s, or run locum init --force to replace it", err, WorkspaceFile)
+	default:
+		return InitAction{}, err
+	}
+}
+
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
+
+func refused(format string, args ...any) error { return &refusal{msg: fmt.Sprintf(format, args...)} }
+
+// writeOwned writes content to root/rel unless a different file is already there.
+func writeOwned(root, rel string, content []byte, force bool) (InitAction, error) {
+	file := filepath.Join(root, filepath.FromSlash(rel))
+	have, err := os.ReadFile(file)
+	switch {
+	case err == nil && bytes.Equal(have, content):
+		return InitAction{File: rel, Action: "unchanged"}, nil
+	case err == nil && !force:
+		return InitAction{}, &ChangedFileError{File: rel, Line: firstDifferentLine(have, content)}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return InitAction{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
+	}
+	action := "created"
+	if err == nil {
+		action = "overwritten"
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return InitAction{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
+	}
+	if err := writeFileAtomic(file, content, 0o644); err != nil {
+		return InitAction{}, fmt.Errorf("%s: %w", rel, err)
+	}
+	return InitAction{File: rel, Action: action}, nil
+}
+
+func firstDifferentLine(a, b []byte) int {
+	al, bl := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if !bytes.Equal(al[i], bl[i]) {
+			return i + 1
+		}
+	}
+	return min(len(al), len(bl)) + 1
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and a rename, so a reader
+// never sees half a file.
+func writeFileAtomic(file string, content []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}

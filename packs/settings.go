@@ -1,0 +1,298 @@
+package packs
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Modes are the kinds of work a pack can declare.
+var Modes = []string{"transform", "summarize", "dedup", "eval"}
+
+type valueKind int
+
+const (
+	kindCount  valueKind = iota // a whole number, at least 1
+	kindCosine                  // a plain decimal from -1 to 1
+	kindDuration
+	kindText
+	kindBool
+	kindSlug
+	kindEffort
+	kindEditFormat
+)
+
+// keySpec is one setting: its built-in default, the environment variable and flag that override
+// it, and the modes it applies to (none: every mode).
+type keySpec struct {
+	key   string
+	kind  valueKind
+	def   string
+	env   string
+	flag  string
+	modes []string
+	// global settings come from the workspace's endpoint, not from per-mode defaults.
+	global bool
+	max    int64
+}
+
+var keySpecs = []keySpec{
+	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true},
+	{key: "allow_remote", kind: kindBool, def: "false", flag: "allow-remote", global: true},
+	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout"},
+	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}},
+	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}},
+	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}},
+	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20},
+	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}},
+	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}},
+	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}},
+	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}},
+	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}},
+	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}},
+	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}},
+}
+
+func (s keySpec) appliesTo(mode string) bool {
+	if len(s.modes) == 0 {
+		return true
+	}
+	for _, m := range s.modes {
+		if m == mode {
+			return true
+		}
+	}
+	return false
+}
+
+// Setting is one resolved value and the source it came from.
+type Setting struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// Settings are the resolved settings of one mode, in a fixed order.
+type Settings struct {
+	Mode  string
+	items []Setting
+}
+
+// All returns every setting in a fixed order.
+func (s *Settings) All() []Setting { return append([]Setting(nil), s.items...) }
+
+// Get returns the setting named key, or false when the mode has no such setting.
+func (s *Settings) Get(key string) (Setting, bool) {
+	for _, it := range s.items {
+		if it.Key == key {
+			return it, true
+		}
+	}
+	return Setting{}, false
+}
+
+// String returns the value of key ("" when unset).
+func (s *Settings) String(key string) string {
+	it, _ := s.Get(key)
+	return it.Value
+}
+
+// Int returns the value of a whole-number setting. Values were checked when resolved.
+func (s *Settings) Int(key string) int64 {
+	n, _ := strconv.ParseInt(s.String(key), 10, 64)
+	return n
+}
+
+// Float returns the value of a decimal setting.
+func (s *Settings) Float(key string) float64 {
+	f, _ := strconv.ParseFloat(s.String(key), 64)
+	return f
+}
+
+// Duration returns the value of a duration setting.
+func (s *Settings) Duration(key string) time.Duration {
+	d, _ := time.ParseDuration(s.String(key))
+	return d
+}
+
+// Bool returns the value of a boolean setting.
+func (s *Settings) Bool(key string) bool { return s.String(key) == "true" }
+
+// SettingError is a value that does not parse as its setting's kind. Callers treat it as bad
+// input (exit 2): it is never read as the default.
+type SettingError struct {
+	Key, Source, Value, Want string
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s: %q is not %s (setting %s)", e.Source, e.Value, e.Want, e.Key)
+}
+
+// ModeError is a mode no composed pack declares.
+type ModeError struct {
+	Mode string
+}
+
+func (e *ModeError) Error() string {
+	return fmt.Sprintf("no composed pack declares mode %q; compose a pack that does (tools/local-llm declares %s)", e.Mode, strings.Join(Modes, ", "))
+}
+
+// Lookup reads an environment variable; os.LookupEnv fits.
+type Lookup func(string) (string, bool)
+
+// Resolve gives every setting of mode its value, from (weakest first) the built-in default, each
+// composed pack in cascade order, the workspace, the LOCUM_* environment, and flags (keyed by
+// flag name without dashes; only flags the user set). It is the one place settings resolve.
+func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) (*Settings, error) {
+	if !c.Declares(mode) {
+		return nil, &ModeError{Mode: mode}
+	}
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	out := &Settings{Mode: mode}
+	for _, spec := range keySpecs {
+		if !spec.appliesTo(mode) {
+			continue
+		}
+		set := Setting{Key: spec.key, Value: spec.def, Source: "default"}
+		if !spec.global {
+			for _, p := range c.Packs {
+				if raw, ok := p.Contributes.Modes[mode][spec.key]; ok {
+					set = Setting{Key: spec.key, Value: modeValue(raw), Source: "pack " + p.Ref}
+				}
+			}
+		}
+		if ws := c.Workspace; ws != nil {
+			if raw, ok := ws.Overrides[mode][spec.key]; ok && !spec.global {
+				set = Setting{Key: spec.key, Value: modeValue(raw), Source: "workspace " + WorkspaceFile}
+			}
+			if spec.key == "base_url" && ws.Endpoint.BaseURL != "" {
+				set = Setting{Key: spec.key, Value: ws.Endpoint.BaseURL, Source: "workspace " + WorkspaceFile}
+			}
+			if spec.key == "allow_remote" && ws.Endpoint.AllowRemote != nil {
+				set = Setting{Key: spec.key, Value: strconv.FormatBool(*ws.Endpoint.AllowRemote), Source: "workspace " + WorkspaceFile}
+			}
+		}
+		if spec.env != "" {
+			if v, ok := env(spec.env); ok && v != "" {
+				set = Setting{Key: spec.key, Value: v, Source: "env " + spec.env}
+			}
+		}
+		if v, ok := flags[spec.flag]; ok && spec.flag != "" {
+			set = Setting{Key: spec.key, Value: v, Source: "flag --" + spec.flag}
+		}
+		norm, err := spec.check(set.Value)
+		if err != nil {
+			return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value, Want: err.Error()}
+		}
+		set.Value = norm
+		out.items = append(out.items, set)
+	}
+	return out, nil
+}
+
+// Declares reports whether a composed pack declares the mode.
+func (c *Composition) Declares(mode string) bool {
+	for _, p := range c.Packs {
+		if _, ok := p.Contributes.Modes[mode]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// DeclaredModes lists the modes the composition declares, in the order of Modes.
+func (c *Composition) DeclaredModes() []string {
+	var out []string
+	for _, m := range Modes {
+		if c.Declares(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var (
+	wholeNumber  = regexp.MustCompile(`^[0-9]+$`)
+	plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+	slug         = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
+// check validates a value of the spec's kind and returns it in canonical form. The error text
+// says what was wanted.
+func (s keySpec) check(v string) (string, error) {
+	switch s.kind {
+	case kindCount:
+		if !wholeNumber.MatchString(v) {
+			return "", fmt.Errorf("a whole number")
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return "", fmt.Errorf("a whole number of at least 1")
+		}
+		if s.max > 0 && n > s.max {
+			return "", fmt.Errorf("a whole number from 1 to %d", s.max)
+		}
+		return strconv.FormatInt(n, 10), nil
+	case kindCosine:
+		if !plainDecimal.MatchString(v) {
+			return "", fmt.Errorf("a plain decimal from -1 to 1")
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < -1 || f > 1 {
+			return "", fmt.Errorf("a plain decimal from -1 to 1")
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	case kindDuration:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return "", fmt.Errorf("a positive duration such as 90s or 10m")
+		}
+		return v, nil
+	case kindBool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", fmt.Errorf("true or false")
+		}
+		return strconv.FormatBool(b), nil
+	case kindSlug:
+		if v != "" && !slug.MatchString(v) {
+			return "", fmt.Errorf("a role name (lower-case letters, digits and dashes)")
+		}
+		return v, nil
+	case kindEffort:
+		return oneOf(v, "none", "low", "medium", "high")
+	case kindEditFormat:
+		return oneOf(v, "span", "blocks")
+	}
+	return v, nil
+}
+
+func oneOf(v string, allowed ...string) (string, error) {
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("one of %s", strings.Join(allowed, ", "))
+}
+
+// Flags lists the flag names of the settings a mode has, sorted, so the CLI can pass on exactly
+// the ones the user set.
+func Flags(mode string) []string {
+	var out []string
+	for _, s := range keySpecs {
+		if s.flag != "" && s.appliesTo(mode) {
+			out = append(out, s.flag)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,95 @@
+package packs
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/schema"
+)
+
+func builtinComposition(t *testing.T) *Composition {
+	t.Helper()
+	v, err := schema.New()
+	require.NoError(t, err)
+	p, err := LoadBuiltin(v, DefaultPack)
+	require.NoError(t, err)
+	return &Composition{Packs: []*Pack{p}}
+}
+
+func TestResolveOrder(t *testing.T) {
+	c := builtinComposition(t)
+	later := &Pack{Ref: "tools/later", Manifest: Manifest{Contributes: Contributes{Modes: map[string]map[string]json.RawMessage{
+		"transform": {"max_attempts": json.RawMessage(`5`), "edit_format": json.RawMessage(`"blocks"`)},
+	}}}}
+	c.Packs = append(c.Packs, later)
+	c.Workspace = &Workspace{Overrides: map[string]map[string]json.RawMessage{"transform": {"max_attempts": json.RawMessage(`4`), "effort": json.RawMessage(`"none"`)}}}
+	c.Workspace.Endpoint.BaseURL = "http://localhost:11434/v1"
+	env := map[string]string{"LOCUM_EFFORT": "medium", "LOCUM_BASE_URL": "http://127.0.0.1:8080/v1"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	flags := map[string]string{"base-url": "http://[::1]:1234/v1"}
+
+	s, err := c.Resolve("transform", lookup, flags)
+	require.NoError(t, err)
+	cases := []struct{ key, value, source string }{
+		{"timeout", "10m", "default"},
+		{"max_input_bytes", "32768", "pack tools/local-llm"},
+		{"edit_format", "blocks", "pack tools/later"},
+		{"max_attempts", "4", "workspace .locum/workspace.json"},
+		{"effort", "medium", "env LOCUM_EFFORT"},
+		{"base_url", "http://[::1]:1234/v1", "flag --base-url"},
+		{"role", "code", "pack tools/local-llm"},
+	}
+	for _, tc := range cases {
+		got, ok := s.Get(tc.key)
+		require.True(t, ok, tc.key)
+		assert.Equal(t, tc.value, got.Value, tc.key)
+		assert.Equal(t, tc.source, got.Source, tc.key)
+	}
+	assert.Equal(t, int64(4), s.Int("max_attempts"))
+	_, ok := s.Get("threshold")
+	assert.False(t, ok, "a dedup setting must not appear in transform")
+}
+
+func TestResolveRefusesBadValues(t *testing.T) {
+	c := builtinComposition(t)
+	cases := []struct {
+		mode, flag, value, want string
+	}{
+		{"transform", "max-input-bytes", "32k", "a whole number"},
+		{"transform", "max-input-bytes", "0", "at least 1"},
+		{"transform", "max-input-bytes", "-5", "a whole number"},
+		{"transform", "max-input-bytes", "1.5", "a whole number"},
+		{"transform", "max-attempts", "21", "from 1 to 20"},
+		{"transform", "effort", "xhigh", "one of none, low, medium, high"},
+		{"transform", "edit-format", "diff", "one of span, blocks"},
+		{"transform", "verify-timeout", "soon", "duration"},
+		{"dedup", "threshold", "1.5", "from -1 to 1"},
+		{"dedup", "threshold", "0.8x", "plain decimal"},
+		{"dedup", "threshold", "1e-1", "plain decimal"},
+		{"dedup", "threshold", "NaN", "plain decimal"},
+		{"dedup", "threshold", "", "plain decimal"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
+			_, err := c.Resolve(tc.mode, nil, map[string]string{tc.flag: tc.value})
+			var se *SettingError
+			require.True(t, errors.As(err, &se), "got %v", err)
+			assert.Contains(t, se.Error(), tc.want)
+			assert.Contains(t, se.Error(), "flag --"+tc.flag)
+		})
+	}
+	s, err := c.Resolve("dedup", nil, map[string]string{"threshold": "-1"})
+	require.NoError(t, err)
+	assert.Equal(t, -1.0, s.Float("threshold"))
+}
+
+func TestResolveUndeclaredMode(t *testing.T) {
+	c := &Composition{}
+	_, err := c.Resolve("transform", nil, nil)
+	var me *ModeError
+	require.True(t, errors.As(err, &me))
+}
