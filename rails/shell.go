@@ -1,0 +1,149 @@
+//go:build unix
+
+package rails
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ShellCommand is a command line for bash -c.
+type ShellCommand struct {
+	Command string
+	Dir     string
+	Env     []string // nil: the current environment
+	// Timeout ends the command (and its whole process group) after this long; 0 is none.
+	Timeout time.Duration
+	// TailBytes is how much of the combined output to keep, from the end; 0 keeps 4 KiB.
+	TailBytes int
+	// Grace is how long the group has after SIGTERM before SIGKILL; 0 is 2 seconds.
+	Grace time.Duration
+}
+
+// ShellResult is how a command ended. Exactly one of these holds: it exited (Exited, ExitCode),
+// it was ended by a signal it did not expect (Signal), it ran out of time (TimedOut), or the
+// caller's context ended first (Canceled).
+type ShellResult struct {
+	Exited   bool
+	ExitCode int
+	Signal   string
+	TimedOut bool
+	Canceled bool
+	Output   []byte // the tail of stdout and stderr, interleaved as written
+	Duration time.Duration
+}
+
+// Verdict describes the result in a few words: "exit 1", "signal killed", "timed out after 10m".
+func (r ShellResult) Verdict() string {
+	switch {
+	case r.Canceled:
+		return "stopped"
+	case r.TimedOut:
+		return "timed out"
+	case r.Signal != "":
+		return "signal " + r.Signal
+	default:
+		return fmt.Sprintf("exit %d", r.ExitCode)
+	}
+}
+
+// RunShell runs c with bash -c in a process group of its own, stdin closed. When the context ends
+// or the timeout passes, the whole group gets SIGTERM, then SIGKILL after the grace period; once
+// the command is done, whatever it left running in its group is killed too. The error is only for
+// a command that could not start.
+func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
+	tail := &TailBuffer{Max: c.TailBytes}
+	if tail.Max == 0 {
+		tail.Max = 4096
+	}
+	grace := c.Grace
+	if grace == 0 {
+		grace = 2 * time.Second
+	}
+	runCtx := ctx
+	var cancel context.CancelFunc
+	if c.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	cmd := exec.Command("bash", "-c", c.Command)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	cmd.Stdout = tail
+	cmd.Stderr = tail
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return ShellResult{}, fmt.Errorf("starting bash -c %q: %w", c.Command, err)
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-done:
+		case <-runCtx.Done():
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(grace):
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-stopped
+	// Children that outlive the shell would keep the file or the port the next attempt needs.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start)}
+	switch {
+	case ctx.Err() != nil:
+		res.Canceled = true
+	case runCtx.Err() != nil:
+		res.TimedOut = true
+	default:
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			return res, fmt.Errorf("waiting for bash -c %q: %w", c.Command, err)
+		}
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		} else {
+			res.Exited = true
+			res.ExitCode = cmd.ProcessState.ExitCode()
+		}
+	}
+	return res, nil
+}
+
+// TailBuffer keeps the last Max bytes written to it. It is safe for concurrent writers.
+type TailBuffer struct {
+	Max int
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.Max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes returns a copy of what is kept.
+func (t *TailBuffer) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf...)
+}

@@ -1,0 +1,110 @@
+//go:build unix
+
+package rails
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunShellOutcomes(t *testing.T) {
+	cases := []struct {
+		name    string
+		command string
+		check   func(t *testing.T, r ShellResult)
+	}{
+		{"exit 0", "echo hi", func(t *testing.T, r ShellResult) {
+			assert.True(t, r.Exited)
+			assert.Equal(t, 0, r.ExitCode)
+			assert.Equal(t, "hi\n", string(r.Output))
+		}},
+		{"exit 3 with stderr", "echo oops >&2; exit 3", func(t *testing.T, r ShellResult) {
+			assert.Equal(t, 3, r.ExitCode)
+			assert.Equal(t, "exit 3", r.Verdict())
+			assert.Contains(t, string(r.Output), "oops")
+		}},
+		{"missing command", "no-such-command-locum", func(t *testing.T, r ShellResult) {
+			assert.Equal(t, 127, r.ExitCode)
+		}},
+		{"signal", "kill -9 $$", func(t *testing.T, r ShellResult) {
+			assert.False(t, r.Exited)
+			assert.Equal(t, "killed", r.Signal)
+		}},
+		{"stdin closed", "cat; echo done", func(t *testing.T, r ShellResult) {
+			assert.Equal(t, "done\n", string(r.Output))
+		}},
+		{"tail kept", "head -c 10000 /dev/zero | tr '\\0' a; echo END", func(t *testing.T, r ShellResult) {
+			assert.Len(t, r.Output, 4096)
+			assert.True(t, strings.HasSuffix(string(r.Output), "aEND\n"))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := RunShell(context.Background(), ShellCommand{Command: tc.command, Dir: t.TempDir()})
+			require.NoError(t, err)
+			tc.check(t, r)
+		})
+	}
+}
+
+// A command that ignores SIGTERM and leaves a child behind is still stopped, child and all.
+func TestRunShellTimeoutStopsTheWholeGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	cmd := "sleep 60 & echo $! > " + pidFile + "; trap '' TERM; wait"
+	r, err := RunShell(context.Background(), ShellCommand{Command: cmd, Dir: dir, Timeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond})
+	require.NoError(t, err)
+	assert.True(t, r.TimedOut)
+	assert.Equal(t, "timed out", r.Verdict())
+	assertGone(t, pidFile)
+}
+
+func TestRunShellCancelStopsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 100 {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	r, err := RunShell(ctx, ShellCommand{Command: "sleep 60 & echo $! > " + pidFile + "; wait", Dir: dir})
+	require.NoError(t, err)
+	assert.True(t, r.Canceled)
+	assertGone(t, pidFile)
+}
+
+func assertGone(t *testing.T, pidFile string) {
+	t.Helper()
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	var pid int
+	for _, c := range strings.TrimSpace(string(data)) {
+		pid = pid*10 + int(c-'0')
+	}
+	require.Positive(t, pid)
+	// The child may linger as a zombie for an instant until its reaper collects it.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return
+		}
+		if stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(data)) + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("child %d still running", pid)
+}

@@ -1,0 +1,92 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Check is one named claim of the rails' contract that can be shown to hold without a model
+// server or a network.
+type Check struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// CouldNotRunError marks a check that could not reach a verdict (a temporary file that could not
+// be written, say), as opposed to a rail that failed.
+type CouldNotRunError struct{ Err error }
+
+func (e *CouldNotRunError) Error() string { return "could not run: " + e.Err.Error() }
+func (e *CouldNotRunError) Unwrap() error { return e.Err }
+
+// Result is one check's verdict.
+type Result struct {
+	Name     string
+	Err      error
+	Duration time.Duration
+}
+
+// Report is every check's verdict.
+type Report struct{ Results []Result }
+
+// ExitCode is 0 when every check passed, 2 when one could not run, else 1.
+func (r Report) ExitCode() int {
+	code := 0
+	for _, res := range r.Results {
+		var cn *CouldNotRunError
+		switch {
+		case errors.As(res.Err, &cn):
+			return 2
+		case res.Err != nil:
+			code = 1
+		}
+	}
+	return code
+}
+
+// Offline runs locum's own checks and writes one line per check, then a summary.
+func Offline(ctx context.Context, w io.Writer) (Report, error) {
+	return RunChecks(ctx, OfflineChecks(), w)
+}
+
+// OfflineChecks lists the checks of --verify-offline, grouped by rail.
+func OfflineChecks() []Check {
+	return manifestChecks()
+}
+
+// RunChecks runs each check in order and reports it.
+func RunChecks(ctx context.Context, checks []Check, w io.Writer) (Report, error) {
+	var rep Report
+	failed := 0
+	for _, c := range checks {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		start := time.Now()
+		err := runCheck(ctx, c)
+		res := Result{Name: c.Name, Err: err, Duration: time.Since(start)}
+		rep.Results = append(rep.Results, res)
+		d := res.Duration.Round(time.Microsecond)
+		if err == nil {
+			fmt.Fprintf(w, "ok %s (%s)\n", c.Name, d)
+			continue
+		}
+		failed++
+		fmt.Fprintf(w, "FAIL %s (%s): %v\n", c.Name, d, err)
+	}
+	fmt.Fprintf(w, "verify-offline: %d checks, %d failed\n", len(rep.Results), failed)
+	return rep, nil
+}
+
+// runCheck turns a panic in a check into its failure, so one broken check cannot hide the rest.
+func runCheck(ctx context.Context, c Check) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return c.Run(ctx)
+}
