@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/schema"
+)
+
+// Exit codes, the same for every command.
+const (
+	exitOK       = 0 // done
+	exitRed      = 1 // a red verdict, or a refusal before any request
+	exitCouldNot = 2 // could not run: bad arguments, no server, a malformed reply, a signal
+)
+
+// Main runs locum with the process's streams and returns its exit code. SIGINT, SIGTERM and
+// SIGHUP cancel the context every command runs under.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// env is what every command needs from the edge of the process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         packs.Lookup
+	getwd          func() (string, error)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	root := e.rootCommand()
+	err := root.Run(ctx, args)
+	return e.exitCode(err)
+}
+
+// exitError carries an exit code and a message already fit for the user.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// usageError is a command line locum cannot read. It prints with the command's usage line.
+type usageError struct {
+	cmd *cli.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+func usagef(cmd *cli.Command, format string, args ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err as one line per problem (never a stack trace) and maps it to an exit code.
+func (e *env) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "locum: %v\n", ue.err)
+		fmt.Fprintf(e.stderr, "usage: %s\n", usageLine(ue.cmd))
+		fmt.Fprintf(e.stderr, "run '%s --help' for more\n", ue.cmd.FullName())
+		return exitCouldNot
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if msg := ee.err.Error(); msg != "" {
+			fmt.Fprintln(e.stderr, msg)
+		}
+		return ee.code
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(e.stderr, "locum: stopped by a signal")
+		return exitCouldNot
+	}
+	fmt.Fprintln(e.stderr, configMessage(err))
+	return exitCouldNot
+}
+
+// configMessage renders the errors of loading manifests and workspaces: each problem is already
+// a line naming its file and place.
+func configMessage(err error) string {
+	var inv *schema.InvalidError
+	var syn *schema.SyntaxError
+	if errors.As(err, &inv) || errors.As(err, &syn) {
+		return err.Error()
+	}
+	return "locum: " + err.Error()
+}
+
+func usageLine(cmd *cli.Command) string {
+	if cmd.UsageText != "" {
+		return cmd.UsageText
+	}
+	line := cmd.FullName()
+	if len(cmd.Commands) > 0 {
+		line += " COMMAND"
+	}
+	if len(cmd.Flags) > 0 {
+		line += " [options]"
+	}
+	if cmd.ArgsUsage != "" {
+		line += " " + cmd.ArgsUsage
+	}
+	return line
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func (e *env) rootCommand() *cli.Command {
+	return &cli.Command{
+		Name:    "locum",
+		Usage:   "hand bounded work to a model on this machine, under rails enforced in code",
+		Version: version(),
+		Description: "locum runs one bounded job on a local OpenAI-compatible server (LM Studio, Ollama,\n" +
+			"llama-server, vLLM) under rails: loopback only, an input budget, a thinking cap, and\n" +
+			"rollback unless the verify command passes.\n\n" +
+			"Exit codes: 0 done; 1 a red verdict or a refusal before any request; 2 could not run.",
+		UsageText: "locum COMMAND [options] [arguments]\n   locum --verify-offline",
+		Reader:    e.stdin,
+		Writer:    e.stdout,
+		ErrWriter: e.stderr,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "verify-offline", Local: true, Usage: "check that the rails hold on this machine, with zero network, and exit"},
+		},
+		HideHelpCommand: true,
+		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
+		OnUsageError:    onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Bool("verify-offline") {
+				return e.verifyOffline(ctx)
+			}
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unknown command %q", cmd.Args().First())
+			}
+			return usagef(cmd, "missing command")
+		},
+		Commands: []*cli.Command{
+			e.packsCommand(),
+			e.verifyCommand(),
+			e.initCommand(),
+		},
+	}
+}
+
+func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+	return &usageError{cmd: cmd, err: err}
+}
+
+// workspace finds the repository root from the working directory and composes its packs.
+func (e *env) workspace() (*schema.Validator, *packs.Composition, error) {
+	v, err := schema.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	wd, err := e.getwd()
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := packs.FindRoot(wd)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := packs.Compose(v, root)
+	if err != nil {
+		return v, nil, withCode(exitCouldNot, err)
+	}
+	return v, c, nil
+}

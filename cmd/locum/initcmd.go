@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/schema"
+)
+
+func (e *env) initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "set up this repository: a workspace composing tools/local-llm, and the delegate-local skill for Claude Code",
+		Description: "Writes " + packs.WorkspaceFile + " and " + packs.SkillInstallPath + " at the repository root.\n" +
+			"Run again, it changes nothing. A file you changed is never replaced without --force;\n" +
+			"init refuses with exit 1 and names the first line that differs.",
+		UsageText:    "locum init [--force]",
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"}},
+		OnUsageError: onUsageError,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			v, err := schema.New()
+			if err != nil {
+				return err
+			}
+			wd, err := e.getwd()
+			if err != nil {
+				return err
+			}
+			root, err := packs.FindRoot(wd)
+			if err != nil {
+				return err
+			}
+			actions, err := packs.Init(v, root, cmd.Bool("force"))
+			if errors.Is(err, packs.ErrRefused) {
+				return withCode(exitRed, err)
+			}
+			if err != nil {
+				return withCode(exitCouldNot, err)
+			}
+			for _, a := range actions {
+				line := fmt.Sprintf("%s %s", a.Action, a.File)
+				if a.Note != "" {
+					line += " (" + a.Note + ")"
+				}
+				fmt.Fprintln(e.stdout, line)
+			}
+			return nil
+		},
+	}
+}

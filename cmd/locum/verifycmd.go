@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/verify"
+)
+
+func (e *env) verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "run the verify recipes of the composed packs and the workspace",
+		Description: "Each recipe runs with bash -c from the repository root, stdin closed, and prints\n" +
+			"ok|FAIL|ERROR NAME (duration). Name recipes by category/name:id or by id; none runs all.\n" +
+			"Exit 0 when all pass, 1 when any is red, 2 when one could not run (its exit 2, 126 or 127,\n" +
+			"a missing requirement, a signal) or there is nothing to run.",
+		UsageText: "locum verify [--list] [ID...]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "list", Usage: "print each recipe's name and command instead of running them"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			_, c, err := e.workspace()
+			if err != nil {
+				return err
+			}
+			recipes, err := verify.Select(c, cmd.Args().Slice())
+			if err != nil {
+				return withCode(exitCouldNot, fmt.Errorf("locum verify: %w", err))
+			}
+			if cmd.Bool("list") {
+				for _, r := range recipes {
+					fmt.Fprintf(e.stdout, "%s\t%s\n", r.Name, r.Run)
+				}
+				return nil
+			}
+			outcomes, err := verify.Run(ctx, c.Root, recipes, e.stdout)
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, o := range outcomes {
+				if o.Verdict != verify.Green {
+					failed++
+				}
+			}
+			fmt.Fprintf(e.stdout, "verify: %d recipes, %d not green\n", len(outcomes), failed)
+			if code := verify.Worst(outcomes); code != 0 {
+				return withCode(code, errors.New(""))
+			}
+			return nil
+		},
+	}
+}
