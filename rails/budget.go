@@ -1,0 +1,106 @@
+package rails
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"unicode/utf8"
+)
+
+// BudgetError is input over the byte ceiling. It is a refusal before any request.
+type BudgetError struct {
+	What  string // "prompt", or a file's name
+	Size  int64
+	Limit int64
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); narrow it with --lines A-B, or raise the budget only as far as the model's context holds",
+		e.What, e.Size, e.Limit)
+}
+
+// CheckBudget refuses size over limit.
+func CheckBudget(what string, size, limit int64) error {
+	if size > limit {
+		return &BudgetError{What: what, Size: size, Limit: limit}
+	}
+	return nil
+}
+
+// FileError is a file locum will not read as text: missing, not a regular file, binary, or not
+// UTF-8. It is bad input (exit 2).
+type FileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
+
+// ReadTextFile reads a UTF-8 text file under the budget: its size on disk is checked before it is
+// read, so an oversized file is refused without loading it, and its bytes are checked again after
+// (a file can grow between the two). limit <= 0 means no budget.
+func ReadTextFile(path string, limit int64) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &FileError{Path: path, Reason: "no such file"}
+		}
+		return nil, &FileError{Path: path, Reason: err.Error()}
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		if st, err = os.Stat(path); err != nil {
+			return nil, &FileError{Path: path, Reason: "a symbolic link to nothing"}
+		}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &FileError{Path: path, Reason: "not a regular file"}
+	}
+	if limit > 0 {
+		if err := CheckBudget(path, st.Size(), limit); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Reason: err.Error()}
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &FileError{Path: path, Reason: err.Error()}
+	}
+	if limit > 0 {
+		if err := CheckBudget(path, int64(len(data)), limit); err != nil {
+			return nil, err
+		}
+	}
+	if reason := textProblem(data); reason != "" {
+		return nil, &FileError{Path: path, Reason: reason}
+	}
+	return data, nil
+}
+
+// textProblem says why data is not UTF-8 text, or "".
+func textProblem(data []byte) string {
+	for i, b := range data {
+		if b == 0 {
+			return fmt.Sprintf("binary (a NUL byte at offset %d)", i)
+		}
+	}
+	if !utf8.Valid(data) {
+		for i := 0; i < len(data); {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return fmt.Sprintf("not UTF-8 (an invalid byte at offset %d)", i)
+			}
+			i += n
+		}
+	}
+	return ""
+}

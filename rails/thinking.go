@@ -1,0 +1,198 @@
+package rails
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ServerKind is which OpenAI-compatible server answers; each obeys a different thinking switch.
+type ServerKind string
+
+// The servers locum knows.
+const (
+	LMStudio    ServerKind = "lmstudio"
+	Ollama      ServerKind = "ollama"
+	LlamaServer ServerKind = "llama-server"
+	VLLM        ServerKind = "vllm"
+	Unknown     ServerKind = "unknown"
+)
+
+// Display is the server's name as its makers write it.
+func (k ServerKind) Display() string {
+	switch k {
+	case LMStudio:
+		return "LM Studio"
+	case Ollama:
+		return "Ollama"
+	case LlamaServer:
+		return "llama-server"
+	case VLLM:
+		return "vLLM"
+	}
+	return "unknown"
+}
+
+// Efforts are the thinking levels locum accepts, weakest first.
+var Efforts = []string{"none", "low", "medium", "high"}
+
+// ModelThinking is what a server says about one model's thinking. Only Ollama tells (POST
+// /api/show); elsewhere Known is false.
+type ModelThinking struct {
+	Known bool
+	// Thinks: the model has the thinking capability.
+	Thinks bool
+	// Levels: the model takes low/medium/high rather than on/off (gpt-oss).
+	Levels bool
+}
+
+// ThinkingFields returns the top-level request fields that cap thinking at effort on this server
+// and model. It sends only what the server is known to accept: Ollama answers HTTP 400 to
+// reasoning_effort on a model without thinking, and to "low" on a model that only thinks on or
+// off, so for Ollama the model's capabilities decide.
+func ThinkingFields(kind ServerKind, effort string, m ModelThinking) map[string]any {
+	off := effort == "none" || effort == "low"
+	level := effort
+	if level == "none" {
+		level = "low" // the least that level-taking models accept
+	}
+	fields := map[string]any{}
+	noThinkKwargs := map[string]any{"enable_thinking": false}
+	switch kind {
+	case Ollama:
+		switch {
+		case !m.Known || !m.Thinks:
+			// A plain model, or one we could not ask about: any switch would be a 400.
+		case m.Levels:
+			fields["reasoning_effort"] = level
+		case off:
+			fields["reasoning_effort"] = "none"
+		}
+	case LlamaServer:
+		if off {
+			fields["chat_template_kwargs"] = noThinkKwargs
+		}
+	case LMStudio:
+		fields["reasoning_effort"] = level
+		if off {
+			fields["enable_thinking"] = false
+		}
+	default: // vLLM and servers we cannot name take the OpenAI field and the template switch
+		fields["reasoning_effort"] = level
+		if off {
+			fields["chat_template_kwargs"] = noThinkKwargs
+		}
+	}
+	return fields
+}
+
+// ReplyClass is what a chat reply turned out to be. Only ClassAnswer reaches a mode.
+type ReplyClass string
+
+// The reply classes.
+const (
+	ClassAnswer         ReplyClass = "answer"
+	ClassEmpty          ReplyClass = "empty"
+	ClassThinkOnly      ReplyClass = "think_only"
+	ClassTruncated      ReplyClass = "truncated"
+	ClassLostToThinking ReplyClass = "lost_to_thinking"
+	ClassMalformed      ReplyClass = "malformed"
+)
+
+// Reply is the part of a chat reply the classifier reads.
+type Reply struct {
+	Content      string
+	Reasoning    string // reasoning or reasoning_content, whichever the server sent
+	FinishReason string
+	ToolCalls    int
+	// Malformed is set by the decoder when the body was not a chat completion.
+	Malformed string
+}
+
+// Classified is a reply with its class, the answer with <think> blocks removed, and all thinking.
+type Classified struct {
+	Class    ReplyClass
+	Answer   string
+	Thinking string
+}
+
+// Classify sorts a reply into its class.
+func Classify(r Reply) Classified {
+	if r.Malformed != "" {
+		return Classified{Class: ClassMalformed}
+	}
+	answer, inline := StripThink(r.Content)
+	thinking := strings.TrimSpace(strings.TrimSpace(r.Reasoning) + "\n" + inline)
+	c := Classified{Answer: answer, Thinking: thinking}
+	empty := strings.TrimSpace(answer) == ""
+	switch {
+	case r.FinishReason == "length" && empty && thinking != "":
+		c.Class = ClassLostToThinking
+	case r.FinishReason == "length":
+		c.Class = ClassTruncated
+	case empty && thinking != "":
+		c.Class = ClassThinkOnly
+	case empty:
+		c.Class = ClassEmpty
+	default:
+		c.Class = ClassAnswer
+	}
+	return c
+}
+
+// StripThink removes <think>...</think> blocks from content and returns the rest and what was
+// inside them. An unclosed <think> swallows the remainder: the model was cut off mid-thought.
+func StripThink(content string) (answer, thinking string) {
+	var out, think strings.Builder
+	rest := content
+	for {
+		i := strings.Index(rest, "<think>")
+		if i < 0 {
+			out.WriteString(rest)
+			break
+		}
+		out.WriteString(rest[:i])
+		rest = rest[i+len("<think>"):]
+		j := strings.Index(rest, "</think>")
+		if j < 0 {
+			think.WriteString(rest)
+			break
+		}
+		think.WriteString(rest[:j])
+		think.WriteString("\n")
+		rest = rest[j+len("</think>"):]
+	}
+	// A stray closing tag with no opening one: templates that open the block in the prompt.
+	answer = out.String()
+	if k := strings.Index(answer, "</think>"); k >= 0 {
+		think.WriteString(answer[:k])
+		answer = answer[k+len("</think>"):]
+	}
+	return strings.TrimLeft(answer, "\r\n"), strings.TrimSpace(think.String())
+}
+
+// ReplyError is a reply that is not an answer. It is exit 2, with what to do.
+type ReplyError struct {
+	Class           ReplyClass
+	MaxOutputTokens int64
+	Detail          string
+}
+
+func (e *ReplyError) Error() string {
+	switch e.Class {
+	case ClassEmpty:
+		msg := "the model returned an empty answer; retry, or try another model"
+		if e.Detail != "" {
+			msg = "the model returned no answer (" + e.Detail + "); retry, or try another model"
+		}
+		return msg
+	case ClassThinkOnly:
+		return "the model only thought and gave no answer; lower --effort (try none) or raise --max-output-tokens"
+	case ClassTruncated:
+		return fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens, or narrow the input with --lines", e.MaxOutputTokens)
+	case ClassLostToThinking:
+		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; lower --effort (try none) or raise --max-output-tokens", e.MaxOutputTokens)
+	case ClassMalformed:
+		return "the server's reply is not a chat completion: " + e.Detail
+	}
+	return string(e.Class)
+}
