@@ -1,0 +1,349 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"` // system, user or assistant
+	Content string `json:"content"`
+}
+
+// ChatRequest is one chat completion under the rails.
+type ChatRequest struct {
+	Model     string
+	Messages  []Message
+	MaxTokens int64
+	Effort    string
+	Seed      *int64
+	// Stream asks for a streamed reply, which lets the receipt split prefill (ttft) from decode.
+	Stream bool
+	// ResponseSchema, when set, asks for JSON output that fits it (where the server takes
+	// response_format).
+	ResponseSchema map[string]any
+}
+
+// Usage is what the server reported; nil means it did not say.
+type Usage struct {
+	In  *int64 `json:"in"`
+	Out *int64 `json:"out"`
+}
+
+// ChatResult is a reply and its figures, whatever its class.
+type ChatResult struct {
+	rails.Classified
+	FinishReason string
+	Usage        Usage
+	// TTFT is the time to the first token of a streamed reply; 0 when not streamed.
+	TTFT     time.Duration
+	Elapsed  time.Duration
+	Streamed bool
+	Bytes    int
+	// Sent is the request's thinking switch, for the journal.
+	Sent map[string]any
+}
+
+// Chat sends one chat completion and classifies the reply. It always sends max_tokens (servers
+// ignore max_completion_tokens) and the thinking switch the server obeys. A reply that is not an
+// answer comes back with its result and a *rails.ReplyError.
+func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error) {
+	info, err := c.Probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	thinking := rails.ThinkingFields(info.Kind, req.Effort, c.modelThinking(ctx, info.Kind, req.Model))
+	params := openai.ChatCompletionNewParams{
+		Model:     req.Model,
+		MaxTokens: openai.Int(req.MaxTokens),
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system":
+			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
+		case "assistant":
+			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+		default:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+		}
+	}
+	if req.Seed != nil {
+		params.Seed = openai.Int(*req.Seed)
+	}
+	if req.ResponseSchema != nil {
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &openai.ResponseFormatJSONSchemaParam{JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name: "reply", Schema: req.ResponseSchema, Strict: openai.Bool(true),
+			}},
+		}
+	}
+	params.SetExtraFields(thinking)
+
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var res *ChatResult
+	if req.Stream {
+		res, err = c.chatStream(ctx, params)
+		if refusedStream(err) {
+			res, err = c.chatOnce(ctx, params)
+		}
+	} else {
+		res, err = c.chatOnce(ctx, params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Sent = thinking
+	if res.Class != rails.ClassAnswer {
+		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Detail: replyDetail(res)}
+	}
+	return res, nil
+}
+
+func replyDetail(r *ChatResult) string {
+	if r.Class == rails.ClassEmpty && r.FinishReason == "tool_calls" {
+		return "it called a tool instead"
+	}
+	return ""
+}
+
+// refusedStream reports a server that rejected the stream parameter itself.
+func refusedStream(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && (he.Status == 400 || he.Status == 422 || he.Status == 501) &&
+		strings.Contains(strings.ToLower(he.Message), "stream")
+}
+
+func (c *Client) chatOnce(ctx context.Context, params openai.ChatCompletionNewParams) (*ChatResult, error) {
+	start := time.Now()
+	var raw []byte
+	_, err := c.chat.New(ctx, params, option.WithResponseBodyInto(&raw))
+	if err != nil {
+		return nil, c.transportError(err, http.MethodPost, c.BaseURL()+"/chat/completions")
+	}
+	res := decodeChat(raw)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// nonFinite matches the NaN and Infinity some servers print for figures they did not measure:
+// not JSON, but the rest of the reply is worth reading.
+var nonFinite = regexp.MustCompile(`:\s*-?(NaN|Infinity)\b`)
+
+type wireMessage struct {
+	Content          *string           `json:"content"`
+	Reasoning        string            `json:"reasoning"`
+	ReasoningContent string            `json:"reasoning_content"`
+	ToolCalls        []json.RawMessage `json:"tool_calls"`
+}
+
+type wireUsage struct {
+	PromptTokens     json.RawMessage `json:"prompt_tokens"`
+	CompletionTokens json.RawMessage `json:"completion_tokens"`
+}
+
+func (u *wireUsage) usage() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	return Usage{In: count(u.PromptTokens), Out: count(u.CompletionTokens)}
+}
+
+// count reads a token figure; anything but a whole non-negative number is "not reported".
+func count(raw json.RawMessage) *int64 {
+	var n int64
+	if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &n) != nil || n < 0 {
+		return nil
+	}
+	return &n
+}
+
+func decodeChat(raw []byte) *ChatResult {
+	res := &ChatResult{Bytes: len(raw)}
+	var body struct {
+		Choices []struct {
+			FinishReason string      `json:"finish_reason"`
+			Message      wireMessage `json:"message"`
+		} `json:"choices"`
+		Usage *wireUsage `json:"usage"`
+	}
+	clean := nonFinite.ReplaceAll(raw, []byte(": null"))
+	var reply rails.Reply
+	switch err := json.Unmarshal(clean, &body); {
+	case err != nil:
+		reply.Malformed = "not JSON: " + err.Error()
+	case len(body.Choices) == 0:
+		reply.Malformed = "no choices"
+	default:
+		ch := body.Choices[0]
+		if ch.Message.Content != nil {
+			reply.Content = *ch.Message.Content
+		}
+		reply.Reasoning = ch.Message.Reasoning + ch.Message.ReasoningContent
+		reply.FinishReason = ch.FinishReason
+		reply.ToolCalls = len(ch.Message.ToolCalls)
+		res.FinishReason = ch.FinishReason
+		res.Usage = body.Usage.usage()
+	}
+	res.Classified = rails.Classify(reply)
+	return res
+}
+
+// chatStream sends the request with stream and include_usage, reads the server-sent events, and
+// times the first token.
+func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNewParams) (*ChatResult, error) {
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	start := time.Now()
+	var gotFirst atomic.Bool
+	var ttft time.Duration
+	firstToken := func() {
+		if !gotFirst.Swap(true) {
+			ttft = time.Since(start)
+		}
+	}
+	if c.cfg.FirstTokenTimeout > 0 {
+		timer := time.AfterFunc(c.cfg.FirstTokenTimeout, func() {
+			if !gotFirst.Load() {
+				cancel(errFirstToken)
+			}
+		})
+		defer timer.Stop()
+	}
+	var resp *http.Response
+	_, err := c.chat.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&resp))
+	if err != nil {
+		return nil, c.transportError(causeOr(ctx, err), http.MethodPost, c.BaseURL()+"/chat/completions")
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "text/event-stream") {
+		// The server answered with a whole reply instead of a stream: read it as one.
+		firstToken()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, c.transportError(causeOr(ctx, err), http.MethodPost, c.BaseURL()+"/chat/completions")
+		}
+		res := decodeChat(raw)
+		res.Elapsed = time.Since(start)
+		return res, nil
+	}
+	dec := ssestream.NewDecoder(resp)
+	defer dec.Close()
+	var content, reasoning strings.Builder
+	var reply rails.Reply
+	res := &ChatResult{Streamed: true}
+	prog := newProgress(c.cfg.Progress, start)
+	sawChunk := false
+	for dec.Next() {
+		ev := dec.Event()
+		res.Bytes += len(ev.Data)
+		data := strings.TrimSpace(string(ev.Data))
+		if data == "" {
+			continue
+		}
+		if data == "[DONE]" {
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				FinishReason *string     `json:"finish_reason"`
+				Delta        wireMessage `json:"delta"`
+			} `json:"choices"`
+			Usage *wireUsage `json:"usage"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(nonFinite.ReplaceAll(ev.Data, []byte(": null")), &chunk); err != nil {
+			reply.Malformed = "a stream chunk is not JSON: " + err.Error()
+			break
+		}
+		if len(chunk.Error) > 0 {
+			return nil, &HTTPError{Method: http.MethodPost, URL: c.BaseURL() + "/chat/completions", Status: resp.StatusCode, Message: serverMessage(ev.Data)}
+		}
+		sawChunk = true
+		if chunk.Usage != nil {
+			res.Usage = chunk.Usage.usage()
+		}
+		for _, ch := range chunk.Choices {
+			d := ch.Delta
+			if d.Content != nil && *d.Content != "" || d.Reasoning != "" || d.ReasoningContent != "" {
+				firstToken()
+			}
+			if d.Content != nil {
+				content.WriteString(*d.Content)
+			}
+			reasoning.WriteString(d.Reasoning + d.ReasoningContent)
+			reply.ToolCalls += len(d.ToolCalls)
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				reply.FinishReason = *ch.FinishReason
+			}
+		}
+		prog.update(content.Len() + reasoning.Len())
+	}
+	prog.done()
+	if err := dec.Err(); err != nil {
+		return nil, c.transportError(causeOr(ctx, err), http.MethodPost, c.BaseURL()+"/chat/completions")
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, c.transportError(err, http.MethodPost, c.BaseURL()+"/chat/completions")
+	}
+	if !sawChunk && reply.Malformed == "" {
+		reply.Malformed = "the stream carried no chunk"
+	}
+	reply.Content, reply.Reasoning = content.String(), reasoning.String()
+	res.Classified = rails.Classify(reply)
+	res.FinishReason = reply.FinishReason
+	res.TTFT = ttft
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// causeOr prefers the context's cause (a first-token timeout) over the error it produced.
+func causeOr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// progress draws one live line on a terminal while a reply streams.
+type progress struct {
+	w     io.Writer
+	start time.Time
+	last  time.Time
+	drew  bool
+}
+
+func newProgress(w io.Writer, start time.Time) *progress {
+	return &progress{w: w, start: start}
+}
+
+func (p *progress) update(chars int) {
+	if p.w == nil || time.Since(p.last) < 250*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	p.drew = true
+	fmt.Fprintf(p.w, "\r\033[Kstreaming: %d chars in %s", chars, time.Since(p.start).Round(100*time.Millisecond))
+}
+
+func (p *progress) done() {
+	if p.w != nil && p.drew {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

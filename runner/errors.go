@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// HTTPError is a server that answered with an HTTP error status.
+type HTTPError struct {
+	Method, URL string
+	Status      int
+	Message     string // the server's own error message, when it gave one
+}
+
+func (e *HTTPError) Error() string {
+	msg := fmt.Sprintf("the server answered HTTP %d to %s %s", e.Status, e.Method, e.URL)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}
+
+// UnreachableError is no server answering at the endpoint.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("no server answers at %s (%v); start one (LM Studio: lms server start; Ollama: ollama serve) or point --base-url at it", e.URL, rootCause(e.Err))
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// RedirectError is a server that answered with a redirect. locum never follows one: the next hop
+// could be anywhere.
+type RedirectError struct {
+	From, To string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("the server at %s redirected to %s; locum does not follow redirects (point --base-url at the real endpoint)", e.From, e.To)
+}
+
+// TooLargeError is a response body over the cap.
+type TooLargeError struct {
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the server's response is over %d bytes; locum stopped reading it", e.Limit)
+}
+
+// TimeoutError is a request that ran out of time.
+type TimeoutError struct {
+	What  string // "--timeout" or "--first-token-timeout"
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.What == "--first-token-timeout" {
+		return fmt.Sprintf("no first token within %s (%s): the server may be dead, or the prefill longer than allowed; raise %s or check the server", e.After, e.What, e.What)
+	}
+	return fmt.Sprintf("no complete reply within %s (%s); raise %s for a slow model, or narrow the input", e.After, e.What, e.What)
+}
+
+var errFirstToken = errors.New("first token timeout")
+
+// transportError turns what the HTTP stack returned into one of the errors above.
+func (c *Client) transportError(err error, method, target string) error {
+	if err == nil {
+		return nil
+	}
+	var off *rails.OffLoopbackError
+	if errors.As(err, &off) {
+		return off
+	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return redirect
+	}
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) {
+		return httpErr
+	}
+	switch {
+	case errors.Is(err, errFirstToken):
+		return &TimeoutError{What: "--first-token-timeout", After: c.cfg.FirstTokenTimeout}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &TimeoutError{What: "--timeout", After: c.cfg.Timeout}
+	case errors.Is(err, context.Canceled):
+		return err
+	case isUnreachable(err):
+		return &UnreachableError{URL: c.cfg.BaseURL.String(), Err: err}
+	}
+	return fmt.Errorf("%s %s: %w", method, target, err)
+}
+
+func isUnreachable(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func rootCause(err error) error {
+	for {
+		var ue *url.Error
+		var op *net.OpError
+		switch {
+		case errors.As(err, &op) && op.Err != nil:
+			err = op.Err
+			if se, ok := err.(interface{ Unwrap() error }); ok && se.Unwrap() != nil {
+				err = se.Unwrap()
+			}
+			return err
+		case errors.As(err, &ue):
+			err = ue.Err
+		default:
+			return err
+		}
+	}
+}

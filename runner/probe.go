@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// Model is one model a server lists.
+type Model struct {
+	ID string `json:"id"`
+	// Context is the context window the server reports for the loaded model; 0 when it does not say.
+	Context int64 `json:"context,omitempty"`
+	Loaded  *bool `json:"loaded,omitempty"`
+}
+
+// ServerInfo is what a probe learned about the server.
+type ServerInfo struct {
+	Kind    rails.ServerKind `json:"kind"`
+	Version string           `json:"version,omitempty"`
+	Models  []Model          `json:"models"`
+}
+
+// Has reports whether the server lists the model. llama-server answers any model name, so only a
+// listed model counts as present. Ollama lists name:tag and accepts the bare name for :latest.
+func (s *ServerInfo) Has(model string) bool {
+	for _, m := range s.Models {
+		if m.ID == model || m.ID == model+":latest" {
+			return true
+		}
+	}
+	return false
+}
+
+// Probe asks the server what it is and what it serves, once per client; later calls return the
+// first answer. Each request of the probe has a short deadline of its own.
+func (c *Client) Probe(ctx context.Context) (*ServerInfo, error) {
+	c.mu.Lock()
+	cached := c.server
+	c.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	info, err := c.probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.server = info
+	c.mu.Unlock()
+	return info, nil
+}
+
+type listedModel struct {
+	ID          string `json:"id"`
+	OwnedBy     string `json:"owned_by"`
+	MaxModelLen int64  `json:"max_model_len"`
+}
+
+func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 3*time.Second) }
+	var list struct {
+		Data []listedModel `json:"data"`
+	}
+	cctx, cancel := short()
+	header, err := c.getJSON(cctx, http.MethodGet, c.cfg.BaseURL.String()+"/models", nil, &list)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	info := &ServerInfo{Kind: rails.Unknown}
+	owned := map[string]bool{}
+	for _, m := range list.Data {
+		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen})
+		owned[m.OwnedBy] = true
+	}
+	switch {
+	case owned["vllm"]:
+		info.Kind = rails.VLLM
+		c.vllmVersion(ctx, info)
+	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
+		info.Kind = rails.LlamaServer
+		c.llamaServerContext(ctx, info)
+	case c.ollamaDetails(ctx, info):
+		info.Kind = rails.Ollama
+	case c.lmStudioDetails(ctx, info):
+		info.Kind = rails.LMStudio
+	}
+	return info, nil
+}
+
+func (c *Client) vllmVersion(ctx context.Context, info *ServerInfo) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/version", nil, &v); err == nil {
+		info.Version = v.Version
+	}
+}
+
+// llamaServerContext reads the loaded context from /props; llama-server serves one model.
+func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo) {
+	var props struct {
+		Settings struct {
+			NCtx int64 `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+		Build string `json:"build_info"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/props", nil, &props); err != nil {
+		return
+	}
+	info.Version = props.Build
+	for i := range info.Models {
+		if props.Settings.NCtx > 0 {
+			info.Models[i].Context = props.Settings.NCtx
+		}
+	}
+}
+
+// ollamaDetails recognises Ollama by /api/version and reads loaded models' contexts from /api/ps.
+func (c *Client) ollamaDetails(ctx context.Context, info *ServerInfo) bool {
+	var v struct {
+		Version string `json:"version"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/version", nil, &v); err != nil || v.Version == "" {
+		return false
+	}
+	info.Version = v.Version
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			ContextLength int64  `json:"context_length"`
+		} `json:"models"`
+	}
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err == nil {
+		for i := range info.Models {
+			loaded := false
+			for _, p := range ps.Models {
+				if p.Name == info.Models[i].ID {
+					loaded = true
+					info.Models[i].Context = p.ContextLength
+				}
+			}
+			info.Models[i].Loaded = &loaded
+		}
+	}
+	return true
+}
+
+// lmStudioDetails recognises LM Studio by its REST API, which says which models are loaded and
+// with what context.
+func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
+	var list struct {
+		Data []struct {
+			ID                  string `json:"id"`
+			State               string `json:"state"`
+			LoadedContextLength int64  `json:"loaded_context_length"`
+			MaxContextLength    int64  `json:"max_context_length"`
+		} `json:"data"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/v0/models", nil, &list); err != nil || len(list.Data) == 0 || list.Data[0].State == "" {
+		return false
+	}
+	for i := range info.Models {
+		for _, m := range list.Data {
+			if m.ID != info.Models[i].ID {
+				continue
+			}
+			loaded := m.State == "loaded"
+			info.Models[i].Loaded = &loaded
+			if loaded {
+				info.Models[i].Context = m.LoadedContextLength
+			}
+		}
+	}
+	return true
+}
