@@ -265,7 +265,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 				FinishReason *string     `json:"finish_reason"`
 				Delta        wireMessage `json:"delta"`
 			} `json:"choices"`
-			Usage *wireUsage `json:"usage"`
+			Usage *wireUsage      `json:"usage"`
 			Error json.RawMessage `json:"error"`
 		}
 		if err := json.Unmarshal(nonFinite.ReplaceAll(ev.Data, []byte(": null")), &chunk); err != nil {

@@ -256,4 +256,3 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 	c.mu.Unlock()
 	return m
 }
-
