@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ const (
 	kindCount  valueKind = iota // a whole number, at least 1
 	kindCosine                  // a plain decimal from -1 to 1
 	kindDuration
+	kindDurationOrZero // a duration where 0 means none
 	kindText
 	kindBool
 	kindSlug
@@ -38,25 +38,27 @@ type keySpec struct {
 	// global settings come from the workspace's endpoint, not from per-mode defaults.
 	global bool
 	max    int64
+	doc    string
 }
 
 var keySpecs = []keySpec{
-	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true},
-	{key: "allow_remote", kind: kindBool, def: "false", flag: "allow-remote", global: true},
-	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout"},
-	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}},
-	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}},
-	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}},
-	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20},
-	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}},
-	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}},
-	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}},
-	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}},
-	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}},
-	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}},
-	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}},
+	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
+	{key: "allow_remote", kind: kindBool, def: "false", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
+	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}, doc: "max_tokens sent with every request"},
+	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}, doc: "thinking cap: none, low, medium or high"},
+	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}, doc: "route to the model a signed A/B record earned for this role"},
+	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, doc: "edit attempts before the verdict is red"},
+	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}, doc: "deadline for each run of the verify command"},
+	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
+	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
+	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
+	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
+	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
+	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
@@ -149,8 +151,10 @@ type Lookup func(string) (string, bool)
 // Resolve gives every setting of mode its value, from (weakest first) the built-in default, each
 // composed pack in cascade order, the workspace, the LOCUM_* environment, and flags (keyed by
 // flag name without dashes; only flags the user set). It is the one place settings resolve.
+//
+// The empty mode resolves only the settings every command shares (the endpoint).
 func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) (*Settings, error) {
-	if !c.Declares(mode) {
+	if mode != "" && !c.Declares(mode) {
 		return nil, &ModeError{Mode: mode}
 	}
 	if env == nil {
@@ -158,7 +162,7 @@ func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) 
 	}
 	out := &Settings{Mode: mode}
 	for _, spec := range keySpecs {
-		if !spec.appliesTo(mode) {
+		if mode == "" && !spec.global || mode != "" && !spec.appliesTo(mode) {
 			continue
 		}
 		set := Setting{Key: spec.key, Value: spec.def, Source: "default"}
@@ -256,6 +260,12 @@ func (s keySpec) check(v string) (string, error) {
 			return "", fmt.Errorf("a positive duration such as 90s or 10m")
 		}
 		return v, nil
+	case kindDurationOrZero:
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return "", fmt.Errorf("a duration such as 30s, or 0 for none")
+		}
+		return v, nil
 	case kindBool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -284,15 +294,25 @@ func oneOf(v string, allowed ...string) (string, error) {
 	return "", fmt.Errorf("one of %s", strings.Join(allowed, ", "))
 }
 
-// Flags lists the flag names of the settings a mode has, sorted, so the CLI can pass on exactly
-// the ones the user set.
-func Flags(mode string) []string {
-	var out []string
+// FlagSpec describes the flag of one setting, for the CLI to declare.
+type FlagSpec struct {
+	Name    string // without dashes
+	Key     string
+	Env     string
+	Default string
+	Doc     string
+	Bool    bool
+}
+
+// SettingFlags lists the flags of the settings a mode has ("" for the shared ones), in a fixed
+// order, so every command declares them the same way and passes on exactly those the user set.
+func SettingFlags(mode string) []FlagSpec {
+	var out []FlagSpec
 	for _, s := range keySpecs {
-		if s.flag != "" && s.appliesTo(mode) {
-			out = append(out, s.flag)
+		if s.flag == "" || (mode == "" && !s.global) || (mode != "" && !s.appliesTo(mode)) {
+			continue
 		}
+		out = append(out, FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool})
 	}
-	sort.Strings(out)
 	return out
 }

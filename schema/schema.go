@@ -27,6 +27,7 @@ type Name string
 const (
 	Pack      Name = "pack.schema.json"
 	Workspace Name = "workspace.schema.json"
+	Result    Name = "result.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"

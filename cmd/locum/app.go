@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -26,7 +24,7 @@ const (
 // Main runs locum with the process's streams and returns its exit code. SIGINT, SIGTERM and
 // SIGHUP cancel the context every command runs under.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signalContext()
 	defer stop()
 	return run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -165,6 +163,8 @@ func (e *env) rootCommand() *cli.Command {
 			return usagef(cmd, "missing command")
 		},
 		Commands: []*cli.Command{
+			e.statusCommand(),
+			e.runsCommand(),
 			e.packsCommand(),
 			e.verifyCommand(),
 			e.initCommand(),

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/locumdev/locum/runner/scripted"
 )
 
 func TestMain(m *testing.M) {
@@ -24,6 +26,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
+			"serve": cmdServe,
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
@@ -58,4 +61,45 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
 	}
+}
+
+// cmdServe starts a scripted OpenAI-compatible server for the rest of the script and points
+// LOCUM_BASE_URL at it: serve [-mimic KIND] [SCRIPT.json], or serve -refused for an address where
+// nothing listens. Every request it receives is appended to $WORK/requests.jsonl.
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! serve")
+	}
+	var script scripted.Script
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-refused":
+			ts.Setenv("LOCUM_BASE_URL", "http://"+scripted.RefusedAddr()+"/v1")
+			return
+		case "-mimic":
+			if i+1 >= len(args) {
+				ts.Fatalf("serve: -mimic needs a server kind")
+			}
+			script.Mimic = args[i+1]
+			i++
+		default:
+			sc, err := scripted.LoadScript(ts.MkAbs(args[i]))
+			ts.Check(err)
+			if sc.Mimic != "" {
+				script.Mimic = sc.Mimic
+			}
+			script.Routes = append(script.Routes, sc.Routes...)
+		}
+	}
+	srv, err := scripted.Start(script)
+	ts.Check(err)
+	log, err := os.OpenFile(ts.MkAbs("requests.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	ts.Check(err)
+	srv.Log = log
+	ts.Defer(func() {
+		srv.Close()
+		log.Close()
+	})
+	ts.Setenv("LOCUM_BASE_URL", srv.BaseURL())
+	ts.Setenv("SERVER_URL", srv.URL)
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/packs"
+)
+
+// settingFlags declares the flags of a mode's settings. Values stay text here: the one resolver
+// in package packs checks them, so a bad value is refused the same way whether it came from a
+// flag, the environment or a file.
+func settingFlags(mode string, skip ...string) []cli.Flag {
+	var out []cli.Flag
+next:
+	for _, f := range packs.SettingFlags(mode) {
+		for _, s := range skip {
+			if s == f.Name {
+				continue next
+			}
+		}
+		usage := f.Doc
+		if f.Env != "" {
+			usage += fmt.Sprintf(" (env %s)", f.Env)
+		}
+		if f.Bool {
+			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: usage})
+			continue
+		}
+		if f.Default != "" {
+			usage += fmt.Sprintf(" (default %s unless a pack or the workspace says otherwise)", f.Default)
+		}
+		out = append(out, &cli.StringFlag{Name: f.Name, Usage: usage})
+	}
+	return out
+}
+
+// setFlags collects the setting flags the user gave.
+func setFlags(cmd *cli.Command, mode string) map[string]string {
+	out := map[string]string{}
+	for _, f := range packs.SettingFlags(mode) {
+		if !cmd.IsSet(f.Name) {
+			continue
+		}
+		if f.Bool {
+			out[f.Name] = strconv.FormatBool(cmd.Bool(f.Name))
+		} else {
+			out[f.Name] = cmd.String(f.Name)
+		}
+	}
+	return out
+}

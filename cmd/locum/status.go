@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+)
+
+func (e *env) statusCommand() *cli.Command {
+	flags := settingFlags("")
+	flags = append(flags,
+		&cli.StringFlag{Name: "model", Usage: "a chat model to look for among those the server lists"},
+		&cli.StringFlag{Name: "embed-model", Usage: "the embedding model to look for (default: the dedup mode's embed_model)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object on stdout"},
+	)
+	return &cli.Command{
+		Name:  "status",
+		Usage: "say whether a model server answers on the endpoint, which one it is, and what it serves",
+		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, vLLM, or unknown), lists its models with\n" +
+			"their loaded context windows where the server tells, and says whether the chat and\n" +
+			"embedding models are listed (llama-server answers any name, so only a listed model counts).\n" +
+			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers.",
+		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			return e.status(ctx, cmd)
+		},
+	}
+}
+
+func (e *env) status(ctx context.Context, cmd *cli.Command) error {
+	_, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	shared, err := c.Resolve("", e.lookup, setFlags(cmd, ""))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum status: %w", err))
+	}
+	base, _ := shared.Get("base_url")
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	if err != nil {
+		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
+	}
+	var chat, embed *runner.ModelPresence
+	if m := cmd.String("model"); m != "" {
+		chat = &runner.ModelPresence{ID: m, Source: "flag --model"}
+	}
+	if m := cmd.String("embed-model"); m != "" {
+		embed = &runner.ModelPresence{ID: m, Source: "flag --embed-model"}
+	} else if c.Declares("dedup") {
+		if s, err := c.Resolve("dedup", e.lookup, nil); err == nil {
+			set, _ := s.Get("embed_model")
+			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source}
+		}
+	}
+	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: 5 * time.Second})
+	rep := runner.CheckStatus(ctx, client, base.Source, chat, embed)
+	if cmd.Bool("json") {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+	} else {
+		e.printStatus(rep)
+	}
+	if !rep.Up {
+		code := exitCouldNot
+		if rep.Error != nil && rep.Error.Kind == "off_loopback" {
+			code = exitRed
+		}
+		return withCode(code, fmt.Errorf("locum status: %s", rep.Error.Message))
+	}
+	return nil
+}
+
+func (e *env) printStatus(rep *runner.StatusReport) {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "endpoint\t%s\t(%s)\n", rep.Endpoint, rep.Source)
+	if !rep.Up {
+		fmt.Fprintf(w, "server\tnot answering\t\n")
+		if len(rep.Start) > 0 {
+			fmt.Fprintf(w, "start one\t%s\t\n", strings.Join(rep.Start, "   or   "))
+		}
+		w.Flush()
+		return
+	}
+	server := rep.ServerName
+	if rep.Version != "" {
+		server += " " + rep.Version
+	}
+	fmt.Fprintf(w, "server\t%s\t(answered in %dms)\n", server, rep.LatencyMs)
+	if len(rep.Models) == 0 {
+		fmt.Fprintf(w, "models\tnone listed\t\n")
+	}
+	for i, m := range rep.Models {
+		label := ""
+		if i == 0 {
+			label = "models"
+		}
+		var notes []string
+		if m.Loaded != nil {
+			if *m.Loaded {
+				notes = append(notes, "loaded")
+			} else {
+				notes = append(notes, "not loaded")
+			}
+		}
+		if m.Context > 0 {
+			notes = append(notes, fmt.Sprintf("context %d", m.Context))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", label, m.ID, strings.Join(notes, ", "))
+	}
+	for _, p := range []struct {
+		label string
+		m     *runner.ModelPresence
+	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
+		if p.m == nil {
+			fmt.Fprintf(w, "%s\tnot set\t(--model, or a role's earned routing)\n", p.label)
+			continue
+		}
+		state := "listed"
+		if !p.m.Listed {
+			state = "NOT listed by the server"
+		}
+		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, p.m.ID, state, p.m.Source)
+	}
+	w.Flush()
+}

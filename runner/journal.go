@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
+// starting git: the .git directory, or for a worktree the directory its .git file points to. It
+// returns "" when root is not a git repository. (Paths git shares between worktrees, such as
+// refs/, are not asked for here.)
+func GitPath(root, rel string) string {
+	dotgit := filepath.Join(root, ".git")
+	st, err := os.Stat(dotgit)
+	if err != nil {
+		return ""
+	}
+	dir := dotgit
+	if !st.IsDir() {
+		data, err := os.ReadFile(dotgit)
+		if err != nil {
+			return ""
+		}
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+		if !ok {
+			return ""
+		}
+		dir = strings.TrimSpace(target)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+// RunsDir is where run journals live: under the git directory in a repository, else in the
+// user's state directory.
+func RunsDir(root string) (string, error) {
+	if p := GitPath(root, "locum/runs"); p != "" {
+		return p, nil
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no git directory and no home directory for the run journal: %w", err)
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "locum", "runs"), nil
+}
+
+// NewRunID names a run by its start time, sortable, with a random suffix.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Journal appends one JSON line per event of a run. A journal that cannot be written warns once
+// and stops writing; the run goes on, since losing the log must not lose the work.
+type Journal struct {
+	mu     sync.Mutex
+	path   string
+	runID  string
+	file   *os.File
+	failed error
+	now    func() time.Time
+}
+
+// OpenJournal opens (creating) the journal file at path for run id.
+func OpenJournal(path, runID string) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return &Journal{path: path, runID: runID, failed: err, now: time.Now}, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return &Journal{path: path, runID: runID, failed: err, now: time.Now}, err
+	}
+	return &Journal{path: path, runID: runID, file: f, now: time.Now}, nil
+}
+
+// Path is the journal file.
+func (j *Journal) Path() string { return j.path }
+
+// Event appends one event with its fields. Field names are the JSON keys.
+func (j *Journal) Event(name string, fields map[string]any) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file == nil {
+		return
+	}
+	rec := make(map[string]any, len(fields)+3)
+	for k, v := range fields {
+		rec[k] = v
+	}
+	rec["ts"] = j.now().UTC().Format(time.RFC3339Nano)
+	rec["run"] = j.runID
+	rec["event"] = name
+	line, err := json.Marshal(rec)
+	if err != nil {
+		line, _ = json.Marshal(map[string]any{"ts": rec["ts"], "run": j.runID, "event": name, "journal_error": err.Error()})
+	}
+	if _, err := j.file.Write(append(line, '\n')); err != nil {
+		j.failed = err
+		j.file.Close()
+		j.file = nil
+	}
+}
+
+// Err is the first error writing the journal, if any.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
+}
+
+// Close closes the journal file.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file == nil {
+		return nil
+	}
+	err := j.file.Close()
+	j.file = nil
+	return err
+}
+
+// RunSummary is one run, read back from its journal.
+type RunSummary struct {
+	ID      string
+	Path    string
+	Start   time.Time
+	Mode    string
+	Model   string
+	Status  string
+	Receipt string
+}
+
+// ListRuns reads the journals in dir, newest first.
+func ListRuns(dir string) ([]RunSummary, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []RunSummary
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		s, err := summarize(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// ReadRun returns the events of the run with the given id (or a unique prefix of it).
+func ReadRun(dir, id string) (string, []map[string]any, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	var match []string
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".jsonl")
+		if strings.HasPrefix(name, id) && strings.HasSuffix(e.Name(), ".jsonl") {
+			match = append(match, e.Name())
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", nil, fmt.Errorf("no run %q in %s; locum runs list shows the runs", id, dir)
+	case 1:
+	default:
+		return "", nil, fmt.Errorf("%q names %d runs; give more of the id", id, len(match))
+	}
+	path := filepath.Join(dir, match[0])
+	events, err := readEvents(path)
+	return path, events, err
+}
+
+func readEvents(path string) ([]map[string]any, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var events []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			events = append(events, ev)
+		}
+	}
+	return events, sc.Err()
+}
+
+func summarize(path string) (RunSummary, error) {
+	events, err := readEvents(path)
+	if err != nil || len(events) == 0 {
+		return RunSummary{}, fmt.Errorf("empty journal")
+	}
+	s := RunSummary{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Status: "running?"}
+	for _, ev := range events {
+		switch ev["event"] {
+		case "run_start":
+			s.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+			s.Mode = str(ev["mode"])
+			s.Model = str(ev["model"])
+		case "run_end":
+			s.Status = str(ev["status"])
+			s.Receipt = str(ev["receipt"])
+			if m := str(ev["model"]); m != "" {
+				s.Model = m
+			}
+		}
+	}
+	return s, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

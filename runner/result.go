@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+)
+
+// Status is the first word of a receipt.
+type Status string
+
+// The statuses, and the exit codes they carry.
+const (
+	StatusOK      Status = "OK"      // exit 0
+	StatusRed     Status = "RED"     // exit 1: a red verdict
+	StatusRefused Status = "REFUSED" // exit 1: a refusal before any request
+	StatusError   Status = "ERROR"   // exit 2: could not run
+)
+
+// ErrorInfo says what went wrong, for --json.
+type ErrorInfo struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Result is the one result of a run: the receipt on stderr, and with --json the object on
+// stdout. Every key is always present; null where unused. spec/result.schema.json describes it.
+type Result struct {
+	Status   Status     `json:"status"`
+	Mode     string     `json:"mode"`
+	RunID    string     `json:"run_id"`
+	Model    *string    `json:"model"`
+	Routing  *string    `json:"routing"`
+	Attempts int        `json:"attempts"`
+	In       *int64     `json:"in_tokens"`
+	Out      *int64     `json:"out_tokens"`
+	TTFTms   *int64     `json:"ttft_ms"`
+	TimeMs   int64      `json:"time_ms"`
+	Rate     *float64   `json:"rate"`
+	Spend    string     `json:"spend"`
+	Journal  *string    `json:"journal"`
+	ExitCode int        `json:"exit_code"`
+	Error    *ErrorInfo `json:"error"`
+	// Details is the mode's own part of the result (for transform: file, lines, kept...).
+	Details map[string]any `json:"details"`
+}
+
+// Receipt renders the one-line receipt: a figure the server did not report prints ?, never 0.
+func (r *Result) Receipt() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s mode=%s model=%s", r.Status, r.Mode, orQ(r.Model))
+	if r.Routing != nil {
+		fmt.Fprintf(&b, " routing=%s", *r.Routing)
+	}
+	fmt.Fprintf(&b, " attempts=%d in=%s out=%s", r.Attempts, tokens(r.In), tokens(r.Out))
+	if r.TTFTms != nil {
+		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
+	} else {
+		b.WriteString(" ttft=?")
+	}
+	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
+	if r.Rate != nil {
+		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
+	} else {
+		b.WriteString(" rate=?")
+	}
+	fmt.Fprintf(&b, " spend=%s", r.Spend)
+	return b.String()
+}
+
+func orQ(s *string) string {
+	if s == nil || *s == "" {
+		return "?"
+	}
+	return *s
+}
+
+func tokens(n *int64) string {
+	if n == nil {
+		return "?"
+	}
+	return strconv.FormatInt(*n, 10) + "t"
+}
+
+// RedError is a mode's red verdict: the work ran and did not pass (exit 1).
+type RedError struct{ Reason string }
+
+func (e *RedError) Error() string { return e.Reason }
+
+// RefusalError is a refusal before any request that is not one of the rails' own types (a role
+// with no earned routing, say): exit 1.
+type RefusalError struct{ Reason string }
+
+func (e *RefusalError) Error() string { return e.Reason }
+
+// BadInputError is input locum cannot work with (exit 2), refused before any request.
+type BadInputError struct{ Reason string }
+
+func (e *BadInputError) Error() string { return e.Reason }
+
+// SignalError is a run stopped by a signal.
+type SignalError struct{ Signal os.Signal }
+
+func (e *SignalError) Error() string { return "stopped by " + signalName(e.Signal) }
+
+func signalName(s os.Signal) string {
+	switch s.String() {
+	case "interrupt":
+		return "SIGINT"
+	case "terminated":
+		return "SIGTERM"
+	case "hangup":
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// Classify maps an error to the status, the error kind for --json, and the exit code. It is the
+// one place that decides what an error means.
+func Classify(err error) (Status, string, int) {
+	var (
+		endpoint *rails.EndpointError
+		budget   *rails.BudgetError
+		off      *rails.OffLoopbackError
+		refusal  *RefusalError
+		red      *RedError
+		reply    *rails.ReplyError
+		file     *rails.FileError
+		setting  *packs.SettingError
+		mode     *packs.ModeError
+		bad      *BadInputError
+		httpErr  *HTTPError
+		unreach  *UnreachableError
+		redirect *RedirectError
+		tooLarge *TooLargeError
+		timeout  *TimeoutError
+		sig      *SignalError
+		embed    *BadEmbeddingError
+	)
+	switch {
+	case err == nil:
+		return StatusOK, "", 0
+	case errors.As(err, &red):
+		return StatusRed, "red", 1
+	case errors.As(err, &endpoint), errors.As(err, &off):
+		return StatusRefused, "off_loopback", 1
+	case errors.As(err, &budget):
+		return StatusRefused, "input_budget", 1
+	case errors.As(err, &refusal):
+		return StatusRefused, "refused", 1
+	case errors.As(err, &sig):
+		return StatusError, "signal", 2
+	case errors.As(err, &reply):
+		return StatusError, "reply_" + string(reply.Class), 2
+	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):
+		return StatusError, "bad_input", 2
+	case errors.As(err, &unreach):
+		return StatusError, "no_server", 2
+	case errors.As(err, &httpErr):
+		return StatusError, "http", 2
+	case errors.As(err, &redirect):
+		return StatusError, "redirect", 2
+	case errors.As(err, &tooLarge):
+		return StatusError, "too_large", 2
+	case errors.As(err, &timeout):
+		return StatusError, "timeout", 2
+	case errors.As(err, &embed):
+		return StatusError, "malformed", 2
+	case errors.Is(err, context.Canceled):
+		return StatusError, "signal", 2
+	}
+	return StatusError, "internal", 2
+}

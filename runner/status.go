@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// ModelPresence is whether a configured model is among those the server lists.
+type ModelPresence struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	Listed bool   `json:"listed"`
+}
+
+// StatusReport is what `locum status` says about the endpoint.
+type StatusReport struct {
+	Endpoint   string           `json:"endpoint"`
+	Source     string           `json:"endpoint_source"`
+	Up         bool             `json:"up"`
+	Server     rails.ServerKind `json:"server"`
+	ServerName string           `json:"server_name"`
+	Version    string           `json:"version"`
+	LatencyMs  int64            `json:"latency_ms"`
+	Models     []Model          `json:"models"`
+	ChatModel  *ModelPresence   `json:"chat_model"`
+	EmbedModel *ModelPresence   `json:"embed_model"`
+	Error      *ErrorInfo       `json:"error"`
+	// Start is what would start a server, said when none answers.
+	Start []string `json:"start"`
+}
+
+// CheckStatus probes the server and reports on it and on the configured models (nil when unset).
+func CheckStatus(ctx context.Context, c *Client, source string, chat, embed *ModelPresence) *StatusReport {
+	rep := &StatusReport{Endpoint: c.BaseURL(), Source: source, Models: []Model{}, ChatModel: chat, EmbedModel: embed}
+	start := time.Now()
+	info, err := c.Probe(ctx)
+	rep.LatencyMs = time.Since(start).Milliseconds()
+	if err != nil {
+		_, kind, _ := Classify(err)
+		rep.Error = &ErrorInfo{Kind: kind, Message: err.Error()}
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			rep.Start = []string{"lms server start", "ollama serve"}
+		}
+		return rep
+	}
+	rep.Up = true
+	rep.Server, rep.ServerName, rep.Version = info.Kind, info.Kind.Display(), info.Version
+	if info.Models != nil {
+		rep.Models = info.Models
+	}
+	for _, p := range []*ModelPresence{chat, embed} {
+		if p != nil {
+			p.Listed = info.Has(p.ID)
+		}
+	}
+	return rep
+}
