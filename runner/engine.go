@@ -181,7 +181,7 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	if err != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			var sig *SignalError
-			if errors.As(cause, &sig) {
+			if errors.As(cause, &sig) && !errors.As(err, new(*SignalError)) {
 				err = errors.Join(sig, err)
 			}
 		}

@@ -94,6 +94,10 @@ func (c *Client) transportError(err error, method, target string) error {
 	if errors.As(err, &httpErr) {
 		return httpErr
 	}
+	var sig *SignalError
+	if errors.As(err, &sig) {
+		return sig
+	}
 	switch {
 	case errors.Is(err, errFirstToken):
 		return &TimeoutError{What: "--first-token-timeout", After: c.cfg.FirstTokenTimeout}

@@ -142,6 +142,7 @@ func Classify(err error) (Status, string, int) {
 		timeout  *TimeoutError
 		sig      *SignalError
 		embed    *BadEmbeddingError
+		verdict  *NoVerdictError
 	)
 	switch {
 	case err == nil:
@@ -156,6 +157,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
+	case errors.As(err, &verdict):
+		return StatusError, "verify_no_verdict", 2
 	case errors.As(err, &reply):
 		return StatusError, "reply_" + string(reply.Class), 2
 	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):

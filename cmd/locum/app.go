@@ -39,6 +39,9 @@ type env struct {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	if err := e.recoverAtStart(args); err != nil {
+		return e.exitCode(err)
+	}
 	root := e.rootCommand()
 	err := root.Run(ctx, args)
 	return e.exitCode(err)
@@ -164,7 +167,9 @@ func (e *env) rootCommand() *cli.Command {
 		},
 		Commands: []*cli.Command{
 			e.statusCommand(),
+			e.transformCommand(),
 			e.runsCommand(),
+			e.recoverCommand(),
 			e.packsCommand(),
 			e.verifyCommand(),
 			e.initCommand(),

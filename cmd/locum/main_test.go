@@ -2,10 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -25,8 +29,12 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
-			"serve": cmdServe,
+			"exits":    cmdExits,
+			"serve":    cmdServe,
+			"waitfile": cmdWaitFile,
+			"signal":   cmdSignal,
+			"pidgone":  cmdPidGone,
+			"mode":     cmdMode,
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
@@ -95,11 +103,77 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	log, err := os.OpenFile(ts.MkAbs("requests.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	ts.Check(err)
-	srv.Log = log
+	srv.SetLog(log)
 	ts.Defer(func() {
 		srv.Close()
 		log.Close()
 	})
 	ts.Setenv("LOCUM_BASE_URL", srv.BaseURL())
 	ts.Setenv("SERVER_URL", srv.URL)
+}
+
+// cmdWaitFile waits (up to 20 seconds) for a file to appear: waitfile PATH.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear", args[0])
+}
+
+func readPid(ts *testscript.TestScript, file string) int {
+	data, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	ts.Check(err)
+	return pid
+}
+
+// cmdSignal sends a signal to the process whose pid a file holds: signal TERM|INT|HUP|KILL PIDFILE.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal NAME PIDFILE")
+	}
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL}
+	sig, ok := sigs[args[0]]
+	if !ok {
+		ts.Fatalf("unknown signal %s", args[0])
+	}
+	ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
+}
+
+// cmdPidGone asserts (within 5 seconds) that the process whose pid a file holds has ended.
+func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	pid := readPid(ts, args[0])
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("process %d is still running", pid)
+}
+
+// cmdMode asserts a file's permission bits: mode PATH 0755.
+func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: mode PATH PERM")
+	}
+	st, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	if got := st.Mode().Perm(); got != os.FileMode(want) {
+		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
+	}
 }

@@ -39,6 +39,10 @@ type Reply struct {
 	Hang Duration `json:"hang,omitempty"`
 	// Redirect answers 302 to this URL.
 	Redirect string `json:"redirect,omitempty"`
+	// Answer is a chat completion whose message content is this text (finish_reason stop,
+	// usage 100 in and 20 out); StreamAnswer is the same as a server-sent event stream.
+	Answer       *string `json:"answer,omitempty"`
+	StreamAnswer *string `json:"stream_answer,omitempty"`
 }
 
 // Request is one request the server received.
@@ -69,8 +73,14 @@ type Server struct {
 	routes   map[string][]Reply
 	served   map[string]int
 	requests []Request
-	// Log, when set, receives each request as a JSON line.
-	Log io.Writer
+	log      io.Writer
+}
+
+// SetLog makes the server write each request it receives to w as a JSON line.
+func (s *Server) SetLog(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = w
 }
 
 // New starts an empty server on 127.0.0.1; unknown routes answer 404.
@@ -135,9 +145,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
-	if s.Log != nil {
+	if s.log != nil {
 		line, _ := json.Marshal(rec)
-		fmt.Fprintf(s.Log, "%s\n", line)
+		fmt.Fprintf(s.log, "%s\n", line)
 	}
 	key := r.Method + " " + r.URL.Path
 	replies := s.routes[key]
@@ -179,6 +189,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
 		}
 		f.Drip, f.Hang = reply.Drip, 0
 		reply = f
+	}
+	if reply.Answer != nil {
+		reply.JSON = ChatCompletion(*reply.Answer)
+	}
+	if reply.StreamAnswer != nil {
+		reply.Body = ChatStream(*reply.StreamAnswer)
+		reply.Headers = map[string]string{"Content-Type": "text/event-stream"}
 	}
 	body := []byte(reply.Body)
 	if len(reply.JSON) > 0 {
@@ -344,4 +361,25 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	err := json.Unmarshal(b, &n)
 	*d = Duration(n)
 	return err
+}
+
+// ChatCompletion is a whole chat reply with content, as servers send it.
+func ChatCompletion(content string) json.RawMessage {
+	c, _ := json.Marshal(content)
+	return json.RawMessage(`{"id":"chatcmpl-scripted","object":"chat.completion","model":"scripted","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":` +
+		string(c) + `}}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`)
+}
+
+// ChatStream is content as a server-sent event stream, a few characters a chunk, with usage in a
+// last chunk of its own (as Ollama sends it).
+func ChatStream(content string) string {
+	var b strings.Builder
+	for i := 0; i < len(content); i += 16 {
+		piece, _ := json.Marshal(content[i:min(i+16, len(content))])
+		fmt.Fprintf(&b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", piece)
+	}
+	b.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+	b.WriteString("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":20,\"total_tokens\":120}}\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+)
+
+// recoverAtStart restores files an interrupted transform left edited, before any command runs.
+// A file that changed since stops locum until the user says which version to keep.
+func (e *env) recoverAtStart(args []string) error {
+	for _, a := range args[1:] {
+		switch a {
+		case "recover", "--help", "-h", "help", "--version", "-v":
+			return nil
+		}
+	}
+	wd, err := e.getwd()
+	if err != nil {
+		return nil
+	}
+	root, err := packs.FindRoot(wd)
+	if err != nil {
+		return nil
+	}
+	done, err := rails.Recover(runner.RollbackDir(root))
+	for _, r := range done {
+		fmt.Fprintf(e.stderr, "locum: restored %s: an interrupted run (pid %d) had left its edit in place\n", r.Record.Path, r.Record.PID)
+	}
+	if err != nil {
+		return withCode(exitCouldNot, err)
+	}
+	return nil
+}
+
+func (e *env) recoverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "recover",
+		Usage: "resolve rollback records that interrupted transforms left behind",
+		Description: "Every locum start restores a file an interrupted transform left edited. When the file\n" +
+			"changed again after the crash, locum stops and asks: --list shows the records, --restore PATH\n" +
+			"puts the original bytes and mode back, --discard PATH keeps the file as it is now.",
+		UsageText: "locum recover --list | --restore [PATH...] | --discard [PATH...]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "list", Usage: "list the records and what each would do"},
+			&cli.BoolFlag{Name: "restore", Usage: "restore the original of PATH (all records when no PATH)"},
+			&cli.BoolFlag{Name: "discard", Usage: "drop the record of PATH, keeping the file as it is (all when no PATH)"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			n := 0
+			for _, f := range []string{"list", "restore", "discard"} {
+				if cmd.Bool(f) {
+					n++
+				}
+			}
+			if n != 1 {
+				return usagef(cmd, "give exactly one of --list, --restore, --discard")
+			}
+			wd, err := e.getwd()
+			if err != nil {
+				return err
+			}
+			root, err := packs.FindRoot(wd)
+			if err != nil {
+				return err
+			}
+			recs, err := rails.ListRecords(runner.RollbackDir(root))
+			if err != nil {
+				return err
+			}
+			if cmd.Bool("list") {
+				if len(recs) == 0 {
+					fmt.Fprintln(e.stdout, "no rollback records")
+				}
+				for _, r := range recs {
+					fmt.Fprintf(e.stdout, "%s\t%s\tpid %d\t%s\n", r.Action, r.Record.Path, r.Record.PID, r.Record.Started.Format("2006-01-02T15:04:05Z"))
+				}
+				return nil
+			}
+			chosen, err := pick(recs, cmd.Args().Slice(), wd)
+			if err != nil {
+				return withCode(exitCouldNot, err)
+			}
+			for _, r := range chosen {
+				if r.Action == "live" {
+					return withCode(exitCouldNot, fmt.Errorf("locum recover: %s is being edited by a running locum (pid %d); leave it be", r.Record.Path, r.Record.PID))
+				}
+				if cmd.Bool("restore") {
+					if err := rails.RestoreRecord(r.Record); err != nil {
+						return withCode(exitCouldNot, err)
+					}
+					fmt.Fprintf(e.stdout, "restored %s\n", r.Record.Path)
+				} else {
+					rails.DiscardRecord(r.Record)
+					fmt.Fprintf(e.stdout, "discarded the record of %s (the file stays as it is)\n", r.Record.Path)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func pick(recs []rails.Recovery, paths []string, wd string) ([]rails.Recovery, error) {
+	if len(paths) == 0 {
+		return recs, nil
+	}
+	var out []rails.Recovery
+	for _, p := range paths {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(wd, p)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		found := false
+		for _, r := range recs {
+			if r.Record.Path == abs {
+				out = append(out, r)
+				found = true
+			}
+		}
+		if !found {
+			return nil, errors.New("no rollback record for " + p + "; locum recover --list shows them")
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,290 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// LineRange is a 1-based inclusive span of lines; End 0 means to the end of the file.
+type LineRange struct {
+	Start, End int
+}
+
+func (r LineRange) String() string { return fmt.Sprintf("%d-%d", r.Start, r.End) }
+
+// ParseLineRange reads A-B, A- (to the end) or A (one line). It checks only the form; Within
+// checks the bounds against a file.
+func ParseLineRange(s string) (LineRange, error) {
+	bad := func(why string) (LineRange, error) {
+		return LineRange{}, &BadInputError{Reason: fmt.Sprintf("--lines %q: %s; write A-B (1-based, inclusive) or A- for A to the end", s, why)}
+	}
+	a, b, dash := strings.Cut(strings.TrimSpace(s), "-")
+	start, err := strconv.Atoi(a)
+	if err != nil || start < 1 || strings.HasPrefix(a, "+") {
+		return bad("the first line must be a whole number from 1")
+	}
+	if !dash {
+		return LineRange{Start: start, End: start}, nil
+	}
+	if b == "" {
+		return LineRange{Start: start}, nil
+	}
+	end, err := strconv.Atoi(b)
+	if err != nil || strings.HasPrefix(b, "+") {
+		return bad("the last line must be a whole number")
+	}
+	if end < start {
+		return bad("the range is inverted")
+	}
+	return LineRange{Start: start, End: end}, nil
+}
+
+// Within resolves an open end and checks the range against a file of n lines.
+func (r LineRange) Within(n int) (LineRange, error) {
+	if r.End == 0 {
+		r.End = n
+	}
+	if r.Start > n || r.End > n {
+		return r, &BadInputError{Reason: fmt.Sprintf("--lines %d-%d is out of bounds: the file has %d lines", r.Start, r.End, n)}
+	}
+	if r.End < r.Start {
+		return r, &BadInputError{Reason: fmt.Sprintf("--lines %d-%d is inverted", r.Start, r.End)}
+	}
+	return r, nil
+}
+
+// Text is a file as lines, with what it takes to write it back byte for byte: its line ending,
+// whether it ends in one, and a byte-order mark.
+type Text struct {
+	Lines        []string
+	EOL          string // "\n" or "\r\n"
+	FinalNewline bool
+	BOM          bool
+}
+
+const bom = "\ufeff"
+
+// SplitText reads file content. The line ending is the one most lines use.
+func SplitText(content string) Text {
+	t := Text{EOL: "\n"}
+	if strings.HasPrefix(content, bom) {
+		t.BOM = true
+		content = content[len(bom):]
+	}
+	crlf := strings.Count(content, "\r\n")
+	if lf := strings.Count(content, "\n"); crlf > 0 && crlf*2 >= lf {
+		t.EOL = "\r\n"
+	}
+	if content == "" {
+		return t
+	}
+	t.FinalNewline = strings.HasSuffix(content, "\n")
+	body := strings.TrimSuffix(content, "\n")
+	if t.EOL == "\r\n" {
+		body = strings.TrimSuffix(body, "\r")
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if t.EOL == "\r\n" {
+			l = strings.TrimSuffix(l, "\r")
+		}
+		t.Lines = append(t.Lines, l)
+	}
+	return t
+}
+
+// Join writes the text back with its own line ending, final newline and byte-order mark.
+func (t Text) Join() string {
+	var b strings.Builder
+	if t.BOM {
+		b.WriteString(bom)
+	}
+	b.WriteString(strings.Join(t.Lines, t.EOL))
+	if t.FinalNewline && len(t.Lines) > 0 {
+		b.WriteString(t.EOL)
+	}
+	return b.String()
+}
+
+// Replace returns the text with lines start..end (1-based, inclusive) replaced by repl.
+func (t Text) Replace(start, end int, repl []string) Text {
+	out := t
+	out.Lines = make([]string, 0, len(t.Lines)-(end-start+1)+len(repl))
+	out.Lines = append(out.Lines, t.Lines[:start-1]...)
+	out.Lines = append(out.Lines, repl...)
+	out.Lines = append(out.Lines, t.Lines[end:]...)
+	return out
+}
+
+// replyLines turns model text into lines: any line ending, one trailing newline dropped.
+func replyLines(s string) []string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// EditError is a reply locum could not turn into an edit: a failed attempt, fed back to the
+// model, never a guess.
+type EditError struct{ Reason string }
+
+func (e *EditError) Error() string { return e.Reason }
+
+// FencedBlocks returns the contents of the fenced code blocks (``` or ~~~, any length) in s. A
+// closing fence is the same character, at least as long, on a line of its own.
+func FencedBlocks(s string) ([]string, error) {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	var blocks []string
+	for i := 0; i < len(lines); i++ {
+		ch, n := fence(lines[i])
+		if n == 0 {
+			continue
+		}
+		var body []string
+		closed := false
+		for i++; i < len(lines); i++ {
+			if c2, n2 := fence(lines[i]); c2 == ch && n2 >= n && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(lines[i]), string(ch))) == "" {
+				closed = true
+				break
+			}
+			body = append(body, lines[i])
+		}
+		if !closed {
+			return blocks, &EditError{Reason: "a fenced block is not closed"}
+		}
+		blocks = append(blocks, strings.Join(body, "\n"))
+	}
+	return blocks, nil
+}
+
+func fence(line string) (byte, int) {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return 0, 0
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 {
+		return 0, 0
+	}
+	return t[0], n
+}
+
+// SpanReplacement reads a span-format reply: exactly one fenced block, the new span.
+func SpanReplacement(answer string) ([]string, error) {
+	blocks, err := FencedBlocks(answer)
+	if err != nil {
+		return nil, err
+	}
+	switch len(blocks) {
+	case 0:
+		return nil, &EditError{Reason: "the reply has no fenced code block; reply with the new span inside one ``` block"}
+	case 1:
+		return replyLines(blocks[0]), nil
+	}
+	return nil, &EditError{Reason: fmt.Sprintf("the reply has %d fenced code blocks; reply with exactly one, holding the whole new span", len(blocks))}
+}
+
+// SearchReplace is one SEARCH/REPLACE block.
+type SearchReplace struct {
+	Search, Replace string
+}
+
+const (
+	markSearch  = "<<<<<<< SEARCH"
+	markDivider = "======="
+	markReplace = ">>>>>>> REPLACE"
+)
+
+// ParseBlocks reads SEARCH/REPLACE blocks from a reply. Text outside blocks is ignored.
+func ParseBlocks(answer string) ([]SearchReplace, error) {
+	lines := strings.Split(strings.ReplaceAll(answer, "\r\n", "\n"), "\n")
+	var out []SearchReplace
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != markSearch {
+			continue
+		}
+		var search, repl []string
+		j := i + 1
+		for ; j < len(lines) && strings.TrimSpace(lines[j]) != markDivider; j++ {
+			if strings.TrimSpace(lines[j]) == markSearch || strings.TrimSpace(lines[j]) == markReplace {
+				return nil, &EditError{Reason: fmt.Sprintf("SEARCH block %d has no ======= line", len(out)+1)}
+			}
+			search = append(search, lines[j])
+		}
+		if j == len(lines) {
+			return nil, &EditError{Reason: fmt.Sprintf("SEARCH block %d has no ======= line", len(out)+1)}
+		}
+		k := j + 1
+		for ; k < len(lines) && strings.TrimSpace(lines[k]) != markReplace; k++ {
+			if strings.TrimSpace(lines[k]) == markSearch {
+				break
+			}
+			repl = append(repl, lines[k])
+		}
+		if k == len(lines) || strings.TrimSpace(lines[k]) != markReplace {
+			return nil, &EditError{Reason: fmt.Sprintf("block %d has no >>>>>>> REPLACE line", len(out)+1)}
+		}
+		out = append(out, SearchReplace{Search: strings.Join(search, "\n"), Replace: strings.Join(repl, "\n")})
+		i = k
+	}
+	if len(out) == 0 {
+		return nil, &EditError{Reason: "the reply has no SEARCH/REPLACE block; use <<<<<<< SEARCH, =======, >>>>>>> REPLACE"}
+	}
+	return out, nil
+}
+
+// ApplyBlocks applies every block to span lines, all or nothing: each search text must occur
+// exactly once in the span as it stands when the block is applied.
+func ApplyBlocks(span []string, blocks []SearchReplace) ([]string, error) {
+	text := strings.Join(span, "\n")
+	for i, b := range blocks {
+		if b.Search == "" {
+			return nil, &EditError{Reason: fmt.Sprintf("block %d has an empty SEARCH text", i+1)}
+		}
+		switch n := strings.Count(text, b.Search); {
+		case n == 0:
+			return nil, &EditError{Reason: fmt.Sprintf("block %d: the SEARCH text occurs nowhere in the span; copy it exactly from the span", i+1)}
+		case n > 1:
+			return nil, &EditError{Reason: fmt.Sprintf("block %d: the SEARCH text occurs %d times in the span; include more lines so it occurs once", i+1, n)}
+		}
+		text = strings.Replace(text, b.Search, b.Replace, 1)
+	}
+	if text == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}
+
+// DiffStat counts lines added and removed between two versions, by longest common subsequence
+// of lines (spans are small, so the quadratic table is cheap).
+func DiffStat(before, after []string) (added, removed int) {
+	// Trim the common head and tail first: most edits touch a few lines.
+	for len(before) > 0 && len(after) > 0 && before[0] == after[0] {
+		before, after = before[1:], after[1:]
+	}
+	for len(before) > 0 && len(after) > 0 && before[len(before)-1] == after[len(after)-1] {
+		before, after = before[:len(before)-1], after[:len(after)-1]
+	}
+	if len(before)*len(after) > 4_000_000 {
+		return len(after), len(before)
+	}
+	prev := make([]int, len(after)+1)
+	cur := make([]int, len(after)+1)
+	for i := 1; i <= len(before); i++ {
+		for j := 1; j <= len(after); j++ {
+			if before[i-1] == after[j-1] {
+				cur[j] = prev[j-1] + 1
+			} else {
+				cur[j] = max(prev[j], cur[j-1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	common := prev[len(after)]
+	return len(after) - common, len(before) - common
+}

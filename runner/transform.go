@@ -1,0 +1,343 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// TransformOptions is one verify-gated edit.
+type TransformOptions struct {
+	File   string // as the user gave it
+	Lines  string // "" for the whole file
+	Verify string
+	Task   string
+	Cwd    string
+	Root   string
+}
+
+// NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
+// timed out or was ended by a signal: no verdict, so the file is restored and the run exits 2.
+type NoVerdictError struct {
+	Command string
+	Verdict string
+	Tail    string
+}
+
+func (e *NoVerdictError) Error() string {
+	msg := fmt.Sprintf("the verify command gave no verdict (%s): only exit 0 (keep) or 1 (retry) is a verdict; the file was restored", e.Verdict)
+	if e.Tail != "" {
+		msg += "\n" + indent(lastLines(e.Tail, 10))
+	}
+	return msg
+}
+
+// ContextLines is how many lines around the span the prompt shows, read-only.
+const ContextLines = 3
+
+// hardFileCap bounds a file read for --lines: the span goes through the input budget, but the
+// whole file is still read to write it back.
+const hardFileCap = 64 << 20
+
+const spanInstruction = `You edit one span of a file to do a task. Reply with the complete new text of the span inside one fenced code block, and nothing else. Keep the code style. Do not repeat the context lines shown around the span; they stay as they are. If the span must become empty, reply with an empty block.`
+
+const blocksInstruction = `You edit one span of a file to do a task. Reply only with SEARCH/REPLACE blocks:
+<<<<<<< SEARCH
+exact lines copied from the span
+=======
+their replacement
+>>>>>>> REPLACE
+Each SEARCH text must occur exactly once in the span. Keep the code style.`
+
+// transform is the state of one transform run.
+type transform struct {
+	opts     TransformOptions
+	path     string // absolute
+	display  string // relative to the root where possible
+	text     Text   // current content
+	start, n int    // current span: n lines from start (1-based)
+	orig     LineRange
+	origSpan []string
+	guard    *rails.FileGuard
+	kept     bool
+}
+
+// TransformSteps is the transform workflow: scope the span under the input budget, check the
+// endpoint, guard the file, then edit and verify until the verify command exits 0 or the
+// attempts run out. The file ends as the passing edit or as its original bytes and mode.
+func TransformSteps(opts TransformOptions) []Step {
+	t := &transform{opts: opts}
+	return []Step{
+		{Name: "scope", Run: t.scope},
+		{Name: "connect", Run: func(_ context.Context, r *Run) error { return r.Connect() }},
+		{Name: "guard", Run: t.guardFile},
+		{Name: "edit", Run: t.edit},
+	}
+}
+
+func (t *transform) scope(_ context.Context, r *Run) error {
+	if strings.TrimSpace(t.opts.Verify) == "" {
+		return &BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+	}
+	if strings.TrimSpace(t.opts.Task) == "" {
+		return &BadInputError{Reason: "the task is empty: say what to change"}
+	}
+	path, display, err := resolveInRoot(t.opts.Cwd, t.opts.Root, t.opts.File)
+	if err != nil {
+		return err
+	}
+	t.path, t.display = path, display
+	limit := r.Spec.Settings.Int("max_input_bytes")
+	var data []byte
+	if t.opts.Lines == "" {
+		// The whole file goes into the prompt, so it is measured against the budget on disk,
+		// before it is read.
+		data, err = rails.ReadTextFile(path, limit)
+	} else {
+		data, err = rails.ReadTextFile(path, hardFileCap)
+	}
+	if err != nil {
+		var be *rails.BudgetError
+		if errors.As(err, &be) {
+			be.What = display
+		}
+		var fe *rails.FileError
+		if errors.As(err, &fe) {
+			fe.Path = display
+		}
+		return err
+	}
+	t.text = SplitText(string(data))
+	rng := LineRange{Start: 1, End: len(t.text.Lines)}
+	if t.opts.Lines != "" {
+		if rng, err = ParseLineRange(t.opts.Lines); err != nil {
+			return err
+		}
+		if rng, err = rng.Within(len(t.text.Lines)); err != nil {
+			return err
+		}
+	}
+	t.orig = rng
+	t.start, t.n = rng.Start, rng.End-rng.Start+1
+	t.origSpan = t.span()
+	r.Detail("file", display)
+	r.Detail("lines", rng.String())
+	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
+	r.Event("scope", map[string]any{"file": display, "lines": rng.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
+	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), limit)
+}
+
+func (t *transform) span() []string {
+	return append([]string(nil), t.text.Lines[t.start-1:t.start-1+t.n]...)
+}
+
+func (t *transform) guardFile(_ context.Context, r *Run) error {
+	g, err := rails.GuardFile(t.path, RollbackDir(t.opts.Root))
+	if err != nil {
+		return &BadInputError{Reason: err.Error()}
+	}
+	t.guard = g
+	r.Guard("restore "+t.display, func() error {
+		defer g.Release()
+		if t.kept {
+			return nil
+		}
+		if err := g.Restore(); err != nil {
+			return err
+		}
+		r.Detail("outcome", "restored")
+		return nil
+	})
+	return nil
+}
+
+// RollbackDir is where crash records live: under the git directory, or under .locum outside a
+// repository.
+func RollbackDir(root string) string {
+	if p := GitPath(root, "locum/rollback"); p != "" {
+		return p
+	}
+	return filepath.Join(root, ".locum", "rollback")
+}
+
+func (t *transform) edit(ctx context.Context, r *Run) error {
+	s := r.Spec.Settings
+	format := s.String("edit_format")
+	maxAttempts := int(s.Int("max_attempts"))
+	feedback := ""
+	var lastExit any
+	lastTail := ""
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		r.SetAttempts(attempt)
+		prompt := t.prompt(format, feedback)
+		if err := rails.CheckBudget("the retry prompt", int64(promptBytes(prompt)), s.Int("max_input_bytes")); err != nil {
+			return err
+		}
+		res, err := r.Chat(ctx, "edit", ChatRequest{
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true,
+		})
+		if err != nil {
+			return err
+		}
+		repl, err := t.parse(format, res.Answer)
+		if err != nil {
+			r.Event("attempt", map[string]any{"attempt": attempt, "edit_error": err.Error()})
+			feedback = "Your reply could not be applied: " + err.Error()
+			continue
+		}
+		next := t.text.Replace(t.start, t.start+t.n-1, repl)
+		if err := t.guard.Write([]byte(next.Join())); err != nil {
+			return fmt.Errorf("writing %s: %w", t.display, err)
+		}
+		t.text, t.n = next, len(repl)
+		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
+
+		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
+		if err != nil {
+			return &NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
+		}
+		tail := string(vr.Output)
+		r.Event("verify", map[string]any{"attempt": attempt, "verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
+		lastTail = tail
+		r.Detail("verify_tail", tail)
+		switch {
+		case vr.Canceled:
+			r.Detail("verify_exit", nil)
+			return context.Cause(ctx)
+		case vr.Exited && vr.ExitCode == 0:
+			t.kept = true
+			add, del := DiffStat(t.origSpan, t.span())
+			r.Detail("verify_exit", 0)
+			r.Detail("outcome", "kept")
+			r.Detail("diff", fmt.Sprintf("+%d -%d", add, del))
+			r.Detail("added", add)
+			r.Detail("removed", del)
+			return nil
+		case vr.Exited && vr.ExitCode == 1:
+			lastExit = 1
+			r.Detail("verify_exit", 1)
+			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
+		default:
+			if vr.Exited {
+				r.Detail("verify_exit", vr.ExitCode)
+			} else {
+				r.Detail("verify_exit", nil)
+			}
+			return &NoVerdictError{Command: t.opts.Verify, Verdict: vr.Verdict(), Tail: tail}
+		}
+	}
+	r.Detail("verify_exit", lastExit)
+	r.Detail("verify_tail", lastTail)
+	if lastExit == nil {
+		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file was restored", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
+	}
+	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %d attempts; the file was restored\n%s", maxAttempts, indent(lastLines(lastTail, 10)))}
+}
+
+func (t *transform) parse(format, answer string) ([]string, error) {
+	if format == "blocks" {
+		blocks, err := ParseBlocks(answer)
+		if err != nil {
+			return nil, err
+		}
+		return ApplyBlocks(t.span(), blocks)
+	}
+	return SpanReplacement(answer)
+}
+
+// prompt builds the messages for one attempt: the fixed instruction, then the file's name and
+// language, the task, the span between a few read-only context lines, and any feedback.
+func (t *transform) prompt(format, feedback string) []Message {
+	instruction := spanInstruction
+	if format == "blocks" {
+		instruction = blocksInstruction
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "File: %s (%s)\nTask: %s\n\n", t.display, language(t.display), strings.TrimSpace(t.opts.Task))
+	end := t.start + t.n - 1
+	before := t.text.Lines[max(0, t.start-1-ContextLines) : t.start-1]
+	after := t.text.Lines[min(len(t.text.Lines), end):min(len(t.text.Lines), end+ContextLines)]
+	if len(before) > 0 {
+		fmt.Fprintf(&b, "Context before the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(before, "\n"))
+	}
+	fmt.Fprintf(&b, "The span, lines %d-%d of %d:\n```\n%s\n```\n", t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
+	if len(after) > 0 {
+		fmt.Fprintf(&b, "Context after the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(after, "\n"))
+	}
+	if feedback != "" {
+		fmt.Fprintf(&b, "\n%s\n", feedback)
+	}
+	return []Message{{Role: "system", Content: instruction}, {Role: "user", Content: b.String()}}
+}
+
+func promptBytes(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n
+}
+
+// resolveInRoot resolves a file the user named, refusing one that is missing, not a regular
+// file, or (after symbolic links) outside the repository.
+func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return "", "", &rails.FileError{Path: file, Reason: "no such file"}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", "", &rails.FileError{Path: file, Reason: "a symbolic link to nothing"}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", "", err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || !filepath.IsLocal(rel) {
+		what := "outside the repository"
+		if st.Mode()&os.ModeSymlink != 0 {
+			what = "a symbolic link out of the repository (to " + real + ")"
+		}
+		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", file, what)}
+	}
+	return real, filepath.ToSlash(rel), nil
+}
+
+var languages = map[string]string{
+	".go": "Go", ".py": "Python", ".js": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".jsx": "JavaScript",
+	".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".hpp": "C++", ".rb": "Ruby",
+	".sh": "shell", ".bash": "shell", ".md": "Markdown", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML", ".toml": "TOML",
+	".sql": "SQL", ".html": "HTML", ".css": "CSS", ".kt": "Kotlin", ".swift": "Swift", ".cs": "C#", ".php": "PHP", ".txt": "text",
+}
+
+func language(name string) string {
+	if l, ok := languages[strings.ToLower(filepath.Ext(name))]; ok {
+		return l
+	}
+	return "plain text"
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
