@@ -78,7 +78,7 @@ func (e *UnknownPackError) Error() string {
 func FindPack(v *schema.Validator, root, ref string) (*Pack, error) {
 	for _, b := range BuiltinRefs() {
 		if b == ref {
-			return LoadBuiltin(v, ref)
+			return LoadBuiltin(ref)
 		}
 	}
 	rel := filepath.Join(".locum", "packs", filepath.FromSlash(ref))

@@ -21,7 +21,7 @@ func write(t *testing.T, file, content string) {
 func TestBuiltinPackIsComplete(t *testing.T) {
 	v, err := schema.New()
 	require.NoError(t, err)
-	p, err := LoadBuiltin(v, DefaultPack)
+	p, err := ValidateBuiltin(v, DefaultPack)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tools/local-llm"}, BuiltinRefs())
 	for _, m := range Modes {
@@ -97,9 +97,7 @@ func TestComposeExpandsPackRoot(t *testing.T) {
 }
 
 func TestMaterializeBuiltin(t *testing.T) {
-	v, err := schema.New()
-	require.NoError(t, err)
-	p, err := LoadBuiltin(v, DefaultPack)
+	p, err := LoadBuiltin(DefaultPack)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, p.Materialize(dir))

@@ -7,15 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/locumdev/locum/schema"
 )
 
 func builtinComposition(t *testing.T) *Composition {
 	t.Helper()
-	v, err := schema.New()
-	require.NoError(t, err)
-	p, err := LoadBuiltin(v, DefaultPack)
+	p, err := LoadBuiltin(DefaultPack)
 	require.NoError(t, err)
 	return &Composition{Packs: []*Pack{p}}
 }

@@ -43,9 +43,10 @@ type FileGuard struct {
 	restored bool
 }
 
-// GuardFile snapshots path and, when rollbackDir is set, writes the crash record before anything
-// else touches the file. The record's lock is held until Release, so a recovery run by another
-// locum process leaves a live edit alone.
+// GuardFile snapshots path and, when rollbackDir is set, copies the original into the rollback
+// directory and locks that copy for as long as the guard lives, so a recovery started by another
+// locum process leaves a live edit alone. The crash record itself is written by the first Write,
+// since until then the file is untouched.
 func GuardFile(path string, rollbackDir string) (*FileGuard, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -70,25 +71,30 @@ func GuardFile(path string, rollbackDir string) (*FileGuard, error) {
 	if _, err := os.Stat(base + ".json"); err == nil {
 		return nil, fmt.Errorf("%s already has a rollback record (%s): another locum run is editing it, or one was interrupted; run locum recover --list", path, base+".json")
 	}
-	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(base+".orig", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("rollback lock: %w", err)
+		return nil, fmt.Errorf("rollback copy: %w", err)
 	}
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("%s is being edited by another locum run", path)
 	}
 	g.lock = lock
-	if err := writeSynced(base+".orig", data, 0o600); err != nil {
+	// The copy is complete and synced before any record points at it.
+	if err := lock.Truncate(0); err != nil {
+		g.Release()
+		return nil, fmt.Errorf("rollback copy: %w", err)
+	}
+	if _, err := lock.WriteAt(data, 0); err != nil {
+		g.Release()
+		return nil, fmt.Errorf("rollback copy: %w", err)
+	}
+	if err := lock.Sync(); err != nil {
 		g.Release()
 		return nil, fmt.Errorf("rollback copy: %w", err)
 	}
 	sum := hash(data)
 	g.record = &CrashRecord{Path: abs, Mode: g.mode, Original: sum, Written: sum, PID: os.Getpid(), Started: time.Now().UTC(), RecordFile: base + ".json"}
-	if err := g.saveRecord(); err != nil {
-		g.Release()
-		return nil, err
-	}
 	return g, nil
 }
 
@@ -124,9 +130,7 @@ func (g *FileGuard) Restore() error {
 // stay.
 func (g *FileGuard) Release() {
 	if g.record != nil {
-		base := g.record.RecordFile[:len(g.record.RecordFile)-len(".json")]
 		os.Remove(g.record.RecordFile)
-		os.Remove(base + ".orig")
 		g.record = nil
 	}
 	if g.lock != nil {
@@ -252,7 +256,7 @@ func ListRecords(dir string) ([]Recovery, error) {
 
 func classifyRecord(rec CrashRecord) string {
 	base := rec.RecordFile[:len(rec.RecordFile)-len(".json")]
-	if lock, err := os.OpenFile(base+".lock", os.O_RDWR, 0); err == nil {
+	if lock, err := os.OpenFile(base+".orig", os.O_RDWR, 0); err == nil {
 		busy := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
 		if !busy {
 			_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
@@ -325,5 +329,4 @@ func DiscardRecord(rec CrashRecord) {
 	base := rec.RecordFile[:len(rec.RecordFile)-len(".json")]
 	os.Remove(rec.RecordFile)
 	os.Remove(base + ".orig")
-	os.Remove(base + ".lock")
 }

@@ -184,7 +184,11 @@ func SpanReplacement(answer string) ([]string, error) {
 	case 0:
 		return nil, &EditError{Reason: "the reply has no fenced code block; reply with the new span inside one ``` block"}
 	case 1:
-		return replyLines(blocks[0]), nil
+		// Every line between the fences is the span, a last empty one included.
+		if blocks[0] == "" {
+			return nil, nil
+		}
+		return strings.Split(blocks[0], "\n"), nil
 	}
 	return nil, &EditError{Reason: fmt.Sprintf("the reply has %d fenced code blocks; reply with exactly one, holding the whole new span", len(blocks))}
 }

@@ -76,6 +76,7 @@ func TestSpanReplacement(t *testing.T) {
 		{"longer fence holds backticks", "````md\n```go\ncode\n```\n````", []string{"```go", "code", "```"}, ""},
 		{"crlf reply", "```\r\na\r\nb\r\n```\r\n", []string{"a", "b"}, ""},
 		{"empty block deletes", "```\n```", nil, ""},
+		{"a last empty line is kept", "```\na\n\n```", []string{"a", ""}, ""},
 		{"no block", "just text", nil, "no fenced code block"},
 		{"two blocks", "```\na\n```\n```\nb\n```", nil, "2 fenced code blocks"},
 		{"unclosed", "```\na\n", nil, "not closed"},

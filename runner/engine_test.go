@@ -22,9 +22,7 @@ import (
 
 func settingsFor(t *testing.T, baseURL string) *packs.Settings {
 	t.Helper()
-	v, err := schema.New()
-	require.NoError(t, err)
-	p, err := packs.LoadBuiltin(v, packs.DefaultPack)
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
 	require.NoError(t, err)
 	c := &packs.Composition{Packs: []*packs.Pack{p}}
 	s, err := c.Resolve("transform", nil, map[string]string{"base-url": baseURL})

@@ -84,10 +84,21 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
 		info.Kind = rails.LlamaServer
 		c.llamaServerContext(ctx, info)
-	case c.ollamaDetails(ctx, info):
-		info.Kind = rails.Ollama
-	case c.lmStudioDetails(ctx, info):
-		info.Kind = rails.LMStudio
+	default:
+		// Ask first the server whose port this is: one request fewer in the common case.
+		ollamaFirst := c.cfg.BaseURL.Port() == "11434"
+		tries := []func() bool{
+			func() bool { return c.lmStudioDetails(ctx, info) && set(&info.Kind, rails.LMStudio) },
+			func() bool { return c.ollamaDetails(ctx, info) && set(&info.Kind, rails.Ollama) },
+		}
+		if ollamaFirst {
+			tries[0], tries[1] = tries[1], tries[0]
+		}
+		for _, try := range tries {
+			if try() {
+				break
+			}
+		}
 	}
 	return info, nil
 }
@@ -184,5 +195,10 @@ func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
 			}
 		}
 	}
+	return true
+}
+
+func set(k *rails.ServerKind, v rails.ServerKind) bool {
+	*k = v
 	return true
 }

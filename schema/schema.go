@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -32,9 +33,12 @@ const (
 
 const baseURL = "https://locum.dev/spec/"
 
-// Validator holds the compiled schemas. It is safe for concurrent use.
+// Validator compiles each schema the first time it is used: a short run that validates only a
+// workspace file pays for one schema, not all. It is safe for concurrent use.
 type Validator struct {
-	schemas map[Name]*jsonschema.Schema
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	schemas  map[Name]*jsonschema.Schema
 	// docs are the raw schemas by URL, to read a failing keyword's description from.
 	docs map[string]any
 }
@@ -63,15 +67,24 @@ func New() (*Validator, error) {
 		names = append(names, Name(e.Name()))
 		docs[baseURL+e.Name()] = doc
 	}
-	v := &Validator{schemas: make(map[Name]*jsonschema.Schema, len(names)), docs: docs}
-	for _, n := range names {
-		s, err := c.Compile(baseURL + string(n))
-		if err != nil {
-			return nil, fmt.Errorf("compiling schema %s: %w", n, err)
-		}
-		v.schemas[n] = s
+	return &Validator{compiler: c, schemas: make(map[Name]*jsonschema.Schema, len(names)), docs: docs}, nil
+}
+
+func (v *Validator) schema(name Name) (*jsonschema.Schema, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.schemas[name]; ok {
+		return s, nil
 	}
-	return v, nil
+	if _, ok := v.docs[baseURL+string(name)]; !ok {
+		return nil, fmt.Errorf("no schema named %s", name)
+	}
+	s, err := v.compiler.Compile(baseURL + string(name))
+	if err != nil {
+		return nil, fmt.Errorf("compiling schema %s: %w", name, err)
+	}
+	v.schemas[name] = s
+	return s, nil
 }
 
 // Problem is one reason a document is invalid.
@@ -171,11 +184,11 @@ func (v *Validator) Validate(name Name, file string, data []byte) (any, error) {
 
 // ValidateValue checks an already decoded value (as Decode returns it) against the named schema.
 func (v *Validator) ValidateValue(name Name, file string, doc any) error {
-	s, ok := v.schemas[name]
-	if !ok {
-		return fmt.Errorf("no schema named %s", name)
+	s, err := v.schema(name)
+	if err != nil {
+		return err
 	}
-	err := s.Validate(doc)
+	err = s.Validate(doc)
 	if err == nil {
 		return nil
 	}

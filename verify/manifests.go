@@ -31,7 +31,7 @@ func checkBuiltinPacks(context.Context) error {
 		return errors.New("no built-in pack found")
 	}
 	for _, ref := range refs {
-		if _, err := packs.LoadBuiltin(v, ref); err != nil {
+		if _, err := packs.ValidateBuiltin(v, ref); err != nil {
 			return fmt.Errorf("built-in pack %s: %w", ref, err)
 		}
 	}

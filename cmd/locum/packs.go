@@ -85,7 +85,7 @@ func (e *env) packsList() error {
 		return "-"
 	}
 	for _, ref := range packs.BuiltinRefs() {
-		p, err := packs.LoadBuiltin(v, ref)
+		p, err := packs.LoadBuiltin(ref)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,7 +75,12 @@ type Server struct {
 	served   map[string]int
 	requests []Request
 	log      io.Writer
+	busy     atomic.Int64 // nanoseconds spent in handlers
 }
+
+// ServedTime is the time the server spent answering, summed over requests: what a benchmark
+// subtracts to get locum's own overhead.
+func (s *Server) ServedTime() time.Duration { return time.Duration(s.busy.Load()) }
 
 // SetLog makes the server write each request it receives to w as a JSON line.
 func (s *Server) SetLog(w io.Writer) {
@@ -136,6 +142,8 @@ func (s *Server) RequestsTo(path string) []Request {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() { s.busy.Add(int64(time.Since(start))) }()
 	body, _ := io.ReadAll(r.Body)
 	rec := Request{Method: r.Method, Path: r.URL.Path}
 	if json.Valid(body) {
