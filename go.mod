@@ -10,6 +10,7 @@ require (
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.42.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

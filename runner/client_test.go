@@ -339,7 +339,7 @@ func TestDecodeEmbeddings(t *testing.T) {
 		{"wrong count", `{"data":[{"index":0,"embedding":[1,0]}]}`, 2, "1 vectors for 2 inputs"},
 		{"wrong length", `{"data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[1]}]}`, 2, "has length 1"},
 		{"duplicate index", `{"data":[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[1,0]}]}`, 2, "given twice"},
-		{"nan", `{"data":[{"index":0,"embedding":[NaN,0]}]}`, 1, "not JSON"},
+		{"nan", `{"data":[{"index":0,"embedding":[NaN,0]}]}`, 1, "NaN or Infinity"},
 		{"empty", `{"data":[{"index":0,"embedding":[]}]}`, 1, "empty"},
 		{"strings", `{"data":[{"index":0,"embedding":"abc"}]}`, 1, "not a list of numbers"},
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -47,6 +48,9 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) (*Emb
 	return res, nil
 }
 
+// nonFiniteValue finds NaN or Infinity written as a bare number, which is not JSON.
+var nonFiniteValue = regexp.MustCompile(`[\[,:]\s*-?(NaN|Infinity)\s*[\],}]`)
+
 // DecodeEmbeddings reads an embeddings response for n inputs, placing each vector by its index.
 func DecodeEmbeddings(raw []byte, n int) (*EmbedResult, error) {
 	var body struct {
@@ -57,6 +61,9 @@ func DecodeEmbeddings(raw []byte, n int) (*EmbedResult, error) {
 		Usage *wireUsage `json:"usage"`
 	}
 	if err := json.Unmarshal(nonFinite.ReplaceAll(raw, []byte(": null")), &body); err != nil {
+		if nonFiniteValue.Match(raw) {
+			return nil, &BadEmbeddingError{Reason: "a vector holds NaN or Infinity"}
+		}
 		return nil, &BadEmbeddingError{Reason: "not JSON: " + err.Error()}
 	}
 	if len(body.Data) != n {

@@ -143,6 +143,7 @@ func Classify(err error) (Status, string, int) {
 		sig      *SignalError
 		embed    *BadEmbeddingError
 		verdict  *NoVerdictError
+		oversize *OversizeError
 	)
 	switch {
 	case err == nil:
@@ -151,7 +152,7 @@ func Classify(err error) (Status, string, int) {
 		return StatusRed, "red", 1
 	case errors.As(err, &endpoint), errors.As(err, &off):
 		return StatusRefused, "off_loopback", 1
-	case errors.As(err, &budget):
+	case errors.As(err, &budget), errors.As(err, &oversize):
 		return StatusRefused, "input_budget", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1

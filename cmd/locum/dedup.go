@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner"
+)
+
+func (e *env) dedupCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "dir", Usage: "the folder whose entries to compare (required)"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+		&cli.BoolFlag{Name: "json", Usage: "print the pairs and figures as one JSON object on stdout"},
+		&cli.StringFlag{Name: "role", Hidden: true},
+	}
+	flags = append(flags, settingFlags("dedup")...)
+	return &cli.Command{
+		Name:  "dedup",
+		Usage: "screen a folder for near-duplicate entries by embedding similarity; it never edits a file",
+		Description: "Embeds each entry (the regular files directly in --dir matching --glob, *.md by default in any\n" +
+			"letter case, README.md left out) and prints each pair whose cosine similarity is at or above\n" +
+			"--threshold, highest first: `0.829 0036-a.md 0038-b.md`. A pair is a candidate for a person to\n" +
+			"judge, never a verdict. Embeddings are cached by model and content under the git directory.\n\n" +
+			"Exit 0 for a run, with pairs or without; 1 when a file is over --max-input-bytes (every such file\n" +
+			"is named) or the endpoint is refused, before any request; 2 could not run.",
+		UsageText:    "locum dedup --dir DIR [--threshold 0.8] [--model ID] [--glob '*.md'] [--json]",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.IsSet("role") {
+				return usagef(cmd, "dedup takes no --role: roles route chat models; name the embedding model with --model (or LOCUM_EMBED_MODEL)")
+			}
+			if cmd.String("dir") == "" {
+				return usagef(cmd, "--dir is required")
+			}
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			return e.dedup(ctx, cmd)
+		},
+	}
+}
+
+func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
+	_, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	settings, err := c.Resolve("dedup", e.lookup, setFlags(cmd, "dedup"))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum dedup: %w", err))
+	}
+	var found runner.DedupResult
+	spec := runner.RunSpec{
+		Mode: "dedup", Root: c.Root, Settings: settings, Model: settings.String("embed_model"),
+		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
+	}
+	res := runner.Execute(ctx, spec, runner.DedupSteps(runner.DedupOptions{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
+	if res.Error == nil {
+		if !cmd.Bool("json") {
+			for _, p := range found.Pairs {
+				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), p.A, p.B)
+			}
+		}
+		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
+		if !cmd.Bool("no-cache") {
+			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
+		}
+	}
+	return e.finish(cmd, res)
+}
+
+// score3 prints a cosine to three decimals, never as -0.000.
+func score3(s float64) string {
+	out := strconv.FormatFloat(s, 'f', 3, 64)
+	if out == "-0.000" {
+		return "0.000"
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// DedupOptions is one screen of a folder.
+type DedupOptions struct {
+	Dir     string
+	Root    string
+	NoCache bool
+}
+
+// DedupResult is what a screen found.
+type DedupResult struct {
+	Files     []string
+	Pairs     []Pair
+	Threshold float64
+	Cached    int
+}
+
+// OversizeError names every entry over the per-file budget: a refusal before any request.
+type OversizeError struct {
+	Limit int64
+	Files []string // "name (N bytes)"
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (--max-input-bytes), so nothing was sent: %s; nothing is truncated, so raise --max-input-bytes only as far as the embedding model's context holds, or split the files",
+		len(e.Files), plural(len(e.Files), "file is", "files are"), e.Limit, strings.Join(e.Files, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+type dedup struct {
+	opts    DedupOptions
+	names   []string
+	texts   []string
+	vectors [][]float64
+	result  *DedupResult
+}
+
+// DedupSteps is the dedup workflow: list the entries, measure each against the per-file budget,
+// check the endpoint, embed (from the cache where it can), score.
+func DedupSteps(opts DedupOptions, out *DedupResult) []Step {
+	d := &dedup{opts: opts, result: out}
+	return []Step{
+		{Name: "entries", Run: d.entries},
+		{Name: "connect", Run: func(_ context.Context, r *Run) error { return r.Connect() }},
+		{Name: "embed", Run: d.embed},
+		{Name: "score", Run: d.score},
+	}
+}
+
+// Entries lists the files dedup compares: regular files directly in dir whose name matches glob
+// (in any letter case), sorted by name, without README.md (it describes the folder).
+func Entries(dir, glob string) ([]string, error) {
+	if _, err := path.Match(strings.ToLower(glob), ""); err != nil {
+		return nil, &BadInputError{Reason: fmt.Sprintf("--glob %q is not a valid pattern: %v", glob, err)}
+	}
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &BadInputError{Reason: fmt.Sprintf("--dir %s: %v", dir, err)}
+	}
+	var out []string
+	for _, e := range list {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.EqualFold(name, "README.md") {
+			continue
+		}
+		if ok, _ := path.Match(strings.ToLower(glob), strings.ToLower(name)); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (d *dedup) entries(_ context.Context, r *Run) error {
+	s := r.Spec.Settings
+	names, err := Entries(d.opts.Dir, s.String("glob"))
+	if err != nil {
+		return err
+	}
+	if len(names) < 2 {
+		return &BadInputError{Reason: fmt.Sprintf("--dir %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), plural(len(names), "entry", "entries"), s.String("glob"))}
+	}
+	limit := s.Int("max_input_bytes")
+	var over []string
+	for _, name := range names {
+		data, err := rails.ReadTextFile(filepath.Join(d.opts.Dir, name), limit)
+		var be *rails.BudgetError
+		switch {
+		case errors.As(err, &be):
+			over = append(over, fmt.Sprintf("%s (%d bytes)", name, be.Size))
+			continue
+		case err != nil:
+			var fe *rails.FileError
+			if errors.As(err, &fe) {
+				fe.Path = name
+			}
+			return err
+		}
+		d.texts = append(d.texts, string(data))
+	}
+	if len(over) > 0 {
+		return &OversizeError{Limit: limit, Files: over}
+	}
+	d.names = names
+	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
+	return nil
+}
+
+func (d *dedup) embed(ctx context.Context, r *Run) error {
+	s := r.Spec.Settings
+	model := s.String("embed_model")
+	cache := embeddingCache{dir: EmbeddingsDir(d.opts.Root, model)}
+	if d.opts.NoCache {
+		cache.dir = ""
+	}
+	d.vectors = make([][]float64, len(d.texts))
+	var missing []int
+	for i, text := range d.texts {
+		if v := cache.get(text); v != nil {
+			d.vectors[i] = v
+			d.result.Cached++
+			continue
+		}
+		missing = append(missing, i)
+	}
+	batch := int(s.Int("batch_size"))
+	for start := 0; start < len(missing); start += batch {
+		idx := missing[start:min(start+batch, len(missing))]
+		inputs := make([]string, len(idx))
+		for k, i := range idx {
+			inputs[k] = d.texts[i]
+		}
+		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
+		res, err := r.Client.Embed(ctx, model, inputs)
+		if err != nil {
+			return err
+		}
+		r.AddUsage(res.Usage, res.Elapsed)
+		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
+		for k, i := range idx {
+			d.vectors[i] = res.Vectors[k]
+			cache.put(d.texts[i], res.Vectors[k])
+		}
+	}
+	// Vectors from the cache and from the server must agree in length too.
+	for i := range d.vectors {
+		if len(d.vectors[i]) != len(d.vectors[0]) {
+			return &BadEmbeddingError{Reason: fmt.Sprintf("%s has a vector of length %d, %s of %d (a stale cache? run with --no-cache)", d.names[i], len(d.vectors[i]), d.names[0], len(d.vectors[0]))}
+		}
+	}
+	return nil
+}
+
+func (d *dedup) score(_ context.Context, r *Run) error {
+	threshold := r.Spec.Settings.Float("threshold")
+	pairs := SimilarPairs(Normalize(d.vectors), d.names, threshold)
+	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached}
+	if pairs == nil {
+		pairs = []Pair{}
+	}
+	r.Detail("dir", d.opts.Dir)
+	r.Detail("files", len(d.names))
+	r.Detail("threshold", threshold)
+	r.Detail("pairs", pairs)
+	r.Detail("cached", d.result.Cached)
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached})
+	return nil
+}
+
+// EmbeddingsDir is where embeddings of a model are cached: under the git directory, else the
+// user's cache directory.
+func EmbeddingsDir(root, model string) string {
+	sum := sha256.Sum256([]byte(model))
+	key := hex.EncodeToString(sum[:8])
+	if p := GitPath(root, "locum/embeddings"); p != "" {
+		return filepath.Join(p, key)
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "locum", "embeddings", key)
+}
+
+// embeddingCache keeps one vector per content hash, as little-endian float64s.
+type embeddingCache struct{ dir string }
+
+func (c embeddingCache) file(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f64")
+}
+
+func (c embeddingCache) get(text string) []float64 {
+	if c.dir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(c.file(text))
+	if err != nil || len(data) == 0 || len(data)%8 != 0 {
+		return nil
+	}
+	v := make([]float64, len(data)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[i*8:]))
+		if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+			return nil
+		}
+	}
+	return v
+}
+
+// put stores a vector; a cache that cannot be written only costs the next run a request.
+func (c embeddingCache) put(text string, v []float64) {
+	if c.dir == "" || os.MkdirAll(c.dir, 0o755) != nil {
+		return
+	}
+	data := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(data[i*8:], math.Float64bits(x))
+	}
+	// A rename keeps a reader from seeing half a vector; no fsync, since a lost entry only
+	// costs a request.
+	tmp, err := os.CreateTemp(c.dir, ".vec-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.file(text)) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
