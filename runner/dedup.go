@@ -256,4 +256,3 @@ func (c embeddingCache) put(text string, v []float64) {
 		os.Remove(tmp.Name())
 	}
 }
-
