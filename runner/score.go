@@ -4,8 +4,9 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Pair is two entries and their cosine similarity.
@@ -16,53 +17,72 @@ type Pair struct {
 	i, j  int
 }
 
-// ScoreBlock is how many rows one block product holds: two 512×512 blocks of scores are 4 MiB,
-// whatever the number of files.
-const ScoreBlock = 512
+// ScoreBlock is how many rows one block product holds: a 1024×1024 block of float32 scores is
+// 4 MiB, whatever the number of files.
+const ScoreBlock = 1024
 
-// Normalize stacks the vectors as rows of a matrix, each scaled to length 1 once. A zero vector
-// stays zero, so it scores 0 against everything rather than NaN.
-func Normalize(vectors [][]float64) *mat.Dense {
+// Unit is the entries' vectors as rows of a float32 matrix, each scaled to length 1 once.
+// Embedding models compute in float32, so float32 loses nothing they had, and halves the work.
+type Unit struct {
+	rows, dim int
+	data      []float32
+}
+
+// Normalize stacks the vectors as rows, each scaled to length 1 once (in float64, then stored as
+// float32). A zero vector stays zero, so it scores 0 against everything rather than NaN.
+func Normalize(vectors [][]float64) *Unit {
 	if len(vectors) == 0 {
 		return nil
 	}
-	m := mat.NewDense(len(vectors), len(vectors[0]), nil)
+	u := &Unit{rows: len(vectors), dim: len(vectors[0])}
+	u.data = make([]float32, u.rows*u.dim)
 	for i, v := range vectors {
-		row := m.RawRowView(i)
-		copy(row, v)
-		if n := floats.Norm(row, 2); n > 0 {
-			floats.Scale(1/n, row)
+		n := floats.Norm(v, 2)
+		row := u.data[i*u.dim : (i+1)*u.dim]
+		for k, x := range v {
+			if n > 0 {
+				row[k] = float32(x / n)
+			}
 		}
 	}
-	return m
+	return u
 }
 
-// SimilarPairs scores every pair of rows of a normalised matrix by block matrix products and
-// returns those at or above threshold, highest first, ties in name order.
-func SimilarPairs(m *mat.Dense, names []string, threshold float64) []Pair {
-	if m == nil {
+func (u *Unit) block(from, to int) blas32.General {
+	return blas32.General{Rows: to - from, Cols: u.dim, Stride: u.dim, Data: u.data[from*u.dim : to*u.dim]}
+}
+
+// SimilarPairs scores every pair of rows by block matrix products (a symmetric rank-k update on
+// the diagonal blocks, where only one triangle is needed) and returns the pairs at or above
+// threshold, highest first, ties in name order.
+func SimilarPairs(u *Unit, names []string, threshold float64) []Pair {
+	if u == nil {
 		return nil
 	}
-	n, _ := m.Dims()
+	n := u.rows
 	var out []Pair
-	var prod mat.Dense
+	scratch := make([]float32, ScoreBlock*ScoreBlock)
 	for bi := 0; bi < n; bi += ScoreBlock {
 		ei := min(bi+ScoreBlock, n)
-		a := m.Slice(bi, ei, 0, m.RawMatrix().Cols)
+		a := u.block(bi, ei)
 		for bj := bi; bj < n; bj += ScoreBlock {
 			ej := min(bj+ScoreBlock, n)
-			b := m.Slice(bj, ej, 0, m.RawMatrix().Cols)
-			prod.Reset()
-			prod.Mul(a, b.T())
-			for r := 0; r < ei-bi; r++ {
-				row := prod.RawRowView(r)
+			rows, cols := ei-bi, ej-bj
+			c := blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: scratch[:rows*cols]}
+			if bi == bj {
+				blas32.Syrk(blas.NoTrans, 1, a, 0, blas32.Symmetric{N: rows, Stride: cols, Data: c.Data, Uplo: blas.Upper})
+			} else {
+				blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, u.block(bj, ej), 0, c)
+			}
+			for r := 0; r < rows; r++ {
 				c0 := 0
 				if bi == bj {
 					c0 = r + 1
 				}
-				for c := c0; c < ej-bj; c++ {
-					if s := row[c]; atLeast(s, threshold) {
-						out = append(out, Pair{Score: math.Max(-1, math.Min(1, s)), i: bi + r, j: bj + c})
+				row := c.Data[r*cols : (r+1)*cols]
+				for col := c0; col < cols; col++ {
+					if s := float64(row[col]); atLeast(s, threshold) {
+						out = append(out, Pair{Score: math.Max(-1, math.Min(1, s)), i: bi + r, j: bj + col})
 					}
 				}
 			}
@@ -75,9 +95,9 @@ func SimilarPairs(m *mat.Dense, names []string, threshold float64) []Pair {
 	return out
 }
 
-// atLeast compares a score with the threshold allowing for rounding in the products: a pair
-// exactly at the threshold is listed.
-func atLeast(score, threshold float64) bool { return score >= threshold-1e-12 }
+// atLeast compares a score with the threshold allowing for float32 rounding in the products: a
+// pair exactly at the threshold is listed.
+func atLeast(score, threshold float64) bool { return score >= threshold-1e-6 }
 
 // SortPairs orders pairs highest score first (as printed, to three decimals), ties by file names.
 func SortPairs(p []Pair) {

@@ -29,6 +29,7 @@ const (
 	Pack      Name = "pack.schema.json"
 	Workspace Name = "workspace.schema.json"
 	Result    Name = "result.schema.json"
+	Routing   Name = "routing.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"
