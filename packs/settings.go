@@ -123,6 +123,15 @@ func (s *Settings) Duration(key string) time.Duration {
 	return d
 }
 
+// Set replaces a setting's value and source (a role's measured effort replaces the default).
+func (s *Settings) Set(key, value, source string) {
+	for i := range s.items {
+		if s.items[i].Key == key {
+			s.items[i].Value, s.items[i].Source = value, source
+		}
+	}
+}
+
 // Bool returns the value of a boolean setting.
 func (s *Settings) Bool(key string) bool { return s.String(key) == "true" }
 

@@ -166,7 +166,7 @@ func ListRuns(dir string) ([]RunSummary, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
 			continue
 		}
-		s, err := summarize(filepath.Join(dir, e.Name()))
+		s, err := summarizeRun(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue
 		}
@@ -219,7 +219,7 @@ func readEvents(path string) ([]map[string]any, error) {
 	return events, sc.Err()
 }
 
-func summarize(path string) (RunSummary, error) {
+func summarizeRun(path string) (RunSummary, error) {
 	events, err := readEvents(path)
 	if err != nil || len(events) == 0 {
 		return RunSummary{}, fmt.Errorf("empty journal")

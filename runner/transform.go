@@ -87,20 +87,39 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	if strings.TrimSpace(t.opts.Task) == "" {
 		return &BadInputError{Reason: "the task is empty: say what to change"}
 	}
-	path, display, err := resolveInRoot(t.opts.Cwd, t.opts.Root, t.opts.File)
+	sc, err := scopeFile(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines)
 	if err != nil {
 		return err
 	}
-	t.path, t.display = path, display
-	limit := r.Spec.Settings.Int("max_input_bytes")
-	var data []byte
-	if t.opts.Lines == "" {
-		// The whole file goes into the prompt, so it is measured against the budget on disk,
-		// before it is read.
-		data, err = rails.ReadTextFile(path, limit)
-	} else {
-		data, err = rails.ReadTextFile(path, hardFileCap)
+	t.path, t.display, t.text, t.orig = sc.path, sc.display, sc.text, sc.rng
+	t.start, t.n = sc.rng.Start, sc.rng.End-sc.rng.Start+1
+	t.origSpan = t.span()
+	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
+	r.Event("scope", map[string]any{"file": t.display, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
+	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
+}
+
+// fileScope is a file read for a mode, and the span of it the mode works on.
+type fileScope struct {
+	path, display string
+	text          Text
+	rng           LineRange
+}
+
+func (s *fileScope) span() []string { return s.text.Lines[s.rng.Start-1 : s.rng.End] }
+
+// scopeFile reads the file a mode works on and resolves its span. Without --lines the whole file
+// goes into the prompt, so it is measured against the input budget on disk, before it is read.
+func scopeFile(r *Run, cwd, root, file, lines string) (*fileScope, error) {
+	path, display, err := resolveInRoot(cwd, root, file)
+	if err != nil {
+		return nil, err
 	}
+	limit := int64(hardFileCap)
+	if lines == "" {
+		limit = r.Spec.Settings.Int("max_input_bytes")
+	}
+	data, err := rails.ReadTextFile(path, limit)
 	if err != nil {
 		var be *rails.BudgetError
 		if errors.As(err, &be) {
@@ -110,26 +129,21 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 		if errors.As(err, &fe) {
 			fe.Path = display
 		}
-		return err
+		return nil, err
 	}
-	t.text = SplitText(string(data))
-	rng := LineRange{Start: 1, End: len(t.text.Lines)}
-	if t.opts.Lines != "" {
-		if rng, err = ParseLineRange(t.opts.Lines); err != nil {
-			return err
+	sc := &fileScope{path: path, display: display, text: SplitText(string(data))}
+	sc.rng = LineRange{Start: 1, End: len(sc.text.Lines)}
+	if lines != "" {
+		if sc.rng, err = ParseLineRange(lines); err != nil {
+			return nil, err
 		}
-		if rng, err = rng.Within(len(t.text.Lines)); err != nil {
-			return err
+		if sc.rng, err = sc.rng.Within(len(sc.text.Lines)); err != nil {
+			return nil, err
 		}
 	}
-	t.orig = rng
-	t.start, t.n = rng.Start, rng.End-rng.Start+1
-	t.origSpan = t.span()
 	r.Detail("file", display)
-	r.Detail("lines", rng.String())
-	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
-	r.Event("scope", map[string]any{"file": display, "lines": rng.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
-	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), limit)
+	r.Detail("lines", sc.rng.String())
+	return sc, nil
 }
 
 func (t *transform) span() []string {

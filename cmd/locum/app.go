@@ -168,6 +168,7 @@ func (e *env) rootCommand() *cli.Command {
 		Commands: []*cli.Command{
 			e.statusCommand(),
 			e.transformCommand(),
+			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.runsCommand(),
 			e.recoverCommand(),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -29,12 +31,15 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":    cmdExits,
-			"serve":    cmdServe,
-			"waitfile": cmdWaitFile,
-			"signal":   cmdSignal,
-			"pidgone":  cmdPidGone,
-			"mode":     cmdMode,
+			"exits":     cmdExits,
+			"serve":     cmdServe,
+			"waitfile":  cmdWaitFile,
+			"signal":    cmdSignal,
+			"pidgone":   cmdPidGone,
+			"mode":      cmdMode,
+			"keygen":    cmdKeygen,
+			"trust":     cmdTrust,
+			"mkrouting": cmdMkRouting,
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
@@ -176,4 +181,51 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 	if got := st.Mode().Perm(); got != os.FileMode(want) {
 		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
 	}
+}
+
+// cmdKeygen writes a signing key and its .pub: keygen FILE.
+func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
+	_, err := evals.GenerateKey(ts.MkAbs(args[0]))
+	ts.Check(err)
+}
+
+// cmdTrust adds a public key file's key to .locum/workspace.json: trust FILE.pub.
+func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
+	pub, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	file := ts.MkAbs(".locum/workspace.json")
+	ws := map[string]any{"packs": []any{"tools/local-llm"}}
+	if data, err := os.ReadFile(file); err == nil {
+		ts.Check(json.Unmarshal(data, &ws))
+	}
+	trust, _ := ws["trust"].(map[string]any)
+	if trust == nil {
+		trust = map[string]any{}
+	}
+	keys, _ := trust["keys"].([]any)
+	trust["keys"] = append(keys, strings.TrimSpace(string(pub)))
+	ws["trust"] = trust
+	data, err := json.MarshalIndent(ws, "", "  ")
+	ts.Check(err)
+	ts.Check(os.MkdirAll(ts.MkAbs(".locum"), 0o755))
+	ts.Check(os.WriteFile(file, data, 0o644))
+}
+
+// cmdMkRouting signs a routing file: mkrouting KEYFILE RECORD ROLES.json, where ROLES.json maps
+// role names to {enabled, model, effort, tasks}.
+func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: mkrouting KEYFILE RECORD ROLES.json")
+	}
+	key, err := evals.LoadPrivateKey(ts.MkAbs(args[0]))
+	ts.Check(err)
+	sum, err := evals.FileSHA256(ts.MkAbs(args[1]))
+	ts.Check(err)
+	var r evals.Routing
+	r.Version = 1
+	r.Record.Path, r.Record.SHA256 = args[1], sum
+	data, err := os.ReadFile(ts.MkAbs(args[2]))
+	ts.Check(err)
+	ts.Check(json.Unmarshal(data, &r.Roles))
+	ts.Check(evals.SignRouting(ts.MkAbs("."), r, func(doc map[string]any) error { return evals.Sign(doc, key) }))
 }

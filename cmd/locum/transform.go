@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
-	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner"
 )
 
@@ -69,7 +68,7 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum transform: %w", err))
 	}
-	model, routing, err := chooseModel(cmd, settings)
+	model, routing, err := e.chooseModel(cmd, c, settings)
 	if err != nil {
 		return err
 	}
@@ -83,22 +82,6 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	}))
 	e.transformSummary(res)
 	return e.finish(cmd, res)
-}
-
-// chooseModel picks the model: an explicit --model is the operator's choice; a role resolves only
-// through earned routing, which this build does not read yet, so a role without --model refuses.
-func chooseModel(cmd *cli.Command, settings *packs.Settings) (model, routing string, err error) {
-	role, _ := settings.Get("role")
-	if m := cmd.String("model"); m != "" {
-		if cmd.IsSet("role") {
-			return "", "", withCode(exitCouldNot, fmt.Errorf("locum: --role %s and --model %s: a role runs only its measured model; drop --role to run %s as an operator's choice", role.Value, m, m))
-		}
-		return m, "operator", nil
-	}
-	if role.Value == "" {
-		return "", "", withCode(exitRed, errors.New("locum: no model: name one with --model ID, or route a role earned by a signed A/B record (--role)"))
-	}
-	return "", "", withCode(exitRed, fmt.Errorf("locum: role %q (%s) has no earned routing: .locum/routing.json is missing; run locum eval --ab to earn it, or name a model with --model ID", role.Value, role.Source))
 }
 
 func (e *env) readTask(cmd *cli.Command) (string, error) {

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner"
+)
+
+func (e *env) summarizeCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "file", Usage: "the file to summarize (required)"},
+		&cli.StringFlag{Name: "lines", Usage: "the span to summarize: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+		&cli.BoolFlag{Name: "json", Usage: "print every claim with its verdict as one JSON object on stdout"},
+	}
+	flags = append(flags, settingFlags("summarize")...)
+	return &cli.Command{
+		Name:  "summarize",
+		Usage: "a digest of a file span whose every claim is checked against the file",
+		Description: "The model gets the span with line numbers and returns claims, each with the lines it rests on\n" +
+			"and an exact quote. The evidence gate, in code, marks a claim unsupported when its lines fall\n" +
+			"outside the span or its quote (whitespace-normalised) is not in those lines; the model cannot\n" +
+			"change a verdict. Supported claims print as `L40-52 text`, then `unsupported: N`.\n\n" +
+			"Exit 0 when at least one claim is supported; 1 when none is (do not trust the digest) or on a\n" +
+			"refusal before any request; 2 could not run.",
+		UsageText:    `locum summarize --file PATH [--lines A-B] [--max-words 150] [--role prose | --model ID] [--json] [FOCUS]`,
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.String("file") == "" {
+				return usagef(cmd, "--file is required")
+			}
+			if cmd.NArg() > 1 {
+				return usagef(cmd, "want at most one FOCUS argument, got %d (quote it)", cmd.NArg())
+			}
+			return e.summarize(ctx, cmd)
+		},
+	}
+}
+
+func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
+	wd, err := e.getwd()
+	if err != nil {
+		return err
+	}
+	_, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	settings, err := c.Resolve("summarize", e.lookup, setFlags(cmd, "summarize"))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum summarize: %w", err))
+	}
+	model, routing, err := e.chooseModel(cmd, c, settings)
+	if err != nil {
+		return err
+	}
+	var claims []runner.Claim
+	spec := runner.RunSpec{
+		Mode: "summarize", Root: c.Root, Settings: settings, Model: model, Routing: routing,
+		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
+		Progress: e.progress(),
+	}
+	res := runner.Execute(ctx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
+		File: cmd.String("file"), Lines: cmd.String("lines"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
+	}, &claims))
+	if !cmd.Bool("json") && claims != nil {
+		var unsupported []runner.Claim
+		for _, cl := range claims {
+			if cl.Supported() {
+				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], cl.Text)
+			} else {
+				unsupported = append(unsupported, cl)
+			}
+		}
+		fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
+		for _, cl := range unsupported {
+			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
+		}
+	}
+	return e.finish(cmd, res)
+}

@@ -1,0 +1,150 @@
+package evals
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/schema"
+)
+
+// RoutingFile is where a workspace keeps its earned routing, relative to the root.
+const RoutingFile = ".locum/routing.json"
+
+// Routing is .locum/routing.json, as spec/routing.schema.json describes it.
+type Routing struct {
+	Version int `json:"version"`
+	Record  struct {
+		Path   string `json:"path"`
+		SHA256 string `json:"sha256"`
+	} `json:"record"`
+	Roles     map[string]RoutedRole `json:"roles"`
+	Signer    string                `json:"signer"`
+	Signature string                `json:"signature"`
+}
+
+// RoutedRole is one role's measured routing.
+type RoutedRole struct {
+	Enabled bool     `json:"enabled"`
+	Model   string   `json:"model"`
+	Effort  string   `json:"effort"`
+	Tasks   []string `json:"tasks"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// Route is a role resolved to its measured model and effort.
+type Route struct {
+	Role, Model, Effort string
+}
+
+// roleRefusal is the one-line refusal of a role, with what to do.
+func roleRefusal(role, why string) error {
+	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, or name a model with --model ID", role, why)}
+}
+
+// ResolveRole returns the model and effort a role was measured with, only when a signed,
+// trusted, unedited routing file enables it and the A/B record it came from is there unchanged.
+// Every other case is a *runner.RefusalError saying why.
+func ResolveRole(v *schema.Validator, root string, trust []string, role string, declared packs.Role) (Route, error) {
+	data, err := os.ReadFile(filepath.Join(root, RoutingFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Route{}, roleRefusal(role, RoutingFile+" is missing")
+	}
+	if err != nil {
+		return Route{}, roleRefusal(role, fmt.Sprintf("%s cannot be read: %v", RoutingFile, err))
+	}
+	doc, err := schema.Decode(RoutingFile, data)
+	if err != nil {
+		return Route{}, roleRefusal(role, err.Error())
+	}
+	obj, _ := doc.(map[string]any)
+	if obj != nil {
+		// The signature is judged before the shape: an unsigned or forged file says so plainly.
+		if err := Verify(obj, trust); err != nil {
+			return Route{}, roleRefusal(role, RoutingFile+" cannot be trusted: "+err.Error())
+		}
+	}
+	if err := v.ValidateValue(schema.Routing, RoutingFile, doc); err != nil {
+		return Route{}, roleRefusal(role, "it does not fit spec/routing.schema.json: "+firstLine(err.Error()))
+	}
+	var r Routing
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Route{}, roleRefusal(role, err.Error())
+	}
+	record, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(r.Record.Path)))
+	if err != nil {
+		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record it came from, %s, cannot be read", r.Record.Path))
+	}
+	if sum := sha256.Sum256(record); hex.EncodeToString(sum[:]) != r.Record.SHA256 {
+		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s changed since the routing was signed", r.Record.Path))
+	}
+	rr, ok := r.Roles[role]
+	switch {
+	case !ok:
+		return Route{}, roleRefusal(role, fmt.Sprintf("%s does not name it", RoutingFile))
+	case !rr.Enabled:
+		why := "the A/B record did not earn it"
+		if rr.Reason != "" {
+			why += " (" + rr.Reason + ")"
+		}
+		return Route{}, roleRefusal(role, fmt.Sprintf("%s says it is not enabled: %s", RoutingFile, why))
+	case declared.Effort != "" && rr.Effort != declared.Effort:
+		return Route{}, roleRefusal(role, fmt.Sprintf("it was measured at effort %s, but the pack runs it at %s", rr.Effort, declared.Effort))
+	}
+	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
+}
+
+// SignRouting signs r with key and writes it to root/.locum/routing.json.
+func SignRouting(root string, r Routing, sign func(map[string]any) error) error {
+	r.Signer, r.Signature = "", ""
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytesReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	delete(doc, "signer")
+	delete(doc, "signature")
+	if err := sign(doc); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(root, RoutingFile)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(out, '\n'), 0o644)
+}
+
+// FileSHA256 is the lower-case hex SHA-256 of a file.
+func FileSHA256(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

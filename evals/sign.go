@@ -1,0 +1,154 @@
+// Package evals measures which work a local model can take: the eval tasks and their
+// predicates, the screen, the signed A/B records, and the routing those records earn.
+package evals
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+const (
+	publicPrefix  = "ed25519:"
+	privatePrefix = "ed25519-private:"
+)
+
+// FormatPublicKey writes a public key the way trust.keys lists it.
+func FormatPublicKey(pub ed25519.PublicKey) string {
+	return publicPrefix + base64.StdEncoding.EncodeToString(pub)
+}
+
+// ParsePublicKey reads ed25519:<base64 of 32 bytes>.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	b64, ok := strings.CutPrefix(strings.TrimSpace(s), publicPrefix)
+	if !ok {
+		return nil, fmt.Errorf("%q is not an ed25519 public key (want ed25519:<base64>)", s)
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%q is not an ed25519 public key: want the base64 of 32 bytes", s)
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+// GenerateKey writes a new private key to file (mode 0600) and its public key to file.pub as one
+// line, ed25519:<base64>. It never overwrites a key.
+func GenerateKey(file string) (string, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("writing the private key: %w", err)
+	}
+	if _, err := fmt.Fprintf(f, "%s%s\n", privatePrefix, base64.StdEncoding.EncodeToString(priv.Seed())); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	line := FormatPublicKey(pub)
+	if err := os.WriteFile(file+".pub", []byte(line+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("writing the public key: %w", err)
+	}
+	return line, nil
+}
+
+// LoadPrivateKey reads a key GenerateKey wrote.
+func LoadPrivateKey(file string) (ed25519.PrivateKey, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	b64, ok := strings.CutPrefix(strings.TrimSpace(string(data)), privatePrefix)
+	if !ok {
+		return nil, fmt.Errorf("signing key %s: not an ed25519 private key written by locum eval keygen", file)
+	}
+	seed, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("signing key %s: want the base64 of a 32-byte seed", file)
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}
+
+// Canonical is the bytes a signature covers: the document without its signature, as JSON with
+// object keys sorted and no insignificant space. Numbers keep the text they were written with.
+func Canonical(doc map[string]any) ([]byte, error) {
+	rest := make(map[string]any, len(doc))
+	for k, v := range doc {
+		if k != "signature" {
+			rest[k] = v
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rest); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Sign sets doc's signer and signature.
+func Sign(doc map[string]any, key ed25519.PrivateKey) error {
+	doc["signer"] = FormatPublicKey(key.Public().(ed25519.PublicKey))
+	data, err := Canonical(doc)
+	if err != nil {
+		return err
+	}
+	doc["signature"] = base64.StdEncoding.EncodeToString(ed25519.Sign(key, data))
+	return nil
+}
+
+// Signature failures, each a reason never to use a document for routing.
+var (
+	ErrUnsigned     = errors.New("it is not signed")
+	ErrBadSignature = errors.New("its signature does not match its contents: it was edited after signing, or signed by another key")
+)
+
+// UntrustedKeyError is a document signed by a key the workspace does not list.
+type UntrustedKeyError struct{ Key string }
+
+func (e *UntrustedKeyError) Error() string {
+	return fmt.Sprintf("it is signed by %s, which .locum/workspace.json does not list in trust.keys", e.Key)
+}
+
+// Verify checks doc's signature and that its signer is one of trusted.
+func Verify(doc map[string]any, trusted []string) error {
+	signer, _ := doc["signer"].(string)
+	sig, _ := doc["signature"].(string)
+	if signer == "" || sig == "" {
+		return ErrUnsigned
+	}
+	pub, err := ParsePublicKey(signer)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadSignature, err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil {
+		return ErrBadSignature
+	}
+	data, err := Canonical(doc)
+	if err != nil {
+		return err
+	}
+	if !ed25519.Verify(pub, data, raw) {
+		return ErrBadSignature
+	}
+	for _, t := range trusted {
+		if k, err := ParsePublicKey(t); err == nil && k.Equal(pub) {
+			return nil
+		}
+	}
+	return &UntrustedKeyError{Key: signer}
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
