@@ -68,7 +68,10 @@ func TestResolveRole(t *testing.T) {
 		{"missing file", func(t *testing.T, root string) []string { os.Remove(filepath.Join(root, RoutingFile)); return nil }, "code", ".locum/routing.json is missing"},
 		{"untrusted key", func(t *testing.T, root string) []string { return []string{FormatPublicKey(otherKey)} }, "code", "which .locum/workspace.json does not list in trust.keys"},
 		{"no trusted keys at all", func(t *testing.T, root string) []string { return []string{} }, "code", "does not list in trust.keys"},
-		{"edited model", func(t *testing.T, root string) []string { edit(t, root, `"qwen3-coder-30b"`, `"other-model"`); return nil }, "code", "edited after signing"},
+		{"edited model", func(t *testing.T, root string) []string {
+			edit(t, root, `"qwen3-coder-30b"`, `"other-model"`)
+			return nil
+		}, "code", "edited after signing"},
 		{"unsigned", func(t *testing.T, root string) []string { edit(t, root, `"signature"`, `"unsigned"`); return nil }, "code", "not signed"},
 		{"role not enabled", func(t *testing.T, root string) []string { return nil }, "prose", "not enabled: the A/B record did not earn it (codify L0/H3)"},
 		{"role not named", func(t *testing.T, root string) []string { return nil }, "review", "does not name it"},
