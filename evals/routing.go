@@ -148,3 +148,22 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// WriteRouting derives the routing from a verified record and writes it signed.
+func WriteRouting(root, name string, routes map[string]RoutedRole, sign func(map[string]any) error) error {
+	data, err := os.ReadFile(RecordPath(root, name))
+	if err != nil {
+		return err
+	}
+	var r Routing
+	r.Version = 1
+	r.Record.Path = relTo(root, RecordPath(root, name))
+	r.Record.SHA256 = sha256Hex(data)
+	r.Roles = routes
+	return SignRouting(root, r, sign)
+}

@@ -6,15 +6,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// ShellCommand is a command line for bash -c.
+// ShellCommand is a command line for bash -c, or, with Argv, a program and its arguments run
+// with no shell.
 type ShellCommand struct {
 	Command string
+	Argv    []string
 	Dir     string
 	Env     []string // nil: the current environment
 	// Timeout ends the command (and its whole process group) after this long; 0 is none.
@@ -23,6 +28,8 @@ type ShellCommand struct {
 	TailBytes int
 	// Grace is how long the group has after SIGTERM before SIGKILL; 0 is 2 seconds.
 	Grace time.Duration
+	// Stdout, when set, receives standard output (the tail then keeps standard error only).
+	Stdout io.Writer
 }
 
 // ShellResult is how a command ended. Exactly one of these holds: it exited (Exited, ExitCode),
@@ -72,14 +79,20 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		defer cancel()
 	}
 	cmd := exec.Command("bash", "-c", c.Command)
+	if len(c.Argv) > 0 {
+		cmd = exec.Command(c.Argv[0], c.Argv[1:]...)
+	}
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	cmd.Stdout = tail
+	if c.Stdout != nil {
+		cmd.Stdout = c.Stdout
+	}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return ShellResult{}, fmt.Errorf("starting bash -c %q: %w", c.Command, err)
+		return ShellResult{}, fmt.Errorf("starting %s: %w", c.describe(), err)
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan struct{})
@@ -111,7 +124,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	default:
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
-			return res, fmt.Errorf("waiting for bash -c %q: %w", c.Command, err)
+			return res, fmt.Errorf("waiting for %s: %w", c.describe(), err)
 		}
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		if ws.Signaled() {
@@ -122,6 +135,13 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		}
 	}
 	return res, nil
+}
+
+func (c ShellCommand) describe() string {
+	if len(c.Argv) > 0 {
+		return strconv.Quote(strings.Join(c.Argv, " "))
+	}
+	return fmt.Sprintf("bash -c %q", c.Command)
 }
 
 // TailBuffer keeps the last Max bytes written to it. It is safe for concurrent writers.

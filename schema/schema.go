@@ -30,6 +30,7 @@ const (
 	Workspace Name = "workspace.schema.json"
 	Result    Name = "result.schema.json"
 	Routing   Name = "routing.schema.json"
+	ABRecord  Name = "ab-record.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"

@@ -170,6 +170,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.transformCommand(),
 			e.summarizeCommand(),
 			e.dedupCommand(),
+			e.evalCommand(),
 			e.runsCommand(),
 			e.recoverCommand(),
 			e.packsCommand(),

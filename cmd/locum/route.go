@@ -26,6 +26,13 @@ func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *pack
 	if role.Value == "" {
 		return "", "", withCode(exitRed, errors.New("locum: no model: name one with --model ID, or route a role earned by a signed A/B record (--role)"))
 	}
+	return e.chooseModelForRole(cmd, c, role.Value, settings)
+}
+
+// chooseModelForRole resolves a role through its earned routing.
+func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
+	role := packs.Setting{Key: "role", Value: roleName}
+	explicit := cmd.String("model")
 	var trust []string
 	if c.Workspace != nil {
 		trust = c.Workspace.Trust.Keys

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type Reply struct {
 	// usage 100 in and 20 out); StreamAnswer is the same as a server-sent event stream.
 	Answer       *string `json:"answer,omitempty"`
 	StreamAnswer *string `json:"stream_answer,omitempty"`
+	// AnswerFile is Answer read from a file, relative to the script.
+	AnswerFile string `json:"answer_file,omitempty"`
 }
 
 // Request is one request the server received.
@@ -339,6 +342,20 @@ func LoadScript(path string) (Script, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return sc, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range sc.Routes {
+		for j := range sc.Routes[i].Replies {
+			r := &sc.Routes[i].Replies[j]
+			if r.AnswerFile == "" {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(filepath.Dir(path), r.AnswerFile))
+			if err != nil {
+				return sc, fmt.Errorf("%s: %w", path, err)
+			}
+			text := string(data)
+			r.Answer = &text
+		}
 	}
 	return sc, nil
 }

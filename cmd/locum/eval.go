@@ -1,0 +1,361 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/evals"
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/schema"
+)
+
+func (e *env) evalCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "the local model: the screen's candidate, or arm L's model for every role"},
+		&cli.StringFlag{Name: "role", Usage: "screen the model this role's earned routing names, on the role's tasks"},
+		&cli.BoolFlag{Name: "ab", Usage: "capture an A/B record: k turns per task for the local model (arm L) and the host agent (arm H)"},
+		&cli.StringFlag{Name: "seed", Usage: "the capture's seed; each local turn's sampling seed derives from it (required with --ab)"},
+		&cli.StringFlag{Name: "host-cmd", Usage: "the host agent's command, split on whitespace with no shell; the prompt is its last argument"},
+		&cli.StringFlag{Name: "host-model", Usage: "the host's model, recorded as declared (required with --ab)"},
+		&cli.StringSliceFlag{Name: "role-model", Usage: "arm L's model for one role, ROLE=ID (repeatable; overrides --model for that role)"},
+		&cli.StringFlag{Name: "name", Value: "local-worker", Usage: "the record's name: .locum/evals/ab/NAME.json"},
+		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, Usage: "the most one host turn may take"},
+		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
+		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
+		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen to this file"},
+		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
+	}
+	flags = append(flags, settingFlags("eval")...)
+	return &cli.Command{
+		Name:  "eval",
+		Usage: "screen a model, capture signed A/B records that earn roles their routing, and check them",
+		Description: "locum eval --model ID            screen: one sample per task, graded; earns nothing\n" +
+			"locum eval --ab --k 5 --seed S --host-cmd CMD --host-model ID [--write]\n" +
+			"                                 capture k turns per task and arm, sign the record, and with\n" +
+			"                                 --write route the roles it earns (.locum/routing.json)\n" +
+			"locum eval --verify [--name N]   check a record with no model: exit 1 on any finding, 2 if missing\n" +
+			"locum eval --write [--name N]    re-render the register and routing from a record that verifies\n\n" +
+			"A task qualifies when all k local turns pass and all k host turns complete with local passes at\n" +
+			"least host passes; a role is enabled when every task it names qualifies.",
+		UsageText:    "locum eval [--model ID | --role R] | --ab ... | --verify | --write",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Commands:     []*cli.Command{e.keygenCommand()},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			switch {
+			case cmd.Bool("verify") && (cmd.Bool("ab") || cmd.Bool("write")):
+				return usagef(cmd, "--verify checks; it does not combine with --ab or --write")
+			case cmd.Bool("verify"):
+				return e.evalVerify(cmd)
+			case cmd.Bool("ab"):
+				return e.evalAB(ctx, cmd)
+			case cmd.Bool("write"):
+				return e.evalWrite(cmd)
+			}
+			return e.evalScreen(ctx, cmd)
+		},
+	}
+}
+
+func (e *env) keygenCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "keygen",
+		Usage:        "make an ed25519 signing key: FILE (mode 0600) and FILE.pub, the line trust.keys lists",
+		UsageText:    "locum eval keygen --out FILE",
+		Flags:        []cli.Flag{&cli.StringFlag{Name: "out", Usage: "where to write the private key (required); the public key goes to FILE.pub"}},
+		OnUsageError: onUsageError,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			out := cmd.String("out")
+			if out == "" {
+				return usagef(cmd, "--out is required")
+			}
+			pub, err := evals.GenerateKey(out)
+			if err != nil {
+				return withCode(exitCouldNot, fmt.Errorf("locum eval keygen: %w", err))
+			}
+			fmt.Fprintf(e.stdout, "%s\n", pub)
+			fmt.Fprintf(e.stderr, "wrote %s (keep it private) and %s.pub; add the line above to trust.keys in .locum/workspace.json\n", out, out)
+			return nil
+		},
+	}
+}
+
+// evalContext is what every eval command needs from the workspace.
+func (e *env) evalContext() (*schema.Validator, *packs.Composition, []string, error) {
+	v, c, err := e.workspace()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var trust []string
+	if c.Workspace != nil {
+		trust = c.Workspace.Trust.Keys
+	}
+	return v, c, trust, nil
+}
+
+func (e *env) evalVerify(cmd *cli.Command) error {
+	v, c, trust, err := e.evalContext()
+	if err != nil {
+		return err
+	}
+	ver, err := evals.VerifyRecord(v, c.Root, cmd.String("name"), trust, c.Roles(), true)
+	if err != nil {
+		var missing *evals.MissingRecordError
+		if errors.As(err, &missing) {
+			return withCode(exitCouldNot, fmt.Errorf("locum eval --verify: %w", err))
+		}
+		return err
+	}
+	return e.reportVerification(cmd.String("name"), ver)
+}
+
+// report prints the findings and the routing a record derives; any failure is exit 1.
+func (e *env) reportVerification(name string, ver *evals.Verification) error {
+	fails := 0
+	for _, f := range ver.Findings {
+		if f.Fail {
+			fails++
+			fmt.Fprintf(e.stdout, "FAIL %s\n", f.Text)
+		} else {
+			fmt.Fprintf(e.stdout, "note %s\n", f.Text)
+		}
+	}
+	if ver.Record != nil {
+		e.printRoutes(ver.Routing)
+		fmt.Fprintf(e.stdout, "eval --verify: record %s: %d turns, k=%d, %d findings\n", name, len(ver.Record.Turns), ver.Record.K, fails)
+	}
+	if fails > 0 {
+		return withCode(exitRed, fmt.Errorf("locum eval --verify: the record %s does not hold (%d findings); no routing may rest on it", name, fails))
+	}
+	return nil
+}
+
+func (e *env) printRoutes(routes map[string]evals.RoutedRole) {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, n := range sortedKeys(routes) {
+		r := routes[n]
+		if r.Enabled {
+			fmt.Fprintf(w, "role %s\tenabled\t%s at effort %s\n", n, r.Model, r.Effort)
+		} else {
+			fmt.Fprintf(w, "role %s\tdisabled\t%s\n", n, r.Reason)
+		}
+	}
+	w.Flush()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// signingKey loads the key that signs records and routing: --sign-key, else LOCUM_SIGNING_KEY.
+func (e *env) signingKey(cmd *cli.Command) (ed25519.PrivateKey, error) {
+	file := cmd.String("sign-key")
+	if file == "" {
+		file, _ = e.lookup("LOCUM_SIGNING_KEY")
+	}
+	if file == "" {
+		return nil, usagef(cmd, "--sign-key (or LOCUM_SIGNING_KEY) is required: records and routing are signed; locum eval keygen --out FILE makes a key")
+	}
+	key, err := evals.LoadPrivateKey(file)
+	if err != nil {
+		return nil, withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
+	}
+	return key, nil
+}
+
+func signWith(key ed25519.PrivateKey) func(map[string]any) error {
+	return func(doc map[string]any) error { return evals.Sign(doc, key) }
+}
+
+func (e *env) evalWrite(cmd *cli.Command) error {
+	key, err := e.signingKey(cmd)
+	if err != nil {
+		return err
+	}
+	v, c, trust, err := e.evalContext()
+	if err != nil {
+		return err
+	}
+	name := cmd.String("name")
+	ver, err := evals.VerifyRecord(v, c.Root, name, trust, c.Roles(), false)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum eval --write: %w", err))
+	}
+	if ver.Failed() {
+		_ = e.reportVerification(name, ver)
+		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to write from a record that --verify fails"))
+	}
+	if err := rails.WriteAtomic(evals.RegisterPath(c.Root, name), evals.RenderRegister(ver.Record, c.Roles()), 0o644); err != nil {
+		return err
+	}
+	if err := evals.WriteRouting(c.Root, name, ver.Routing, signWith(key)); err != nil {
+		return err
+	}
+	e.printRoutes(ver.Routing)
+	fmt.Fprintf(e.stdout, "wrote %s and %s\n", relPath(c.Root, evals.RegisterPath(c.Root, name)), evals.RoutingFile)
+	return nil
+}
+
+func relPath(root, p string) string {
+	if strings.HasPrefix(p, root+string(os.PathSeparator)) {
+		return p[len(root)+1:]
+	}
+	return p
+}
+
+func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
+	if cmd.String("host-cmd") == "" {
+		return withCode(exitRed, errors.New("locum eval --ab: refusing without --host-cmd: arm H is the host agent, and nothing is contacted until you name it"))
+	}
+	host, err := evals.ParseHostCommand(cmd.String("host-cmd"))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum eval --ab: %w", err))
+	}
+	var seed int64
+	if _, err := fmt.Sscan(cmd.String("seed"), &seed); err != nil || cmd.String("seed") == "" {
+		return usagef(cmd, "--seed is required with --ab: a whole number every local turn's seed derives from")
+	}
+	if cmd.String("host-model") == "" {
+		return usagef(cmd, "--host-model is required with --ab: the record names the host's model as you declare it")
+	}
+	key, err := e.signingKey(cmd)
+	if err != nil {
+		return err
+	}
+	_, c, _, err := e.evalContext()
+	if err != nil {
+		return err
+	}
+	settings, err := c.Resolve("eval", e.lookup, setFlags(cmd, "eval"))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
+	}
+	models, err := armModels(cmd, c.Roles())
+	if err != nil {
+		return err
+	}
+	u, err := rails.ParseEndpoint(settings.String("base_url"), settings.Bool("allow_remote"))
+	if err != nil {
+		return withCode(exitRed, fmt.Errorf("locum eval --ab: %w", err))
+	}
+	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: settings.Bool("allow_remote"), Timeout: settings.Duration("timeout")})
+	rec, err := evals.Capture(ctx, evals.CaptureOptions{
+		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
+		Models: models, Effort: "low", MaxTokens: settings.Int("max_output_tokens"), TurnTimeout: cmd.Duration("turn-timeout"),
+		Root: c.Root, Client: client, Roles: c.Roles(), Key: key, Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+	})
+	if err != nil {
+		_, _, code := runner.Classify(err)
+		if code == 1 {
+			code = exitCouldNot // a capture that stops part-way could not run; the journal keeps its turns
+		}
+		var refused *rails.EndpointError
+		if errors.As(err, &refused) {
+			code = exitRed
+		}
+		return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
+	}
+	fmt.Fprintf(e.stdout, "wrote %s and %s\n", relPath(c.Root, evals.RecordPath(c.Root, rec.Name)), relPath(c.Root, evals.RegisterPath(c.Root, rec.Name)))
+	routes := evals.DeriveRoles(rec, c.Roles())
+	e.printRoutes(routes)
+	if cmd.Bool("write") {
+		if err := evals.WriteRouting(c.Root, rec.Name, routes, signWith(key)); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", evals.RoutingFile)
+	}
+	return nil
+}
+
+// armModels maps each role to arm L's model: --role-model ROLE=ID, else --model.
+func armModels(cmd *cli.Command, roles map[string]packs.Role) (map[string]string, error) {
+	models := map[string]string{}
+	for _, rm := range cmd.StringSlice("role-model") {
+		role, model, ok := strings.Cut(rm, "=")
+		if !ok || model == "" {
+			return nil, usagef(cmd, "--role-model %q: want ROLE=ID", rm)
+		}
+		if _, known := roles[role]; !known {
+			return nil, usagef(cmd, "--role-model %q: no role %q in the composed packs", rm, role)
+		}
+		models[role] = model
+	}
+	for name := range roles {
+		if models[name] == "" {
+			if cmd.String("model") == "" {
+				return nil, usagef(cmd, "no local model for role %s: give --model ID or --role-model %s=ID", name, name)
+			}
+			models[name] = cmd.String("model")
+		}
+	}
+	return models, nil
+}
+
+func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
+	_, c, _, err := e.evalContext()
+	if err != nil {
+		return err
+	}
+	settings, err := c.Resolve("eval", e.lookup, setFlags(cmd, "eval"))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
+	}
+	tasks := evals.Tasks()
+	model, routing := cmd.String("model"), "operator"
+	if role := cmd.String("role"); role != "" {
+		declared, ok := c.Roles()[role]
+		if !ok {
+			return withCode(exitCouldNot, fmt.Errorf("locum eval: no role %q in the composed packs", role))
+		}
+		var chosen []evals.Task
+		for _, t := range tasks {
+			if evals.TaskRole(t.ID, map[string]packs.Role{role: declared}) == role {
+				chosen = append(chosen, t)
+			}
+		}
+		tasks = chosen
+		if model, routing, err = e.chooseModelForRole(cmd, c, role, settings); err != nil {
+			return err
+		}
+	} else if model == "" {
+		return usagef(cmd, "the screen needs a model: --model ID, or --role R for a role's earned model")
+	}
+	var results []evals.ScreenResult
+	spec := runner.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Progress: e.progress()}
+	res := runner.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
+	if !cmd.Bool("json") && len(results) > 0 {
+		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
+		for _, r := range results {
+			last := ""
+			if n := len(r.Grade.Evidence); n > 0 {
+				last = r.Grade.Evidence[n-1]
+			}
+			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, last)
+		}
+		w.Flush()
+		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")
+	}
+	return e.finish(cmd, res)
+}

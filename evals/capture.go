@@ -1,0 +1,419 @@
+package evals
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+)
+
+// CaptureOptions is one A/B capture.
+type CaptureOptions struct {
+	Name        string
+	K           int
+	Seed        int64
+	Host        HostCommand
+	HostModel   string
+	Models      map[string]string // role to local model
+	Effort      string
+	MaxTokens   int64
+	TurnTimeout time.Duration
+	Root        string
+	Client      *runner.Client
+	Roles       map[string]packs.Role
+	Key         ed25519.PrivateKey
+	Version     string
+	BinarySHA   string
+	// Log receives one progress line per turn.
+	Log io.Writer
+}
+
+// Conditions are what a journal was taken under. A journal is resumed only under the same.
+type Conditions struct {
+	Commit       string            `json:"commit"`
+	Tree         string            `json:"tree"`
+	Machine      Machine           `json:"machine"`
+	Seed         int64             `json:"seed"`
+	K            int               `json:"k"`
+	Models       map[string]string `json:"models"`
+	Effort       string            `json:"effort"`
+	Endpoint     string            `json:"endpoint"`
+	HostCommand  string            `json:"host_command"`
+	HostModel    string            `json:"host_model"`
+	Fingerprints map[string]string `json:"fingerprints"`
+	Binary       string            `json:"locum_binary_sha256"`
+}
+
+// JournalMismatchError is a journal taken under other conditions. Its host turns were paid for,
+// so removing it is the operator's act, never locum's.
+type JournalMismatchError struct {
+	Path   string
+	Fields []string
+}
+
+func (e *JournalMismatchError) Error() string {
+	return fmt.Sprintf("the capture journal %s was taken under other conditions (%s differ); restore them to resume, or remove the journal yourself to start over (its host turns were paid for)",
+		e.Path, strings.Join(e.Fields, ", "))
+}
+
+// RecordExistsError is a capture whose record already exists: a record is captured once.
+type RecordExistsError struct{ Path string }
+
+func (e *RecordExistsError) Error() string {
+	return fmt.Sprintf("%s exists: a record is captured once; remove it yourself to capture again, or choose another --name", e.Path)
+}
+
+// JournalPath is where the capture journal of a name lives: under the git directory.
+func JournalPath(root, name string) string {
+	if p := runner.GitPath(root, "locum/ab-journal"); p != "" {
+		return filepath.Join(p, name+".jsonl")
+	}
+	return filepath.Join(root, ".locum", "ab-journal", name+".jsonl")
+}
+
+type journalLine struct {
+	Kind       string      `json:"kind"` // conditions, host, turn
+	Conditions *Conditions `json:"conditions,omitempty"`
+	Version    string      `json:"host_version,omitempty"`
+	Turn       *Turn       `json:"turn,omitempty"`
+}
+
+// Capture runs the A/B capture: arm L first (so a local failure stops it before any host call),
+// then arm H; every turn is journalled before the next starts, and a capture under the same
+// conditions resumes, re-running only the turns the journal lacks. It ends with the signed
+// record written exclusively, the register beside it, and the journal removed.
+func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
+	recordPath := RecordPath(o.Root, o.Name)
+	if _, err := os.Stat(recordPath); err == nil {
+		return nil, &RecordExistsError{Path: recordPath}
+	}
+	cond := o.conditions()
+	jpath := JournalPath(o.Root, o.Name)
+	done, hostVersion, err := readJournal(jpath, cond)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
+		return nil, err
+	}
+	jf, err := os.OpenFile(jpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("capture journal: %w", err)
+	}
+	defer jf.Close()
+	write := func(l journalLine) error {
+		data, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if _, err := jf.Write(append(data, '\n')); err != nil {
+			return fmt.Errorf("capture journal: %w", err)
+		}
+		return jf.Sync()
+	}
+	if done == nil {
+		done = map[string]Turn{}
+		if err := write(journalLine{Kind: "conditions", Conditions: &cond}); err != nil {
+			return nil, err
+		}
+	} else if len(done) > 0 {
+		o.logf("resuming %s: %d turns already in the journal\n", o.Name, len(done))
+	}
+
+	for _, task := range Tasks() {
+		role := TaskRole(task.ID, o.Roles)
+		for run := 1; run <= o.K; run++ {
+			key := fmt.Sprintf("%s/%s/%d", ArmLocal, task.ID, run)
+			if _, ok := done[key]; ok {
+				continue
+			}
+			t, err := o.localTurn(ctx, task, role, run)
+			if err != nil {
+				return nil, fmt.Errorf("local turn %s: %w", key, err)
+			}
+			if err := write(journalLine{Kind: "turn", Turn: &t}); err != nil {
+				return nil, err
+			}
+			done[key] = t
+			o.logTurn(t)
+		}
+	}
+
+	version, err := o.Host.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the host's version: %w", err)
+	}
+	if hostVersion != "" && hostVersion != version {
+		return nil, &JournalMismatchError{Path: jpath, Fields: []string{"host version"}}
+	}
+	if hostVersion == "" {
+		if err := write(journalLine{Kind: "host", Version: version}); err != nil {
+			return nil, err
+		}
+	}
+	for _, task := range Tasks() {
+		for run := 1; run <= o.K; run++ {
+			key := fmt.Sprintf("%s/%s/%d", ArmHost, task.ID, run)
+			if _, ok := done[key]; ok {
+				continue
+			}
+			ht, err := o.Host.Turn(ctx, task.Prompt, o.TurnTimeout)
+			if err != nil {
+				return nil, fmt.Errorf("host turn %s: %w", key, err)
+			}
+			t := Turn{Arm: ArmHost, Task: task.ID, Run: run, Model: o.HostModel, Completed: ht.Completed, Exit: ht.Exit,
+				WallMs: ht.Wall.Milliseconds(), Output: ht.Output, Evidence: []string{}}
+			if ht.Completed {
+				g := task.Grade(ht.Output)
+				t.Passed, t.Evidence = g.Passed, g.Evidence
+			} else {
+				t.Error = ht.Detail
+			}
+			if err := write(journalLine{Kind: "turn", Turn: &t}); err != nil {
+				return nil, err
+			}
+			done[key] = t
+			o.logTurn(t)
+		}
+	}
+
+	rec := o.record(cond, version, done)
+	data, err := MarshalSigned(rec, o.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteExclusive(recordPath, data); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, &RecordExistsError{Path: recordPath}
+		}
+		return nil, err
+	}
+	if err := rails.WriteAtomic(RegisterPath(o.Root, o.Name), RenderRegister(rec, o.Roles), 0o644); err != nil {
+		return rec, err
+	}
+	jf.Close()
+	os.Remove(jpath)
+	return rec, nil
+}
+
+func (o CaptureOptions) localTurn(ctx context.Context, task Task, role string, run int) (Turn, error) {
+	seed := TurnSeed(o.Seed, task.ID, run)
+	model := o.Models[role]
+	start := time.Now()
+	res, err := o.Client.Chat(ctx, runner.ChatRequest{Model: model, MaxTokens: o.MaxTokens, Effort: o.Effort, Seed: &seed,
+		Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+	t := Turn{Arm: ArmLocal, Task: task.ID, Run: run, Seed: &seed, Model: model, WallMs: time.Since(start).Milliseconds(), Evidence: []string{}}
+	var reply *rails.ReplyError
+	switch {
+	case err == nil:
+		t.Completed, t.Output = true, res.Answer
+		g := task.Grade(res.Answer)
+		t.Passed, t.Evidence = g.Passed, g.Evidence
+	case errors.As(err, &reply):
+		// The server answered; the answer is unusable. That is an outcome, graded as a failure.
+		t.Completed, t.Error = true, reply.Error()
+		t.Evidence = []string{"FAIL the reply was " + string(reply.Class)}
+	default:
+		return t, err
+	}
+	return t, nil
+}
+
+func (o CaptureOptions) record(cond Conditions, hostVersion string, done map[string]Turn) *Record {
+	rec := &Record{
+		Version: 1, Name: o.Name, Created: time.Now().UTC().Format(time.RFC3339), K: o.K, Seed: o.Seed,
+		Local:  LocalArm{Models: o.Models, Effort: o.Effort, Endpoint: cond.Endpoint},
+		Host:   HostArm{Command: cond.HostCommand, Version: hostVersion, Model: o.HostModel},
+		Commit: cond.Commit, Tree: cond.Tree, Machine: cond.Machine,
+		Locum:        LocumBuild{Version: o.Version, BinarySHA256: o.BinarySHA},
+		Fingerprints: cond.Fingerprints,
+	}
+	for _, t := range done {
+		rec.Turns = append(rec.Turns, t)
+	}
+	SortTurns(rec.Turns)
+	rec.Cells = FoldCells(rec.Turns)
+	return rec
+}
+
+// SortTurns orders turns as a capture runs them: arm L, then H; tasks in order; runs ascending.
+func SortTurns(turns []Turn) {
+	order := map[string]int{}
+	for i, t := range Tasks() {
+		order[t.ID] = i
+	}
+	arm := map[string]int{ArmLocal: 0, ArmHost: 1}
+	sort.Slice(turns, func(i, j int) bool {
+		a, b := turns[i], turns[j]
+		if arm[a.Arm] != arm[b.Arm] {
+			return arm[a.Arm] < arm[b.Arm]
+		}
+		if order[a.Task] != order[b.Task] {
+			return order[a.Task] < order[b.Task]
+		}
+		return a.Run < b.Run
+	})
+}
+
+func (o CaptureOptions) conditions() Conditions {
+	commit, tree := gitState(o.Root)
+	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: o.Effort,
+		Endpoint: o.Client.BaseURL(), HostCommand: strings.Join(o.Host.Argv, " "), HostModel: o.HostModel,
+		Fingerprints: map[string]string{}, Binary: o.BinarySHA}
+	for _, t := range Tasks() {
+		c.Fingerprints[t.ID] = t.Fingerprint()
+	}
+	return c
+}
+
+// readJournal returns the turns of a journal taken under cond (nil, with no journal), and the
+// host version it recorded; a journal under other conditions is a *JournalMismatchError.
+func readJournal(path string, cond Conditions) (map[string]Turn, string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	done := map[string]Turn{}
+	version := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	first := true
+	for sc.Scan() {
+		var l journalLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			// A line cut short by a crash is the last one; what came before stands.
+			break
+		}
+		if first {
+			first = false
+			if l.Kind != "conditions" || l.Conditions == nil {
+				return nil, "", &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
+			}
+			if diff := l.Conditions.differ(cond); len(diff) > 0 {
+				return nil, "", &JournalMismatchError{Path: path, Fields: diff}
+			}
+			continue
+		}
+		switch l.Kind {
+		case "host":
+			version = l.Version
+		case "turn":
+			if l.Turn != nil {
+				done[l.Turn.Key()] = *l.Turn
+			}
+		}
+	}
+	if first {
+		return nil, "", nil
+	}
+	return done, version, sc.Err()
+}
+
+func (c Conditions) differ(o Conditions) []string {
+	var out []string
+	check := func(name string, same bool) {
+		if !same {
+			out = append(out, name)
+		}
+	}
+	check("commit", c.Commit == o.Commit)
+	check("tree state", c.Tree == o.Tree)
+	check("machine", c.Machine == o.Machine)
+	check("seed", c.Seed == o.Seed)
+	check("k", c.K == o.K)
+	check("models", equalMaps(c.Models, o.Models) && c.Effort == o.Effort)
+	check("endpoint", c.Endpoint == o.Endpoint)
+	check("host command", c.HostCommand == o.HostCommand)
+	check("host model", c.HostModel == o.HostModel)
+	check("fingerprints", equalMaps(c.Fingerprints, o.Fingerprints))
+	check("locum binary", c.Binary == o.Binary)
+	return out
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// gitState is the commit and the state of the work tree: clean, or dirty with a hash of what
+// differs, so a resumed capture knows the code under test did not move.
+func gitState(root string) (commit, tree string) {
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	head, err := run("rev-parse", "HEAD")
+	if err != nil {
+		return "none", "not a git repository, or no commit yet"
+	}
+	status, _ := run("status", "--porcelain")
+	if strings.TrimSpace(status) == "" {
+		return strings.TrimSpace(head), "clean"
+	}
+	diff, _ := run("diff", "HEAD")
+	sum := sha256.Sum256([]byte(status + "\x00" + diff))
+	return strings.TrimSpace(head), "dirty:" + hex.EncodeToString(sum[:8])
+}
+
+func (o CaptureOptions) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format, args...)
+	}
+}
+
+func (o CaptureOptions) logTurn(t Turn) {
+	verdict := "failed"
+	switch {
+	case !t.Completed:
+		verdict = "did not complete"
+	case t.Passed:
+		verdict = "passed"
+	}
+	o.logf("turn %s %s %d/%d %s (%dms)\n", t.Arm, t.Task, t.Run, o.K, verdict, t.WallMs)
+}
+
+// BinarySHA256 is the hash of the running locum, part of a capture's conditions.
+func BinarySHA256() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,348 @@
+package evals
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+)
+
+// The arms of an A/B capture.
+const (
+	ArmLocal = "L"
+	ArmHost  = "H"
+)
+
+// RecordDir is where a workspace keeps its A/B records, relative to the root.
+const RecordDir = ".locum/evals/ab"
+
+// Record is one A/B capture, as spec/ab-record.schema.json describes it.
+type Record struct {
+	Version      int                        `json:"version"`
+	Name         string                     `json:"name"`
+	Created      string                     `json:"created"`
+	K            int                        `json:"k"`
+	Seed         int64                      `json:"seed"`
+	Local        LocalArm                   `json:"local"`
+	Host         HostArm                    `json:"host"`
+	Commit       string                     `json:"commit"`
+	Tree         string                     `json:"tree"`
+	Machine      Machine                    `json:"machine"`
+	Locum        LocumBuild                 `json:"locum"`
+	Fingerprints map[string]string          `json:"fingerprints"`
+	Turns        []Turn                     `json:"turns"`
+	Cells        map[string]map[string]Cell `json:"cells"`
+	Signer       string                     `json:"signer,omitempty"`
+	Signature    string                     `json:"signature,omitempty"`
+}
+
+// LocalArm is the candidate: the model of each role, at one effort, on one endpoint.
+type LocalArm struct {
+	Models   map[string]string `json:"models"`
+	Effort   string            `json:"effort"`
+	Endpoint string            `json:"endpoint"`
+}
+
+// HostArm is the host agent as declared: its command, the version it reported, its model as the
+// operator named it (locum cannot observe it).
+type HostArm struct {
+	Command string `json:"command"`
+	Version string `json:"version"`
+	Model   string `json:"model"`
+}
+
+// Machine is where the capture ran; never the hostname.
+type Machine struct {
+	CPU         string `json:"cpu"`
+	MemoryBytes int64  `json:"memory_bytes"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	Go          string `json:"go"`
+}
+
+// LocumBuild is the locum that captured.
+type LocumBuild struct {
+	Version      string `json:"version"`
+	BinarySHA256 string `json:"binary_sha256"`
+}
+
+// Turn is one sample of one task by one arm.
+type Turn struct {
+	Arm       string   `json:"arm"`
+	Task      string   `json:"task"`
+	Run       int      `json:"run"`
+	Seed      *int64   `json:"seed"`
+	Model     string   `json:"model"`
+	Completed bool     `json:"completed"`
+	Exit      *int     `json:"exit"`
+	WallMs    int64    `json:"wall_ms"`
+	Passed    bool     `json:"passed"`
+	Evidence  []string `json:"evidence"`
+	Output    string   `json:"output"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// Key names a turn's place in the matrix.
+func (t Turn) Key() string { return fmt.Sprintf("%s/%s/%d", t.Arm, t.Task, t.Run) }
+
+// Cell is one task and arm: how many of its k turns completed and passed.
+type Cell struct {
+	Completed int `json:"completed"`
+	Passed    int `json:"passed"`
+}
+
+// TurnSeed derives the sampling seed of one local turn from the capture's seed, so --verify can
+// check every one.
+func TurnSeed(seed int64, task string, run int) int64 {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d/%s/%d", seed, task, run)))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
+}
+
+// FoldCells counts the turns into cells.
+func FoldCells(turns []Turn) map[string]map[string]Cell {
+	cells := map[string]map[string]Cell{}
+	for _, t := range Tasks() {
+		cells[t.ID] = map[string]Cell{ArmLocal: {}, ArmHost: {}}
+	}
+	for _, t := range turns {
+		if cells[t.Task] == nil {
+			cells[t.Task] = map[string]Cell{}
+		}
+		c := cells[t.Task][t.Arm]
+		if t.Completed {
+			c.Completed++
+		}
+		if t.Passed {
+			c.Passed++
+		}
+		cells[t.Task][t.Arm] = c
+	}
+	return cells
+}
+
+// Qualifies is the routing rule for one task, fixed before any outcome: every one of the k local
+// turns passes, every one of the k host turns completes, and local passes are at least host
+// passes. A positive tie qualifies; a 0/k tie cannot, since local must pass all k.
+func Qualifies(local, host Cell, k int) (bool, string) {
+	switch {
+	case k <= 0:
+		return false, "no turns"
+	case local.Passed < k:
+		return false, fmt.Sprintf("L%d/H%d: local passed %d of %d", local.Passed, host.Passed, local.Passed, k)
+	case host.Completed < k:
+		return false, fmt.Sprintf("L%d/H%d: host completed %d of %d", local.Passed, host.Passed, host.Completed, k)
+	case local.Passed < host.Passed:
+		return false, fmt.Sprintf("L%d/H%d: local below host", local.Passed, host.Passed)
+	}
+	return true, fmt.Sprintf("L%d/H%d", local.Passed, host.Passed)
+}
+
+// TaskRole is the role whose routing a task earns.
+func TaskRole(task string, roles map[string]packs.Role) string {
+	names := make([]string, 0, len(roles))
+	for n := range roles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, t := range roles[n].Tasks {
+			if t == task {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// DeriveRoles applies the routing rule to a record: a role is enabled when every task it names
+// qualifies, and then runs the local model it was measured with at the capture's effort.
+func DeriveRoles(rec *Record, roles map[string]packs.Role) map[string]RoutedRole {
+	out := map[string]RoutedRole{}
+	for name, role := range roles {
+		rr := RoutedRole{Enabled: len(role.Tasks) > 0, Model: rec.Local.Models[name], Effort: rec.Local.Effort, Tasks: append([]string(nil), role.Tasks...)}
+		var reasons []string
+		for _, task := range role.Tasks {
+			cell := rec.Cells[task]
+			ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
+			if !ok {
+				rr.Enabled = false
+				reasons = append(reasons, task+" "+why)
+			}
+		}
+		if rr.Model == "" {
+			rr.Enabled = false
+			reasons = append(reasons, "no local model was measured for it")
+		}
+		if !rr.Enabled {
+			rr.Reason = strings.Join(reasons, "; ")
+		}
+		if rr.Model == "" {
+			rr.Model = "none"
+		}
+		out[name] = rr
+	}
+	return out
+}
+
+// RecordPath is where the record of a name lives.
+func RecordPath(root, name string) string {
+	return filepath.Join(root, filepath.FromSlash(RecordDir), name+".json")
+}
+
+// RegisterPath is where the register rendered from a record lives.
+func RegisterPath(root, name string) string {
+	return filepath.Join(root, filepath.FromSlash(RecordDir), name+".md")
+}
+
+// MarshalSigned signs the record and renders it as indented JSON.
+func MarshalSigned(rec *Record, key ed25519.PrivateKey) ([]byte, error) {
+	rec.Signer, rec.Signature = "", ""
+	doc, err := toDoc(rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := Sign(doc, key); err != nil {
+		return nil, err
+	}
+	out, err := marshalIndent(doc)
+	if err != nil {
+		return nil, err
+	}
+	rec.Signer, rec.Signature = doc["signer"].(string), doc["signature"].(string)
+	return out, nil
+}
+
+func toDoc(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func marshalIndent(doc map[string]any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteExclusive creates file with data, refusing to replace anything already there.
+func WriteExclusive(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(file)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// RenderRegister is the human page of a record, deterministic to the byte.
+func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A/B record: %s\n\n", rec.Name)
+	fmt.Fprintf(&b, "Rendered by locum from `%s.json`; do not edit: `locum eval --verify` compares this page with a fresh render, byte for byte.\n\n", rec.Name)
+	fmt.Fprintf(&b, "- Captured %s at commit `%s` (tree %s) by locum %s.\n", rec.Created, rec.Commit, rec.Tree, rec.Locum.Version)
+	fmt.Fprintf(&b, "- Local arm (L): %s, at effort %s, on %s.\n", joinModels(rec.Local.Models), rec.Local.Effort, rec.Local.Endpoint)
+	fmt.Fprintf(&b, "- Host arm (H): `%s`, version %q, model %s as declared (locum cannot observe it).\n", rec.Host.Command, rec.Host.Version, rec.Host.Model)
+	fmt.Fprintf(&b, "- Machine: %s, %d MiB, %s/%s, %s.\n", rec.Machine.CPU, rec.Machine.MemoryBytes>>20, rec.Machine.OS, rec.Machine.Arch, rec.Machine.Go)
+	fmt.Fprintf(&b, "- Seed %d; k = %d turns per task and arm.\n\n", rec.Seed, rec.K)
+	b.WriteString("| task | L passed | H passed | H completed | qualifies |\n| --- | --- | --- | --- | --- |\n")
+	for _, t := range Tasks() {
+		cell := rec.Cells[t.ID]
+		ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
+		verdict := "yes"
+		if !ok {
+			verdict = "no (" + why + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %d/%d | %d/%d | %d/%d | %s |\n", t.ID, cell[ArmLocal].Passed, rec.K, cell[ArmHost].Passed, rec.K, cell[ArmHost].Completed, rec.K, verdict)
+	}
+	b.WriteString("\n| role | tasks | routing |\n| --- | --- | --- |\n")
+	derived := DeriveRoles(rec, roles)
+	names := make([]string, 0, len(derived))
+	for n := range derived {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r := derived[n]
+		state := fmt.Sprintf("enabled: %s at effort %s", r.Model, r.Effort)
+		if !r.Enabled {
+			state = "disabled: " + r.Reason
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, strings.Join(r.Tasks, ", "), state)
+	}
+	b.WriteString("\nThe rule, fixed before any outcome: a task qualifies when all k local turns pass and all k host turns complete, " +
+		"with local passes at least host passes (a positive tie qualifies, a 0/k tie does not); a role is enabled when every task it names qualifies.\n\n")
+	fmt.Fprintf(&b, "k = %d per cell supports a recorded rate and nothing else: not general reliability, not the quality of other tasks, not the host model's identity.\n", rec.K)
+	return []byte(b.String())
+}
+
+func joinModels(models map[string]string) string {
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + models[n]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ThisMachine describes the machine: CPU model, memory, OS, architecture and Go version.
+func ThisMachine() Machine {
+	m := Machine{CPU: "unknown", OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				m.MemoryBytes = kb * 1024
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,52 @@
+package evals
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locumdev/locum/packs"
+)
+
+func TestRoutingRule(t *testing.T) {
+	roles := map[string]packs.Role{
+		"code":  {Tasks: []string{"code"}, Effort: "low"},
+		"prose": {Tasks: []string{"codify", "handoff"}, Effort: "low"},
+	}
+	type cells struct{ lp, hp, hc int } // local passed, host passed, host completed
+	cases := []struct {
+		name                string
+		code, codify, hand  cells
+		wantCode, wantProse bool
+	}{
+		{"positive tie 5/5 qualifies", cells{5, 5, 5}, cells{5, 5, 5}, cells{5, 5, 5}, true, true},
+		{"local beats host", cells{5, 2, 5}, cells{5, 0, 5}, cells{5, 4, 5}, true, true},
+		{"0/5 tie does not qualify", cells{0, 0, 5}, cells{5, 5, 5}, cells{5, 5, 5}, false, true},
+		{"one local failure", cells{4, 0, 5}, cells{5, 5, 5}, cells{5, 5, 5}, false, true},
+		{"a host turn did not complete", cells{5, 4, 4}, cells{5, 5, 5}, cells{5, 5, 5}, false, true},
+		{"one prose task fails the role", cells{5, 5, 5}, cells{0, 3, 5}, cells{5, 5, 5}, true, false},
+		{"the recorded outcome: code L5/H5, codify L0/H3, handoff L5/H5", cells{5, 5, 5}, cells{0, 3, 5}, cells{5, 5, 5}, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &Record{K: 5, Local: LocalArm{Models: map[string]string{"code": "m", "prose": "m"}, Effort: "low"}, Cells: map[string]map[string]Cell{
+				"code":    {ArmLocal: {Passed: tc.code.lp, Completed: 5}, ArmHost: {Passed: tc.code.hp, Completed: tc.code.hc}},
+				"codify":  {ArmLocal: {Passed: tc.codify.lp, Completed: 5}, ArmHost: {Passed: tc.codify.hp, Completed: tc.codify.hc}},
+				"handoff": {ArmLocal: {Passed: tc.hand.lp, Completed: 5}, ArmHost: {Passed: tc.hand.hp, Completed: tc.hand.hc}},
+			}}
+			got := DeriveRoles(rec, roles)
+			assert.Equal(t, tc.wantCode, got["code"].Enabled, got["code"].Reason)
+			assert.Equal(t, tc.wantProse, got["prose"].Enabled, got["prose"].Reason)
+			if !tc.wantProse {
+				assert.Contains(t, got["prose"].Reason, "codify L0/H3")
+			}
+		})
+	}
+}
+
+func TestTurnSeedIsStableAndDistinct(t *testing.T) {
+	assert.Equal(t, TurnSeed(42, "code", 1), TurnSeed(42, "code", 1))
+	assert.NotEqual(t, TurnSeed(42, "code", 1), TurnSeed(42, "code", 2))
+	assert.NotEqual(t, TurnSeed(42, "code", 1), TurnSeed(43, "code", 1))
+	assert.GreaterOrEqual(t, TurnSeed(42, "code", 1), int64(0))
+}

@@ -1,0 +1,60 @@
+package evals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+)
+
+// ScreenResult is one task's sample in a screen.
+type ScreenResult struct {
+	Task  string `json:"task"`
+	Grade Grade  `json:"grade"`
+	Reply string `json:"reply_class"`
+}
+
+// ScreenSteps samples each task once with the run's model and grades it. A screen has no
+// baseline arm, so it earns no routing whatever it finds; it is red when any task fails.
+func ScreenSteps(tasks []Task, results *[]ScreenResult) []runner.Step {
+	steps := []runner.Step{{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }}}
+	for _, task := range tasks {
+		steps = append(steps, runner.Step{Name: "screen " + task.ID, Run: func(ctx context.Context, r *runner.Run) error {
+			s := r.Spec.Settings
+			if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
+				return err
+			}
+			res, err := r.Chat(ctx, "screen "+task.ID, runner.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int("max_output_tokens"),
+				Effort: s.String("effort"), Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+			out := ScreenResult{Task: task.ID, Reply: string(rails.ClassAnswer)}
+			var reply *rails.ReplyError
+			switch {
+			case err == nil:
+				out.Grade = task.Grade(res.Answer)
+			case errors.As(err, &reply):
+				out.Reply = string(reply.Class)
+				out.Grade = Grade{Evidence: []string{"FAIL the reply was " + string(reply.Class) + ": " + reply.Error()}}
+			default:
+				return err
+			}
+			*results = append(*results, out)
+			return nil
+		}})
+	}
+	steps = append(steps, runner.Step{Name: "verdict", Run: func(_ context.Context, r *runner.Run) error {
+		failed := 0
+		for _, res := range *results {
+			if !res.Grade.Passed {
+				failed++
+			}
+		}
+		r.Detail("screen", *results)
+		if failed > 0 {
+			return &runner.RedError{Reason: fmt.Sprintf("the screen failed %d of %d tasks; a screen earns no routing either way (that takes locum eval --ab)", failed, len(*results))}
+		}
+		return nil
+	}})
+	return steps
+}
