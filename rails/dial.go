@@ -39,6 +39,11 @@ func LoopbackDialer(allowRemote bool) DialFunc {
 // loopbackControl runs after name resolution and before connect(2): no packet leaves for an
 // address it refuses.
 func loopbackControl(_, address string, _ syscall.RawConn) error {
+	return CheckDialAddress(address)
+}
+
+// CheckDialAddress is the dial-time check: the resolved address must be loopback.
+func CheckDialAddress(address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || !IsLoopback(ap.Addr()) {
 		return &OffLoopbackError{Address: address}

@@ -140,6 +140,16 @@ func (g *FileGuard) Release() {
 	}
 }
 
+// Abandon drops the guard's lock and keeps its crash record, as a process killed mid-edit
+// would: the offline checks use it to prove that the next start restores the file.
+func (g *FileGuard) Abandon() {
+	if g.lock != nil {
+		g.lock.Close()
+		g.lock = nil
+	}
+	g.record = nil
+}
+
 func (g *FileGuard) saveRecord() error {
 	data, err := json.MarshalIndent(g.record, "", "  ")
 	if err != nil {

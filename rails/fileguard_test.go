@@ -22,11 +22,7 @@ func guarded(t *testing.T, content string, mode os.FileMode) (file, dir string) 
 }
 
 // crash simulates a process that died mid-edit: its lock is released, its record stays.
-func crash(g *FileGuard) {
-	g.lock.Close()
-	g.lock = nil
-	g.record = nil
-}
+func crash(g *FileGuard) { g.Abandon() }
 
 func TestGuardWriteAndRestoreKeepBytesAndMode(t *testing.T) {
 	file, dir := guarded(t, "a\r\nb\r\n", 0o751)

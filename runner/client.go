@@ -35,6 +35,9 @@ type Config struct {
 	MaxResponseBytes  int64
 	// Dial replaces the loopback dialer; tests and the offline checks set it.
 	Dial rails.DialFunc
+	// Transport, when set, carries requests instead of the network: the offline checks replay
+	// recorded replies through it, in memory.
+	Transport http.RoundTripper
 	// Progress receives live progress lines of a streamed reply (a terminal); nil for none.
 	Progress io.Writer
 }
@@ -71,8 +74,12 @@ func NewClient(cfg Config) *Client {
 		IdleConnTimeout:     30 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}
+	var next http.RoundTripper = transport
+	if cfg.Transport != nil {
+		next = cfg.Transport
+	}
 	hc := &http.Client{
-		Transport: &capTransport{next: transport, limit: cfg.MaxResponseBytes},
+		Transport: &capTransport{next: next, limit: cfg.MaxResponseBytes},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			return &RedirectError{From: via[len(via)-1].URL.String(), To: req.URL.String()}
 		},

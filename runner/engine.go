@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -34,8 +35,9 @@ type RunSpec struct {
 	// Stderr receives warnings; Progress, when set, live progress of a streamed reply.
 	Stderr   io.Writer
 	Progress io.Writer
-	// Dial replaces the loopback dialer (tests, offline checks).
-	Dial rails.DialFunc
+	// Dial replaces the loopback dialer; Transport replaces the network (offline checks).
+	Dial      rails.DialFunc
+	Transport http.RoundTripper
 }
 
 // Run is a run in progress. Steps read and extend it.
@@ -93,6 +95,7 @@ func (r *Run) Connect() error {
 		Timeout:           s.Duration("timeout"),
 		FirstTokenTimeout: s.Duration("first_token_timeout"),
 		Dial:              r.Spec.Dial,
+		Transport:         r.Spec.Transport,
 		Progress:          r.Spec.Progress,
 	})
 	return nil

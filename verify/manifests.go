@@ -21,7 +21,7 @@ func manifestChecks() []Check {
 	}
 }
 
-func checkBuiltinPacks(context.Context) error {
+func checkBuiltinPacks(context.Context, *Env) error {
 	v, err := schema.New()
 	if err != nil {
 		return &CouldNotRunError{Err: err}
@@ -80,17 +80,17 @@ func wantProblem(err error, pointer, want string) error {
 	return fmt.Errorf("want a problem at %s mentioning %q, got: %v", pointer, want, inv)
 }
 
-func checkBrokenManifest(context.Context) error {
+func checkBrokenManifest(context.Context, *Env) error {
 	err := loadTemp(`{"portulan":{"pack":"1.0"},"name":"probe","category":"tools","contributes":{"verify":[{"id":"Bad_Id","run":"true"}]}}`, nil)
 	return wantProblem(err, "/contributes/verify/0/id", "Bad_Id")
 }
 
-func checkNewerContract(context.Context) error {
+func checkNewerContract(context.Context, *Env) error {
 	err := loadTemp(`{"portulan":{"pack":"9.0"},"name":"probe","category":"tools","contributes":{}}`, nil)
 	return wantProblem(err, "/portulan/pack", "newer than this locum knows")
 }
 
-func checkEscapingPath(context.Context) error {
+func checkEscapingPath(context.Context, *Env) error {
 	err := loadTemp(`{"portulan":{"pack":"1.0"},"name":"probe","category":"tools","contributes":{"personas":["outside.md"]}}`,
 		func(tmp string) error {
 			secret := filepath.Join(tmp, "secret.md")

@@ -5,14 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"sync/atomic"
 	"time"
+
+	"github.com/locumdev/locum/rails"
 )
 
 // Check is one named claim of the rails' contract that can be shown to hold without a model
 // server or a network.
 type Check struct {
 	Name string
-	Run  func(ctx context.Context) error
+	Run  func(ctx context.Context, env *Env) error
+}
+
+// Rails are the functions the checks hold to their contract. Tests swap one for a broken copy to
+// prove the check that guards it fails.
+type Rails struct {
+	ParseEndpoint    func(raw string, allowRemote bool) (*url.URL, error)
+	CheckDialAddress func(address string) error
+}
+
+// DefaultRails are the rails locum runs with.
+func DefaultRails() Rails {
+	return Rails{ParseEndpoint: rails.ParseEndpoint, CheckDialAddress: rails.CheckDialAddress}
+}
+
+// Env is what a check runs with: the rails under test, and a dialer that counts every attempt to
+// connect, which fails the check.
+type Env struct {
+	Rails    Rails
+	Dial     rails.DialFunc
+	attempts atomic.Int64
 }
 
 // CouldNotRunError marks a check that could not reach a verdict (a temporary file that could not
@@ -49,16 +73,21 @@ func (r Report) ExitCode() int {
 
 // Offline runs locum's own checks and writes one line per check, then a summary.
 func Offline(ctx context.Context, w io.Writer) (Report, error) {
-	return RunChecks(ctx, OfflineChecks(), w)
+	return RunChecks(ctx, DefaultRails(), OfflineChecks(), w)
 }
 
 // OfflineChecks lists the checks of --verify-offline, grouped by rail.
 func OfflineChecks() []Check {
-	return manifestChecks()
+	var all []Check
+	for _, group := range [][]Check{loopbackChecks(), budgetChecks(), thinkingChecks(), rollbackChecks(), dedupChecks(), manifestChecks()} {
+		all = append(all, group...)
+	}
+	return all
 }
 
-// RunChecks runs each check in order and reports it.
-func RunChecks(ctx context.Context, checks []Check, w io.Writer) (Report, error) {
+// RunChecks runs each check in order with the given rails and reports it. Each check gets a
+// dialer that refuses and counts: a check that tried to connect fails, whatever else it found.
+func RunChecks(ctx context.Context, r Rails, checks []Check, w io.Writer) (Report, error) {
 	var rep Report
 	failed := 0
 	for _, c := range checks {
@@ -66,7 +95,12 @@ func RunChecks(ctx context.Context, checks []Check, w io.Writer) (Report, error)
 			return rep, err
 		}
 		start := time.Now()
-		err := runCheck(ctx, c)
+		env := &Env{Rails: r}
+		env.Dial = rails.NoNetworkDialer(&env.attempts)
+		err := runCheck(ctx, c, env)
+		if n := env.attempts.Load(); n > 0 && err == nil {
+			err = fmt.Errorf("it tried to open %d network connections; these checks run with zero network", n)
+		}
 		res := Result{Name: c.Name, Err: err, Duration: time.Since(start)}
 		rep.Results = append(rep.Results, res)
 		d := res.Duration.Round(time.Microsecond)
@@ -82,11 +116,11 @@ func RunChecks(ctx context.Context, checks []Check, w io.Writer) (Report, error)
 }
 
 // runCheck turns a panic in a check into its failure, so one broken check cannot hide the rest.
-func runCheck(ctx context.Context, c Check) (err error) {
+func runCheck(ctx context.Context, c Check, env *Env) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return c.Run(ctx)
+	return c.Run(ctx, env)
 }

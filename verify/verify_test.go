@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,12 +64,12 @@ func TestRunNothing(t *testing.T) {
 
 func TestRunChecksReportsEachAndFolds(t *testing.T) {
 	checks := []Check{
-		{Name: "a/pass", Run: func(context.Context) error { return nil }},
-		{Name: "a/fail", Run: func(context.Context) error { return errors.New("rail broke") }},
-		{Name: "a/panic", Run: func(context.Context) error { panic("boom") }},
+		{Name: "a/pass", Run: func(context.Context, *Env) error { return nil }},
+		{Name: "a/fail", Run: func(context.Context, *Env) error { return errors.New("rail broke") }},
+		{Name: "a/panic", Run: func(context.Context, *Env) error { panic("boom") }},
 	}
 	var out bytes.Buffer
-	rep, err := RunChecks(context.Background(), checks, &out)
+	rep, err := RunChecks(context.Background(), DefaultRails(), checks, &out)
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.ExitCode())
 	assert.Contains(t, out.String(), "ok a/pass (")
@@ -76,7 +78,7 @@ func TestRunChecksReportsEachAndFolds(t *testing.T) {
 	assert.Contains(t, out.String(), "FAIL a/panic (")
 	assert.Contains(t, out.String(), "verify-offline: 3 checks, 2 failed\n")
 
-	rep, err = RunChecks(context.Background(), []Check{{Name: "x", Run: func(context.Context) error {
+	rep, err = RunChecks(context.Background(), DefaultRails(), []Check{{Name: "x", Run: func(context.Context, *Env) error {
 		return &CouldNotRunError{Err: errors.New("no temp dir")}
 	}}}, &out)
 	require.NoError(t, err)
@@ -88,4 +90,47 @@ func TestOfflinePassesHere(t *testing.T) {
 	rep, err := Offline(context.Background(), &out)
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.ExitCode(), out.String())
+}
+
+// A deliberately broken rail fails --verify-offline with the name of the check that guards it.
+func TestBrokenLoopbackRailFailsByName(t *testing.T) {
+	broken := Rails{
+		ParseEndpoint:    func(raw string, _ bool) (*url.URL, error) { return url.Parse(raw) },
+		CheckDialAddress: func(string) error { return nil },
+	}
+	var out bytes.Buffer
+	rep, err := RunChecks(context.Background(), broken, OfflineChecks(), &out)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.ExitCode())
+	assert.Contains(t, out.String(), "FAIL loopback/off-loopback-spellings-refused (")
+	assert.Contains(t, out.String(), "http://127.0.0.1@example.com/v1 was not refused")
+	assert.Contains(t, out.String(), "FAIL loopback/dial-time-check-on-the-resolved-address (")
+	assert.Contains(t, out.String(), "ok rollback/verify-exit-1-restores (", "the other rails still pass")
+}
+
+func TestACheckThatConnectsFails(t *testing.T) {
+	var out bytes.Buffer
+	rep, err := RunChecks(context.Background(), DefaultRails(), []Check{{Name: "net/sneaky", Run: func(ctx context.Context, env *Env) error {
+		_, _ = env.Dial(ctx, "tcp", "127.0.0.1:1")
+		return nil
+	}}}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.ExitCode())
+	assert.Contains(t, out.String(), "FAIL net/sneaky (")
+	assert.Contains(t, out.String(), "it tried to open 1 network connections; these checks run with zero network")
+}
+
+func TestEveryCheckHasAUniqueName(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range OfflineChecks() {
+		assert.False(t, seen[c.Name], c.Name)
+		seen[c.Name] = true
+	}
+	for _, group := range []string{"loopback/", "budget/", "thinking/", "rollback/", "dedup/", "manifests/"} {
+		found := false
+		for name := range seen {
+			found = found || strings.HasPrefix(name, group)
+		}
+		assert.True(t, found, group)
+	}
 }

@@ -51,9 +51,9 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	settings, err := c.Resolve("dedup", e.lookup, setFlags(cmd, "dedup"))
+	settings, err := e.resolve(cmd, c, "dedup")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum dedup: %w", err))
+		return err
 	}
 	var found runner.DedupResult
 	spec := runner.RunSpec{

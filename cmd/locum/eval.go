@@ -246,9 +246,9 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	settings, err := c.Resolve("eval", e.lookup, setFlags(cmd, "eval"))
+	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
+		return err
 	}
 	models, err := armModels(cmd, c.Roles())
 	if err != nil {
@@ -316,9 +316,9 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	settings, err := c.Resolve("eval", e.lookup, setFlags(cmd, "eval"))
+	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
+		return err
 	}
 	tasks := evals.Tasks()
 	model, routing := cmd.String("model"), "operator"

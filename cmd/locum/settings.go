@@ -52,3 +52,13 @@ func setFlags(cmd *cli.Command, mode string) map[string]string {
 	}
 	return out
 }
+
+// resolve gives a mode's settings their values from every source, the flags of cmd last; a value
+// that does not parse is exit 2.
+func (e *env) resolve(cmd *cli.Command, c *packs.Composition, mode string) (*packs.Settings, error) {
+	s, err := c.Resolve(mode, e.lookup, setFlags(cmd, mode))
+	if err != nil {
+		return nil, withCode(exitCouldNot, fmt.Errorf("locum %s: %w", cmd.Name, err))
+	}
+	return s, nil
+}

@@ -45,9 +45,9 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	shared, err := c.Resolve("", e.lookup, setFlags(cmd, ""))
+	shared, err := e.resolve(cmd, c, "")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum status: %w", err))
+		return err
 	}
 	base, _ := shared.Get("base_url")
 	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))

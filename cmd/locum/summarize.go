@@ -51,9 +51,9 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	settings, err := c.Resolve("summarize", e.lookup, setFlags(cmd, "summarize"))
+	settings, err := e.resolve(cmd, c, "summarize")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum summarize: %w", err))
+		return err
 	}
 	model, routing, err := e.chooseModel(cmd, c, settings)
 	if err != nil {

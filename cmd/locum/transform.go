@@ -64,9 +64,9 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	settings, err := c.Resolve("transform", e.lookup, setFlags(cmd, "transform"))
+	settings, err := e.resolve(cmd, c, "transform")
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum transform: %w", err))
+		return err
 	}
 	model, routing, err := e.chooseModel(cmd, c, settings)
 	if err != nil {

@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// FuzzDecodeChat feeds untrusted server bodies to the chat decoder: every body gets a class, and
+// only an answer carries text.
+func FuzzDecodeChat(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"finish_reason":"stop","message":{"content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`))
+	f.Add([]byte(`{"choices":[{"finish_reason":"length","message":{"content":"","reasoning":"x"}}],"usage":{"prompt_tokens":NaN}}`))
+	f.Add([]byte(`{"choices":[]}`))
+	f.Add([]byte(`<html>`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		res := decodeChat(raw)
+		if res.Class == "" {
+			t.Fatal("no class")
+		}
+		if res.Class == rails.ClassAnswer && strings.TrimSpace(res.Answer) == "" {
+			t.Fatal("an empty answer classified as an answer")
+		}
+		if res.Usage.In != nil && *res.Usage.In < 0 {
+			t.Fatal("a negative token count")
+		}
+	})
+}
+
+// FuzzDecodeEmbeddings feeds untrusted embedding responses: an accepted one is one finite vector
+// of one length per input.
+func FuzzDecodeEmbeddings(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}`), 2)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[NaN]}]}`), 1)
+	f.Fuzz(func(t *testing.T, raw []byte, n int) {
+		if n < 0 || n > 64 {
+			return
+		}
+		res, err := DecodeEmbeddings(raw, n)
+		if err != nil {
+			return
+		}
+		for i, v := range res.Vectors {
+			if v == nil || len(v) != len(res.Vectors[0]) {
+				t.Fatalf("vector %d missing or of another length", i)
+			}
+		}
+	})
+}
+
+// FuzzParseDigest feeds untrusted model replies to the digest parser and the gate: the gate's
+// verdicts stay its own.
+func FuzzParseDigest(f *testing.F) {
+	f.Add(`{"digest":[{"text":"t","lines":[1,2],"quote":"a b","verdict":"supported"}]}`)
+	f.Add("```json\n{\"digest\":[]}\n```")
+	f.Fuzz(func(t *testing.T, reply string) {
+		claims, err := ParseDigest(reply)
+		if err != nil {
+			return
+		}
+		file := []string{"a b", "c"}
+		for _, c := range Gate(claims, file, LineRange{Start: 1, End: 2}) {
+			if c.Supported() && (c.Lines[0] < 1 || c.Lines[1] > 2 || c.Lines[0] > c.Lines[1]) {
+				t.Fatalf("a claim outside the span was supported: %+v", c)
+			}
+		}
+	})
+}
