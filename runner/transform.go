@@ -64,6 +64,7 @@ type transform struct {
 	orig     LineRange
 	origSpan []string
 	guard    *rails.FileGuard
+	wrote    bool // an edit reached the file
 	kept     bool
 }
 
@@ -158,7 +159,11 @@ func (t *transform) guardFile(_ context.Context, r *Run) error {
 	t.guard = g
 	r.Guard("restore "+t.display, func() error {
 		defer g.Release()
-		if t.kept {
+		switch {
+		case t.kept:
+			return nil
+		case !t.wrote:
+			r.Detail("outcome", "unchanged")
 			return nil
 		}
 		if err := g.Restore(); err != nil {
@@ -205,6 +210,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 			continue
 		}
 		next := t.text.Replace(t.start, t.start+t.n-1, repl)
+		t.wrote = true
 		if err := t.guard.Write([]byte(next.Join())); err != nil {
 			return fmt.Errorf("writing %s: %w", t.display, err)
 		}

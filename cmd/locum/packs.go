@@ -128,7 +128,7 @@ func (e *env) packsShow(ref string) error {
 		if err != nil {
 			var unknown *packs.UnknownPackError
 			if errors.As(err, &unknown) {
-				return withCode(exitCouldNot, fmt.Errorf("locum: %w", err))
+				err = fmt.Errorf("locum: %w", err)
 			}
 			return withCode(exitCouldNot, err)
 		}
