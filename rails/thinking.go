@@ -32,9 +32,6 @@ func (k ServerKind) Display() string {
 	return "unknown"
 }
 
-// Efforts are the thinking levels locum accepts, weakest first.
-var Efforts = []string{"none", "low", "medium", "high"}
-
 // ModelThinking is what a server says about one model's thinking. Only Ollama tells (POST
 // /api/show); elsewhere Known is false.
 type ModelThinking struct {

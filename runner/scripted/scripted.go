@@ -290,11 +290,6 @@ func Fixture(name string) (Reply, error) {
 	return reply, nil
 }
 
-// FixtureBody returns a recorded file as it is (for the .json and .txt recordings).
-func FixtureBody(name string) ([]byte, error) {
-	return fs.ReadFile(fixtures, "testdata/real-servers/"+name)
-}
-
 // MustFixture is Fixture for tests that cannot go on without it.
 func MustFixture(name string) Reply {
 	r, err := Fixture(name)
