@@ -184,17 +184,22 @@ func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error 
 	return &usageError{cmd: cmd, err: err}
 }
 
+// root is the repository root that holds the working directory.
+func (e *env) root() (string, error) {
+	wd, err := e.getwd()
+	if err != nil {
+		return "", err
+	}
+	return packs.FindRoot(wd)
+}
+
 // workspace finds the repository root from the working directory and composes its packs.
 func (e *env) workspace() (*schema.Validator, *packs.Composition, error) {
 	v, err := schema.New()
 	if err != nil {
 		return nil, nil, err
 	}
-	wd, err := e.getwd()
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := packs.FindRoot(wd)
+	root, err := e.root()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,11 +29,7 @@ func (e *env) initCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			wd, err := e.getwd()
-			if err != nil {
-				return err
-			}
-			root, err := packs.FindRoot(wd)
+			root, err := e.root()
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 )
@@ -22,11 +21,7 @@ func (e *env) recoverAtStart(args []string) error {
 			return nil
 		}
 	}
-	wd, err := e.getwd()
-	if err != nil {
-		return nil
-	}
-	root, err := packs.FindRoot(wd)
+	root, err := e.root()
 	if err != nil {
 		return nil
 	}
@@ -68,7 +63,7 @@ func (e *env) recoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			root, err := packs.FindRoot(wd)
+			root, err := e.root()
 			if err != nil {
 				return err
 			}

@@ -64,3 +64,29 @@ func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleNam
 	}
 	return route.Model, "earned", nil
 }
+
+// chatRun is what every chat mode starts from: the working directory, the composition, and a run
+// spec with the mode's settings and the model chosen.
+func (e *env) chatRun(cmd *cli.Command, mode string) (runner.RunSpec, *packs.Composition, string, error) {
+	wd, err := e.getwd()
+	if err != nil {
+		return runner.RunSpec{}, nil, "", err
+	}
+	_, c, err := e.workspace()
+	if err != nil {
+		return runner.RunSpec{}, nil, "", err
+	}
+	settings, err := e.resolve(cmd, c, mode)
+	if err != nil {
+		return runner.RunSpec{}, nil, "", err
+	}
+	model, routing, err := e.chooseModel(cmd, c, settings)
+	if err != nil {
+		return runner.RunSpec{}, nil, "", err
+	}
+	return runner.RunSpec{
+		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
+		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
+		Progress: e.progress(),
+	}, c, wd, nil
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner"
 )
 
@@ -87,11 +86,7 @@ func (e *env) runsCommand() *cli.Command {
 }
 
 func (e *env) runsDir() (string, error) {
-	wd, err := e.getwd()
-	if err != nil {
-		return "", err
-	}
-	root, err := packs.FindRoot(wd)
+	root, err := e.root()
 	if err != nil {
 		return "", err
 	}

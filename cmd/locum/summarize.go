@@ -43,28 +43,11 @@ func (e *env) summarizeCommand() *cli.Command {
 }
 
 func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
-	wd, err := e.getwd()
-	if err != nil {
-		return err
-	}
-	_, c, err := e.workspace()
-	if err != nil {
-		return err
-	}
-	settings, err := e.resolve(cmd, c, "summarize")
-	if err != nil {
-		return err
-	}
-	model, routing, err := e.chooseModel(cmd, c, settings)
+	spec, c, wd, err := e.chatRun(cmd, "summarize")
 	if err != nil {
 		return err
 	}
 	var claims []runner.Claim
-	spec := runner.RunSpec{
-		Mode: "summarize", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Progress: e.progress(),
-	}
 	res := runner.Execute(ctx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))

@@ -56,26 +56,9 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	wd, err := e.getwd()
+	spec, c, wd, err := e.chatRun(cmd, "transform")
 	if err != nil {
 		return err
-	}
-	_, c, err := e.workspace()
-	if err != nil {
-		return err
-	}
-	settings, err := e.resolve(cmd, c, "transform")
-	if err != nil {
-		return err
-	}
-	model, routing, err := e.chooseModel(cmd, c, settings)
-	if err != nil {
-		return err
-	}
-	spec := runner.RunSpec{
-		Mode: "transform", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Progress: e.progress(),
 	}
 	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
