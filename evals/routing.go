@@ -82,7 +82,7 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	if err != nil {
 		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record it came from, %s, cannot be read", r.Record.Path))
 	}
-	if sum := sha256.Sum256(record); hex.EncodeToString(sum[:]) != r.Record.SHA256 {
+	if sha256Hex(record) != r.Record.SHA256 {
 		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s changed since the routing was signed", r.Record.Path))
 	}
 	rr, ok := r.Roles[role]
@@ -101,17 +101,11 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
 }
 
-// SignRouting signs r with key and writes it to root/.locum/routing.json.
+// SignRouting signs r and writes it to root/.locum/routing.json.
 func SignRouting(root string, r Routing, sign func(map[string]any) error) error {
 	r.Signer, r.Signature = "", ""
-	data, err := json.Marshal(r)
+	doc, err := toDoc(r)
 	if err != nil {
-		return err
-	}
-	var doc map[string]any
-	dec := json.NewDecoder(bytesReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
 		return err
 	}
 	delete(doc, "signer")
@@ -119,7 +113,7 @@ func SignRouting(root string, r Routing, sign func(map[string]any) error) error 
 	if err := sign(doc); err != nil {
 		return err
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
+	out, err := marshalIndent(doc)
 	if err != nil {
 		return err
 	}
@@ -127,7 +121,7 @@ func SignRouting(root string, r Routing, sign func(map[string]any) error) error 
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(file, append(out, '\n'), 0o644)
+	return os.WriteFile(file, out, 0o644)
 }
 
 // FileSHA256 is the lower-case hex SHA-256 of a file.
@@ -136,8 +130,7 @@ func FileSHA256(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return sha256Hex(data), nil
 }
 
 func firstLine(s string) string {

@@ -150,5 +150,3 @@ func Verify(doc map[string]any, trusted []string) error {
 	}
 	return &UntrustedKeyError{Key: signer}
 }
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -155,7 +155,7 @@ func (g *FileGuard) saveRecord() error {
 	if err != nil {
 		return err
 	}
-	if err := writeSynced(g.record.RecordFile, data, 0o600); err != nil {
+	if err := WriteAtomic(g.record.RecordFile, data, 0o600); err != nil {
 		return fmt.Errorf("rollback record: %w", err)
 	}
 	return nil
@@ -191,10 +191,6 @@ func WriteAtomic(path string, content []byte, mode fs.FileMode) error {
 		return err
 	}
 	return nil
-}
-
-func writeSynced(path string, data []byte, mode fs.FileMode) error {
-	return WriteAtomic(path, data, mode)
 }
 
 func hash(b []byte) string {

@@ -78,13 +78,15 @@ func TestProbeNamesEachServer(t *testing.T) {
 		info, err := clientFor(t, s).Probe(context.Background())
 		require.NoError(t, err)
 		assert.False(t, info.Has("no-such-model"))
-		assert.True(t, scriptedHasOllamaAlias())
 	})
 }
 
-func scriptedHasOllamaAlias() bool {
-	info := ServerInfo{Models: []Model{{ID: "tiny:latest"}}}
-	return info.Has("tiny") && !info.Has("tin")
+func TestHasReadsOllamaTags(t *testing.T) {
+	info := ServerInfo{Models: []Model{{ID: "tiny:latest"}, {ID: "coder:7b"}}}
+	assert.True(t, info.Has("tiny"), "Ollama serves name:latest for the bare name")
+	assert.True(t, info.Has("coder:7b"))
+	assert.False(t, info.Has("tin"))
+	assert.False(t, info.Has("coder"), "only :latest is implied")
 }
 
 func sentBody(t *testing.T, s *scripted.Server) map[string]any {

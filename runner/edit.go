@@ -116,16 +116,6 @@ func (t Text) Replace(start, end int, repl []string) Text {
 	return out
 }
 
-// replyLines turns model text into lines: any line ending, one trailing newline dropped.
-func replyLines(s string) []string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 // EditError is a reply locum could not turn into an edit: a failed attempt, fed back to the
 // model, never a guess.
 type EditError struct{ Reason string }

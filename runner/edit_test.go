@@ -57,7 +57,9 @@ func TestTextRoundTrips(t *testing.T) {
 	}
 	txt := SplitText("a\r\nb\r\nc\r\n")
 	assert.Equal(t, "\r\n", txt.EOL)
-	got := txt.Replace(2, 2, replyLines("B1\nB2\n")).Join()
+	repl, err := SpanReplacement("```\nB1\nB2\n```")
+	require.NoError(t, err)
+	got := txt.Replace(2, 2, repl).Join()
 	assert.Equal(t, "a\r\nB1\r\nB2\r\nc\r\n", got, "model LF output takes the file's CRLF")
 	assert.Equal(t, "a\r\nc\r\n", txt.Replace(2, 2, nil).Join(), "an empty span deletes the lines")
 	assert.Equal(t, "a\r\nX\r\nb\r\nc\r\n", txt.Replace(2, 1, []string{"X"}).Join(), "an empty span inserts")
