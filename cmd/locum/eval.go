@@ -266,13 +266,6 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	})
 	if err != nil {
 		_, _, code := runner.Classify(err)
-		if code == 1 {
-			code = exitCouldNot // a capture that stops part-way could not run; the journal keeps its turns
-		}
-		var refused *rails.EndpointError
-		if errors.As(err, &refused) {
-			code = exitRed
-		}
 		return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s\n", relPath(c.Root, evals.RecordPath(c.Root, rec.Name)), relPath(c.Root, evals.RegisterPath(c.Root, rec.Name)))
