@@ -1,0 +1,62 @@
+package evals
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/schema"
+)
+
+// ModelChoice is what a caller asked for: an explicit model, a role, or both. RoleGiven says the
+// role was named by the caller, not inherited from a pack's default.
+type ModelChoice struct {
+	Model     string
+	RoleGiven bool
+}
+
+// ChooseModel picks the model a chat mode runs. A model alone is an operator's explicit choice
+// (routing=operator); a role (named, or the mode's default) runs only the model and effort a
+// signed A/B record earned it (routing=earned), and a different model or effort is refused rather
+// than silently substituted. The CLI and the MCP server both call it, so a role means the same on
+// either. A refusal is a *runner.RefusalError (exit 1); a contradiction is a *runner.BadInputError
+// (exit 2).
+func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
+	role, _ := settings.Get("role")
+	if ch.Model != "" && !ch.RoleGiven {
+		return ch.Model, "operator", nil
+	}
+	if role.Value == "" {
+		return "", "", &runner.RefusalError{Reason: "no model: name one with --model ID, or route a role earned by a signed A/B record (--role)"}
+	}
+	return ModelForRole(v, c, role.Value, ch.Model, settings)
+}
+
+// ModelForRole resolves a role through its earned routing; explicit, when set, must be the model
+// the role earned. The role's measured effort replaces one from a pack or the workspace, and one
+// the caller set on purpose (a flag or the environment) that differs is refused.
+func ModelForRole(v *schema.Validator, c *packs.Composition, role, explicit string, settings *packs.Settings) (model, routing string, err error) {
+	var trust []string
+	if c.Workspace != nil {
+		trust = c.Workspace.Trust.Keys
+	}
+	route, err := ResolveRole(v, c.Root, trust, role, c.Roles()[role])
+	if explicit != "" && (err != nil || explicit != route.Model) {
+		measured := "no earned model"
+		if err == nil {
+			measured = "only " + route.Model + ", the model its A/B record measured"
+		}
+		return "", "", &runner.BadInputError{Reason: fmt.Sprintf("--role %s and --model %s: the role runs %s, never a substitute; drop --role to run %s as an operator's choice", role, explicit, measured, explicit)}
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
+		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
+			return "", "", &runner.BadInputError{Reason: fmt.Sprintf("--role %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use --model to run a candidate", role, route.Effort, effort.Source, effort.Value)}
+		}
+		settings.Set("effort", route.Effort, "routing "+RoutingFile)
+	}
+	return route.Model, "earned", nil
+}
