@@ -237,3 +237,22 @@ func (s *summarize) report(r *Run) error {
 	}
 	return nil
 }
+
+// ClaimLines renders a digest for a person: each supported claim as `L40-52 text`, then
+// `unsupported: N` and each unsupported claim with the gate's reason.
+func ClaimLines(claims []Claim) string {
+	var b strings.Builder
+	var unsupported []Claim
+	for _, cl := range claims {
+		if cl.Supported() {
+			fmt.Fprintf(&b, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], cl.Text)
+		} else {
+			unsupported = append(unsupported, cl)
+		}
+	}
+	fmt.Fprintf(&b, "unsupported: %d\n", len(unsupported))
+	for _, cl := range unsupported {
+		fmt.Fprintf(&b, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
+	}
+	return b.String()
+}

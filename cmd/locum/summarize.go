@@ -52,18 +52,7 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 		File: cmd.String("file"), Lines: cmd.String("lines"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))
 	if !cmd.Bool("json") && claims != nil {
-		var unsupported []runner.Claim
-		for _, cl := range claims {
-			if cl.Supported() {
-				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], cl.Text)
-			} else {
-				unsupported = append(unsupported, cl)
-			}
-		}
-		fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
-		for _, cl := range unsupported {
-			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
-		}
+		fmt.Fprint(e.stdout, runner.ClaimLines(claims))
 	}
 	return e.finish(cmd, res)
 }
