@@ -148,6 +148,7 @@ func TestStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "REFUSED")
+	assert.Nil(t, res.StructuredContent)
 }
 
 func TestTransformKeptWithProgress(t *testing.T) {
@@ -221,6 +222,9 @@ func TestRefusalsAreToolResults(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, res.IsError)
 			assert.Contains(t, text(res), tc.want)
+			if strings.HasPrefix(tc.want, "REFUSED: ") {
+				assert.Nil(t, res.StructuredContent, "refused before a run: no result object")
+			}
 			assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")
 			assert.Equal(t, calc, f.file(t))
 		})

@@ -98,6 +98,16 @@ func (s *Server) addTools() error {
 	// schema in memory needs no base.
 	out.ID = ""
 	result := func() *jsonschema.Schema { return out.CloneSchemas() }
+	// Every tool returns its object as any, with the schema set here: a call refused before it
+	// ran has no object, and the SDK would otherwise send a zero one in its place.
+	statusSchema, err := jsonschema.For[runner.StatusReport](nil)
+	if err != nil {
+		return err
+	}
+	runSchema, err := jsonschema.For[RunEvents](nil)
+	if err != nil {
+		return err
+	}
 
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name:  "status",
@@ -106,7 +116,8 @@ func (s *Server) addTools() error {
 			"its models and their loaded context windows, and whether the chat and embedding models are listed. " +
 			"Call it before handing work to the other tools; it sends no prompt. isError when no server answers " +
 			"(the text says what would start one) or when the endpoint is off this machine and the operator did not allow that.",
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: statusSchema,
 	}, s.status)
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name:  "transform",
@@ -148,7 +159,8 @@ func (s *Server) addTools() error {
 		Description: "Read the journal of a run (the run_id of a result): every setting with its source, each request " +
 			"and reply with its figures, each verify verdict and its output tail, and the receipt. Use it to see why a " +
 			"transform went red or what a model actually answered.",
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: runSchema,
 	}, s.runsShow)
 	return nil
 }
@@ -249,15 +261,13 @@ func (s *Server) finish(res *runner.Result, extra string) (*sdk.CallToolResult, 
 		lines = append(lines, strings.TrimRight(extra, "\n"))
 	}
 	lines = append(lines, res.Receipt())
-	// The result goes out as any: the output schema is spec/result.schema.json, set on the tool,
-	// and a call refused before any run has no result to validate against it.
 	return &sdk.CallToolResult{
 		IsError: res.Status != runner.StatusOK,
 		Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}},
 	}, res, nil
 }
 
-func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, *runner.StatusReport, error) {
+func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
 	c, shared, res := s.settings("", args)
 	if res != nil {
@@ -383,7 +393,7 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	return s.finish(out, extra)
 }
 
-func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, *RunEvents, error) {
+func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
 	if strings.TrimSpace(args.RunID) == "" {
 		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
