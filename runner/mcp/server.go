@@ -48,6 +48,9 @@ type Server struct {
 	sdk   *sdk.Server
 	locks fileLocks
 	calls sync.WaitGroup
+	// life is the context Run serves under: when it ends (a signal), its cause, not the host's
+	// cancellation, is what stopped the runs in flight.
+	life context.Context
 }
 
 // New builds the server and its tools. The repository root is found from opts.Dir now, once.
@@ -66,7 +69,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, root: root, v: v}
+	s := &Server{opts: opts, root: root, v: v, life: context.Background()}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// Tools only: no logging capability, so a host gets nothing it has to route.
@@ -94,6 +97,7 @@ func (s *Server) Root() string { return s.root }
 // in flight: a transform cancelled by the session's end still restores its file before Run
 // returns.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	s.life = ctx
 	err := s.sdk.Run(ctx, t)
 	s.calls.Wait()
 	return err
@@ -122,10 +126,16 @@ func (cancelled) Signal()        {}
 var _ os.Signal = cancelled{}
 
 // runContext detaches a call's run from the SDK's context so the cancellation reaches the engine
-// with its cause; the run still stops at once when the call is cancelled.
-func runContext(ctx context.Context) (context.Context, func()) {
+// with its cause; the run still stops at once when the call is cancelled, or the server stopped.
+func (s *Server) runContext(ctx context.Context) (context.Context, func()) {
 	run, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(&runner.SignalError{Signal: cancelled{}}) })
+	stop := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(s.life); cause != nil {
+			cancel(cause)
+			return
+		}
+		cancel(&runner.SignalError{Signal: cancelled{}})
+	})
 	return run, func() {
 		stop()
 		cancel(nil)

@@ -332,7 +332,7 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
 	}
 	defer unlock()
-	runCtx, stop := runContext(ctx)
+	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	spec.Observer = p.observer()
 	spec.Args = []string{args.Task}
@@ -354,7 +354,7 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
 	}
 	defer unlock()
-	runCtx, stop := runContext(ctx)
+	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	spec.Observer = p.observer()
 	if args.Focus != "" {
@@ -377,7 +377,7 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	if res != nil {
 		return res, nil, nil
 	}
-	runCtx, stop := runContext(ctx)
+	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	var found runner.DedupResult
 	spec := runner.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
