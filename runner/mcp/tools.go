@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -377,12 +378,16 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	if res != nil {
 		return res, nil, nil
 	}
+	dir, err := s.dirInRoot(args.Dir)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
 	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	var found runner.DedupResult
 	spec := runner.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
 		Version: s.opts.Version, Stderr: s.opts.Log, Observer: progress(ctx, req).observer()}
-	out := runner.Execute(runCtx, spec, runner.DedupSteps(runner.DedupOptions{Dir: args.Dir, Root: c.Root, NoCache: args.NoCache}, &found))
+	out := runner.Execute(runCtx, spec, runner.DedupSteps(runner.DedupOptions{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
 	extra := ""
 	if out.Error == nil {
 		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
@@ -391,6 +396,27 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 		}
 	}
 	return s.finish(out, extra)
+}
+
+// dirInRoot resolves a folder a call names from the server's directory and refuses one that is
+// not, after symbolic links, inside the repository: a host reads this repository's files only.
+func (s *Server) dirInRoot(dir string) (string, error) {
+	p := dir
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.opts.Dir, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("dir %s: no such folder", dir)
+	}
+	root, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("dir %s: outside the repository; locum mcp reads this repository's files only", dir)
+	}
+	return real, nil
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
