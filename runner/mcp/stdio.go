@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,16 +47,17 @@ func (p *pending) line(data []byte, outgoing bool) {
 	if json.Unmarshal(data, &m) != nil {
 		return
 	}
+	id, reqID := idKey(m.ID), idKey(m.Params.RequestID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	was := len(p.ids)
 	switch {
-	case outgoing && m.Method == "" && len(m.ID) > 0:
-		delete(p.ids, string(m.ID))
-	case !outgoing && m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
-		delete(p.ids, string(m.Params.RequestID))
-	case !outgoing && m.Method != "" && len(m.ID) > 0:
-		p.ids[string(m.ID)] = true
+	case outgoing && m.Method == "" && id != "":
+		delete(p.ids, id)
+	case !outgoing && m.Method == "notifications/cancelled" && reqID != "":
+		delete(p.ids, reqID)
+	case !outgoing && m.Method != "" && id != "":
+		p.ids[id] = true
 	}
 	switch {
 	case was == 0 && len(p.ids) > 0:
@@ -63,6 +65,22 @@ func (p *pending) line(data []byte, outgoing bool) {
 	case was > 0 && len(p.ids) == 0:
 		close(p.idle)
 	}
+}
+
+// idKey names a request id the same way however it was spelled: 1, 1.0 and 1e0 are one number,
+// and a string stays a string. "" for no id, or one that is neither.
+func idKey(raw json.RawMessage) string {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return strconv.Quote(x)
+	}
+	return ""
 }
 
 func (p *pending) waitIdle() <-chan struct{} {
