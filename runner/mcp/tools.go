@@ -131,7 +131,8 @@ func (s *Server) addTools() error {
 			"file is as it was; REFUSED: refused before any request (off loopback, the prompt over max_input_bytes: " +
 			"narrow `lines`; a role with no earned model: name another role or ask the operator); ERROR: could not run " +
 			"(no server, a malformed reply, verify with no verdict). Calls on the same file wait their turn.",
-		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
+		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 		OutputSchema: result(),
 	}, s.transform)
 	sdk.AddTool(s.sdk, &sdk.Tool{
