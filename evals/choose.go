@@ -14,6 +14,16 @@ import (
 type ModelChoice struct {
 	Model     string
 	RoleGiven bool
+	// Arg names a setting as the caller takes it, for the messages: "--model" on the command line
+	// (nil gives that), "`model`" for a tool call.
+	Arg func(name string) string
+}
+
+func (ch ModelChoice) arg(name string) string {
+	if ch.Arg == nil {
+		return "--" + name
+	}
+	return ch.Arg(name)
 }
 
 // ChooseModel picks the model a chat mode runs. A model alone is an operator's explicit choice
@@ -28,15 +38,16 @@ func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Sett
 		return ch.Model, "operator", nil
 	}
 	if role.Value == "" {
-		return "", "", &runner.RefusalError{Reason: "no model: name one with --model ID, or route a role earned by a signed A/B record (--role)"}
+		return "", "", &runner.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
 	}
-	return ModelForRole(v, c, role.Value, ch.Model, settings)
+	return ModelForRole(v, c, role.Value, ch, settings)
 }
 
-// ModelForRole resolves a role through its earned routing; explicit, when set, must be the model
+// ModelForRole resolves a role through its earned routing; ch.Model, when set, must be the model
 // the role earned. The role's measured effort replaces one from a pack or the workspace, and one
 // the caller set on purpose (a flag or the environment) that differs is refused.
-func ModelForRole(v *schema.Validator, c *packs.Composition, role, explicit string, settings *packs.Settings) (model, routing string, err error) {
+func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
+	explicit := ch.Model
 	var trust []string
 	if c.Workspace != nil {
 		trust = c.Workspace.Trust.Keys
@@ -47,14 +58,16 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role, explicit stri
 		if err == nil {
 			measured = "only " + route.Model + ", the model its A/B record measured"
 		}
-		return "", "", &runner.BadInputError{Reason: fmt.Sprintf("--role %s and --model %s: the role runs %s, never a substitute; drop --role to run %s as an operator's choice", role, explicit, measured, explicit)}
+		return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s and %s %s: the role runs %s, never a substitute; drop %s to run %s as an operator's choice",
+			ch.arg("role"), role, ch.arg("model"), explicit, measured, ch.arg("role"), explicit)}
 	}
 	if err != nil {
 		return "", "", err
 	}
 	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
 		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
-			return "", "", &runner.BadInputError{Reason: fmt.Sprintf("--role %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use --model to run a candidate", role, route.Effort, effort.Source, effort.Value)}
+			return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
+				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}
 		settings.Set("effort", route.Effort, "routing "+RoutingFile)
 	}

@@ -27,7 +27,7 @@ func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleNam
 	if err != nil {
 		return "", "", err
 	}
-	model, routing, err = evals.ModelForRole(v, c, roleName, cmd.String("model"), settings)
+	model, routing, err = evals.ModelForRole(v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
 	return model, routing, routeError(err)
 }
 

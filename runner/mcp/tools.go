@@ -239,7 +239,7 @@ func (s *Server) chatSpec(mode, model, role string, args any) (runner.RunSpec, *
 	if res != nil {
 		return runner.RunSpec{}, nil, res
 	}
-	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != ""})
+	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
 	if err != nil {
 		status, _, _ := runner.Classify(err)
 		return runner.RunSpec{}, nil, fail("%s: %v", status, err)
@@ -247,6 +247,9 @@ func (s *Server) chatSpec(mode, model, role string, args any) (runner.RunSpec, *
 	return runner.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
 		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil
 }
+
+// argName names a setting in a message as a tool call gives it.
+func argName(name string) string { return "`" + name + "`" }
 
 // finish makes a run's result the tool's: the --json object as structured content, the receipt
 // (after the error and the outcome, when there are any) as text, isError unless it is OK.
