@@ -141,9 +141,80 @@ func (c *Client) chatOnce(ctx context.Context, params openai.ChatCompletionNewPa
 	return res, nil
 }
 
-// nonFinite matches the NaN and Infinity some servers print for figures they did not measure:
-// not JSON, but the rest of the reply is worth reading.
+// nonFinite matches the NaN and Infinity some servers print for figures they did not measure.
 var nonFinite = regexp.MustCompile(`:\s*-?(NaN|Infinity)\b`)
+
+// unmarshalRepaired decodes a reply as sent, and only when that fails, once more with the bare
+// NaN and Infinity values some servers print for figures they did not measure read as null: not
+// JSON, but the rest of the reply is worth reading. The repair never touches a string, so the
+// model's words reach the mode as it wrote them.
+func unmarshalRepaired(raw []byte, into any) error {
+	err := json.Unmarshal(raw, into)
+	if err == nil {
+		return nil
+	}
+	fixed, changed := repairNonFinite(raw)
+	if !changed {
+		return err
+	}
+	return json.Unmarshal(fixed, into)
+}
+
+// repairNonFinite replaces NaN, Infinity and -Infinity written as values (after a colon, a comma
+// or an opening bracket) with null, outside strings only.
+func repairNonFinite(raw []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(raw))
+	inString, escaped, changed := false, false, false
+	var prev byte // the last byte outside a string that is not white space
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				prev = c
+			}
+			continue
+		}
+		if prev == ':' || prev == ',' || prev == '[' {
+			if n := nonFiniteAt(raw[i:]); n > 0 {
+				out = append(out, "null"...)
+				i += n - 1
+				prev, changed = 'l', true
+				continue
+			}
+		}
+		out = append(out, c)
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		prev = c
+	}
+	return out, changed
+}
+
+// nonFiniteAt is the length of the NaN, Infinity or -Infinity that b starts with, or 0.
+func nonFiniteAt(b []byte) int {
+	for _, word := range []string{"NaN", "Infinity", "-Infinity"} {
+		n := len(word)
+		if len(b) >= n && string(b[:n]) == word && (len(b) == n || !isWordByte(b[n])) {
+			return n
+		}
+	}
+	return 0
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
 
 type wireMessage struct {
 	Content          *string           `json:"content"`
@@ -182,9 +253,8 @@ func decodeChat(raw []byte) *ChatResult {
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
 	}
-	clean := nonFinite.ReplaceAll(raw, []byte(": null"))
 	var reply rails.Reply
-	switch err := json.Unmarshal(clean, &body); {
+	switch err := unmarshalRepaired(raw, &body); {
 	case err != nil:
 		reply.Malformed = "not JSON: " + err.Error()
 	case len(body.Choices) == 0:
@@ -268,7 +338,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 			Usage *wireUsage      `json:"usage"`
 			Error json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal(nonFinite.ReplaceAll(ev.Data, []byte(": null")), &chunk); err != nil {
+		if err := unmarshalRepaired(ev.Data, &chunk); err != nil {
 			reply.Malformed = "a stream chunk is not JSON: " + err.Error()
 			break
 		}
