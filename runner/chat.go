@@ -57,6 +57,8 @@ type ChatResult struct {
 	Bytes    int
 	// Sent is the request's thinking switch, for the journal.
 	Sent map[string]any
+	// Fit is how the prompt measured against the model's context.
+	Fit *PromptFit
 }
 
 // Chat sends one chat completion and classifies the reply. It always sends max_tokens (servers
@@ -64,6 +66,10 @@ type ChatResult struct {
 // answer comes back with its result and a *rails.ReplyError.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error) {
 	info, err := c.Probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fit, err := c.fit(ctx, info, req)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +114,10 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, err
 	}
-	res.Sent = thinking
+	res.Sent, res.Fit = thinking, fit
+	if cut := truncated(fit, res.Usage); cut != nil {
+		return res, cut
+	}
 	if res.Class != rails.ClassAnswer {
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Detail: replyDetail(res)}
 	}

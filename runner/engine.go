@@ -125,7 +125,7 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 		"in_tokens": res.Usage.In, "out_tokens": res.Usage.Out,
 		"answer_bytes": len(res.Answer), "thinking_bytes": len(res.Thinking), "response_bytes": res.Bytes,
 		"ttft_ms": msOrNil(res.TTFT, res.Streamed), "elapsed_ms": res.Elapsed.Milliseconds(),
-		"thinking_switch": res.Sent, "answer": capText(res.Answer, 16<<10), "error": errString(err),
+		"thinking_switch": res.Sent, "prompt_fit": res.Fit, "answer": capText(res.Answer, 16<<10), "error": errString(err),
 	})
 	return res, err
 }

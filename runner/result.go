@@ -144,6 +144,8 @@ func Classify(err error) (Status, string, int) {
 		embed    *BadEmbeddingError
 		verdict  *NoVerdictError
 		oversize *OversizeError
+		fit      *ContextError
+		cut      *InputTruncatedError
 	)
 	switch {
 	case err == nil:
@@ -154,12 +156,16 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "off_loopback", 1
 	case errors.As(err, &budget), errors.As(err, &oversize):
 		return StatusRefused, "input_budget", 1
+	case errors.As(err, &fit):
+		return StatusRefused, "context_window", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):
 		return StatusError, "verify_no_verdict", 2
+	case errors.As(err, &cut):
+		return StatusError, "input_truncated", 2
 	case errors.As(err, &reply):
 		return StatusError, "reply_" + string(reply.Class), 2
 	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):

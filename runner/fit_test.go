@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+func tokenized(n int) scripted.Reply {
+	return js(`{"tokens":[` + strings.TrimSuffix(strings.Repeat("1,", n), ",") + `]}`)
+}
+
+// A prompt that, with room for the reply, does not fit the model's loaded context is refused
+// before the chat request: a server would cut it from the top and answer anyway.
+func TestPromptMustFitTheLoadedContext(t *testing.T) {
+	span := strings.Repeat("x := compute(a, b) // 26 KB of code\n", 26<<10/36)
+	cases := []struct {
+		name      string
+		mimic     string
+		tokenize  *scripted.Reply
+		model     string
+		prompt    string
+		maxTokens int64
+		refused   bool
+		counted   bool
+		says      []string
+	}{
+		{"ollama, estimated, over", "ollama", nil, "tiny", span, 512, true, false, []string{"estimated at 2.5 bytes a token", "over the 2048-token context tiny has loaded", "--lines", "lower --max-output-tokens", "larger context"}},
+		{"ollama, estimated, fits", "ollama", nil, "tiny", "short task", 512, false, false, nil},
+		{"ollama, the reply's room counts", "ollama", nil, "tiny", "short task", 2048, true, false, []string{"plus --max-output-tokens 2048"}},
+		{"llama-server counts, over", "llama-server", ptrReply(tokenized(1900)), "tiny", "small text the server says is long", 512, true, true, []string{"counted by the server's /tokenize"}},
+		{"llama-server counts, fits", "llama-server", ptrReply(tokenized(4)), "any-name", span, 512, false, true, nil},
+		{"llama-server cannot count: estimate", "llama-server", nil, "tiny", span, 512, true, false, []string{"estimated"}},
+		{"vllm counts with its template", "vllm", ptrReply(js(`{"count":32000,"max_model_len":32768,"tokens":[]}`)), "Qwen/Qwen3-8B", "hi", 1024, true, true, []string{"32000 tokens, counted"}},
+		{"unknown context: not checked", "lmstudio", nil, "not-listed", span, 4096, false, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scripted.New()
+			defer s.Close()
+			require.NoError(t, s.Mimic(tc.mimic))
+			if tc.tokenize != nil {
+				s.On("POST", "/tokenize", *tc.tokenize)
+			}
+			s.On("POST", "/v1/chat/completions", answer("ok"))
+			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: tc.model, MaxTokens: tc.maxTokens, Messages: []Message{{Role: "user", Content: tc.prompt}}})
+			if !tc.refused {
+				require.NoError(t, err)
+				assert.Len(t, s.RequestsTo("/v1/chat/completions"), 1)
+				if res.Fit.Context > 0 {
+					assert.Equal(t, tc.counted, res.Fit.Counted)
+				}
+				return
+			}
+			var ce *ContextError
+			require.True(t, errors.As(err, &ce), "got %v", err)
+			assert.Empty(t, s.RequestsTo("/v1/chat/completions"), "refused before the request")
+			assert.Equal(t, tc.counted, ce.Fit.Counted)
+			status, kind, code := Classify(err)
+			assert.Equal(t, StatusRefused, status)
+			assert.Equal(t, "context_window", kind)
+			assert.Equal(t, 1, code)
+			for _, want := range tc.says {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+func ptrReply(r scripted.Reply) *scripted.Reply { return &r }
+
+// A reply to a prompt the server cut is never an answer: Ollama reads as many tokens as the
+// context holds (recorded: prompt_tokens 2048 of 2048), llama-server fewer than it counted.
+func TestInputTruncatedIsNotAnAnswer(t *testing.T) {
+	cases := []struct {
+		name     string
+		mimic    string
+		tokenize *scripted.Reply
+		reply    scripted.Reply
+		read     int64
+	}{
+		{"ollama at the context's limit", "ollama", nil, scripted.MustFixture("ollama-tiny-think/err_too_long"), 2048},
+		{"llama-server read fewer than it counted", "llama-server", ptrReply(tokenized(1990)), scripted.MustFixture("llama-server/err_too_long"), 1728},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scripted.New()
+			defer s.Close()
+			require.NoError(t, s.Mimic(tc.mimic))
+			if tc.tokenize != nil {
+				s.On("POST", "/tokenize", *tc.tokenize)
+			}
+			s.On("POST", "/v1/chat/completions", tc.reply)
+			_, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "tiny", MaxTokens: 4, Messages: []Message{{Role: "user", Content: "a long story"}}})
+			var te *InputTruncatedError
+			require.True(t, errors.As(err, &te), "got %v", err)
+			assert.Equal(t, tc.read, te.Read)
+			status, kind, code := Classify(err)
+			assert.Equal(t, StatusError, status)
+			assert.Equal(t, "input_truncated", kind)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, err.Error(), "the server cut the prompt")
+		})
+	}
+}
