@@ -58,8 +58,14 @@ func ThinkingFields(kind ServerKind, effort string, m ModelThinking) map[string]
 	switch kind {
 	case Ollama:
 		switch {
-		case !m.Known || !m.Thinks:
-			// A plain model, or one we could not ask about: any switch would be a 400.
+		case !m.Known:
+			// A model we could not ask about: "none" is the one value every Ollama accepts for
+			// any model (a plain one included), so the cap still holds at none and low.
+			if off {
+				fields["reasoning_effort"] = "none"
+			}
+		case !m.Thinks:
+			// A plain model: any other value would be a 400.
 		case m.Levels:
 			fields["reasoning_effort"] = level
 		case off:

@@ -20,7 +20,9 @@ func TestThinkingFields(t *testing.T) {
 		want   map[string]any
 	}{
 		{"ollama plain model gets nothing", Ollama, "low", plain, map[string]any{}},
-		{"ollama unknown model gets nothing", Ollama, "low", ModelThinking{}, map[string]any{}},
+		{"ollama unknown model at low gets none", Ollama, "low", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at none gets none", Ollama, "none", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at medium gets nothing", Ollama, "medium", ModelThinking{}, map[string]any{}},
 		{"ollama boolean thinker low", Ollama, "low", boolThinker, map[string]any{"reasoning_effort": "none"}},
 		{"ollama boolean thinker none", Ollama, "none", boolThinker, map[string]any{"reasoning_effort": "none"}},
 		{"ollama boolean thinker high", Ollama, "high", boolThinker, map[string]any{}},

@@ -59,6 +59,9 @@ type ChatResult struct {
 	Sent map[string]any
 	// Fit is how the prompt measured against the model's context.
 	Fit *PromptFit
+	// CapabilitiesError is why the server could not say what the model does (Ollama's
+	// /api/show failed), so the thinking switch was the one every model accepts.
+	CapabilitiesError string
 }
 
 // Chat sends one chat completion and classifies the reply. It always sends max_tokens (servers
@@ -73,7 +76,8 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, err
 	}
-	thinking := rails.ThinkingFields(info.Kind, req.Effort, c.modelThinking(ctx, info.Kind, req.Model))
+	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
+	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
 	params := openai.ChatCompletionNewParams{
 		Model:     req.Model,
 		MaxTokens: openai.Int(req.MaxTokens),
@@ -115,6 +119,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return nil, err
 	}
 	res.Sent, res.Fit = thinking, fit
+	if capErr != nil {
+		res.CapabilitiesError = capErr.Error()
+	}
 	if cut := truncated(fit, res.Usage); cut != nil {
 		return res, cut
 	}

@@ -120,6 +120,9 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 		return nil, err
 	}
 	r.add(res)
+	if res.CapabilitiesError != "" {
+		r.Journal.Event("capabilities", map[string]any{"step": step, "model": req.Model, "capabilities": "unknown", "error": res.CapabilitiesError})
+	}
 	r.Journal.Event("reply", map[string]any{
 		"step": step, "class": res.Class, "finish_reason": res.FinishReason,
 		"in_tokens": res.Usage.In, "out_tokens": res.Usage.Out,
