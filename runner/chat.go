@@ -59,9 +59,62 @@ type ChatResult struct {
 	Sent map[string]any
 	// Fit is how the prompt measured against the model's context.
 	Fit *PromptFit
+	// Decode is the decode phase's tokens and time, from the server where it reports them, else
+	// measured over a streamed reply; nil when neither means anything.
+	Decode *Decode
 	// CapabilitiesError is why the server could not say what the model does (Ollama's
 	// /api/show failed), so the thinking switch was the one every model accepts.
 	CapabilitiesError string
+}
+
+// Decode is how many tokens a reply's decode produced and how long it took.
+type Decode struct {
+	Tokens int64
+	Time   time.Duration
+	// Source is "server" for the server's own timings, "measured" for locum's clock.
+	Source string
+}
+
+// minDecodeWindow is the shortest decode locum times itself: a server that sends its first bytes
+// late, many events in one read, leaves a window of a millisecond, and a rate over it is noise.
+const minDecodeWindow = 250 * time.Millisecond
+
+// wireTimings are the decode figures servers add to a reply outside the OpenAI shape:
+// llama-server's timings, and Ollama's native eval_count and eval_duration where a reply carries
+// them.
+type wireTimings struct {
+	Timings *struct {
+		PredictedN  *float64 `json:"predicted_n"`
+		PredictedMS *float64 `json:"predicted_ms"`
+	} `json:"timings"`
+	EvalCount    *float64 `json:"eval_count"`
+	EvalDuration *float64 `json:"eval_duration"` // nanoseconds
+}
+
+func (w *wireTimings) decode() *Decode {
+	var n, ms float64
+	switch {
+	case w.Timings != nil && w.Timings.PredictedN != nil && w.Timings.PredictedMS != nil:
+		n, ms = *w.Timings.PredictedN, *w.Timings.PredictedMS
+	case w.EvalCount != nil && w.EvalDuration != nil:
+		n, ms = *w.EvalCount, *w.EvalDuration/1e6
+	default:
+		return nil
+	}
+	if n <= 0 || ms <= 0 || n > 1e9 || ms > 1e9 {
+		return nil
+	}
+	return &Decode{Tokens: int64(n), Time: time.Duration(ms * float64(time.Millisecond)), Source: "server"}
+}
+
+// measuredDecode is the decode of a streamed reply as locum timed it, when the window is long
+// enough to mean something.
+func measuredDecode(res *ChatResult) *Decode {
+	window := res.Elapsed - res.TTFT
+	if !res.Streamed || res.TTFT <= 0 || res.Usage.Out == nil || *res.Usage.Out <= 0 || window < minDecodeWindow {
+		return nil
+	}
+	return &Decode{Tokens: *res.Usage.Out, Time: window, Source: "measured"}
 }
 
 // Chat sends one chat completion and classifies the reply. It always sends max_tokens (servers
@@ -115,10 +168,16 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	} else {
 		res, err = c.chatOnce(ctx, params)
 	}
-	if err != nil {
-		return nil, err
+	if res != nil {
+		res.Sent, res.Fit = thinking, fit
+		if res.Decode == nil {
+			res.Decode = measuredDecode(res)
+		}
 	}
-	res.Sent, res.Fit = thinking, fit
+	if err != nil {
+		// A reply cut off by a signal or a timeout still carries what was measured up to then.
+		return res, err
+	}
 	if capErr != nil {
 		res.CapabilitiesError = capErr.Error()
 	}
@@ -268,6 +327,7 @@ func decodeChat(raw []byte) *ChatResult {
 			Message      wireMessage `json:"message"`
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
+		wireTimings
 	}
 	var reply rails.Reply
 	switch err := unmarshalRepaired(raw, &body); {
@@ -285,6 +345,7 @@ func decodeChat(raw []byte) *ChatResult {
 		reply.ToolCalls = len(ch.Message.ToolCalls)
 		res.FinishReason = ch.FinishReason
 		res.Usage = body.Usage.usage()
+		res.Decode = body.decode()
 	}
 	res.Classified = rails.Classify(reply)
 	return res
@@ -353,6 +414,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 			} `json:"choices"`
 			Usage *wireUsage      `json:"usage"`
 			Error json.RawMessage `json:"error"`
+			wireTimings
 		}
 		if err := unmarshalRepaired(ev.Data, &chunk); err != nil {
 			reply.Malformed = "a stream chunk is not JSON: " + err.Error()
@@ -364,6 +426,9 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		sawChunk = true
 		if chunk.Usage != nil {
 			res.Usage = chunk.Usage.usage()
+		}
+		if d := chunk.decode(); d != nil {
+			res.Decode = d
 		}
 		for _, ch := range chunk.Choices {
 			d := ch.Delta
@@ -382,11 +447,15 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		prog.update(content.Len() + reasoning.Len())
 	}
 	prog.done()
+	partial := func(err error) (*ChatResult, error) {
+		res.TTFT, res.Elapsed = ttft, time.Since(start)
+		return res, c.transportError(err, http.MethodPost, c.BaseURL()+"/chat/completions")
+	}
 	if err := dec.Err(); err != nil {
-		return nil, c.transportError(causeOr(ctx, err), http.MethodPost, c.BaseURL()+"/chat/completions")
+		return partial(causeOr(ctx, err))
 	}
 	if err := context.Cause(ctx); err != nil {
-		return nil, c.transportError(err, http.MethodPost, c.BaseURL()+"/chat/completions")
+		return partial(err)
 	}
 	if !sawChunk && reply.Malformed == "" {
 		reply.Malformed = "the stream carried no chunk"

@@ -58,14 +58,20 @@ func (r *Result) Receipt() string {
 	if r.Routing != nil {
 		fmt.Fprintf(&b, " routing=%s", *r.Routing)
 	}
-	fmt.Fprintf(&b, " attempts=%d in=%s out=%s", r.Attempts, tokens(r.In), tokens(r.Out))
-	if r.TTFTms != nil {
+	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
+	// one answer, and its receipt calls them so.
+	counted := "attempts"
+	if r.Mode == "dedup" {
+		counted = "requests"
+	}
+	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted, r.Attempts, tokens(r.In), tokens(r.Out))
+	if r.TTFTms != nil && *r.TTFTms >= 0 {
 		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
 	} else {
 		b.WriteString(" ttft=?")
 	}
 	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
-	if r.Rate != nil {
+	if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
 		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
 	} else {
 		b.WriteString(" rate=?")
@@ -82,7 +88,7 @@ func orQ(s *string) string {
 }
 
 func tokens(n *int64) string {
-	if n == nil {
+	if n == nil || !plausibleTokens(*n) {
 		return "?"
 	}
 	return strconv.FormatInt(*n, 10) + "t"

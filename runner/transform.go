@@ -192,7 +192,6 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 	var lastExit any
 	lastTail := ""
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		r.SetAttempts(attempt)
 		prompt := t.prompt(format, feedback)
 		if err := rails.CheckBudget("the retry prompt", int64(promptBytes(prompt)), s.Int("max_input_bytes")); err != nil {
 			return err
