@@ -152,6 +152,7 @@ func Classify(err error) (Status, string, int) {
 		oversize *OversizeError
 		fit      *ContextError
 		cut      *InputTruncatedError
+		loading  *LoadingError
 	)
 	switch {
 	case err == nil:
@@ -178,6 +179,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusError, "bad_input", 2
 	case errors.As(err, &unreach):
 		return StatusError, "no_server", 2
+	case errors.As(err, &loading):
+		return StatusError, "loading", 2
 	case errors.As(err, &httpErr):
 		return StatusError, "http", 2
 	case errors.As(err, &redirect):
