@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -40,6 +41,19 @@ func TestScripts(t *testing.T) {
 			"keygen":    cmdKeygen,
 			"trust":     cmdTrust,
 			"mkrouting": cmdMkRouting,
+		},
+		Condition: func(cond string) (bool, error) {
+			// [listening:HOST:PORT]: something answers there (a developer's own model server),
+			// so a script that needs the port free skips.
+			if addr, ok := strings.CutPrefix(cond, "listening:"); ok {
+				conn, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					return false, nil
+				}
+				conn.Close()
+				return true, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 )
@@ -63,7 +64,8 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	} else if c.Declares("dedup") {
 		if s, err := c.Resolve("dedup", e.lookup, nil); err == nil {
 			set, _ := s.Get("embed_model")
-			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source}
+			builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
+			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
 		}
 	}
 	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: 5 * time.Second})
@@ -88,14 +90,23 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "endpoint\t%s\t(%s)\n", rep.Endpoint, rep.Source)
 	if !rep.Up {
-		fmt.Fprintf(w, "server\tnot answering\t\n")
+		switch {
+		case rep.Error != nil && rep.Error.Kind == "loading":
+			who := "the server"
+			if rep.ServerName != nil {
+				who = *rep.ServerName
+			}
+			fmt.Fprintf(w, "server\t%s is loading its model\t(retry shortly)\n", who)
+		default:
+			fmt.Fprintf(w, "server\tnot answering\t\n")
+		}
 		if len(rep.Start) > 0 {
 			fmt.Fprintf(w, "start one\t%s\t\n", strings.Join(rep.Start, "   or   "))
 		}
 		w.Flush()
 		return
 	}
-	server := rep.ServerName
+	server := *rep.ServerName
 	if rep.Version != "" {
 		server += " " + rep.Version
 	}
@@ -126,7 +137,11 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 		m     *runner.ModelPresence
 	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
 		if p.m == nil {
-			fmt.Fprintf(w, "%s\tnot set\t(--model, or a role's earned routing)\n", p.label)
+			how := "(--model, or a role's earned routing)"
+			if p.label == "embed model" && rep.EmbedNote != "" {
+				how = "(" + rep.EmbedNote + ")"
+			}
+			fmt.Fprintf(w, "%s\tnot set\t%s\n", p.label, how)
 			continue
 		}
 		state := "listed"
