@@ -189,7 +189,17 @@ func answerShaped(s string) bool {
 type ReplyError struct {
 	Class           ReplyClass
 	MaxOutputTokens int64
-	Detail          string
+	// Effort is the effort the request was sent with: advice to lower it is no advice at none.
+	Effort string
+	Detail string
+}
+
+// lessThinking is what to do about a model that thought instead of answering.
+func (e *ReplyError) lessThinking() string {
+	if e.Effort == "none" {
+		return "the model thinks even at --effort none: raise --max-output-tokens, or use a model that can answer without thinking"
+	}
+	return "lower --effort (try none) or raise --max-output-tokens"
 }
 
 func (e *ReplyError) Error() string {
@@ -201,11 +211,11 @@ func (e *ReplyError) Error() string {
 		}
 		return msg
 	case ClassThinkOnly:
-		return "the model only thought and gave no answer; lower --effort (try none) or raise --max-output-tokens"
+		return "the model only thought and gave no answer; " + e.lessThinking()
 	case ClassTruncated:
 		return fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens, or narrow the input with --lines", e.MaxOutputTokens)
 	case ClassLostToThinking:
-		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; lower --effort (try none) or raise --max-output-tokens", e.MaxOutputTokens)
+		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; %s", e.MaxOutputTokens, e.lessThinking())
 	case ClassMalformed:
 		return "the server's reply is not a chat completion: " + e.Detail
 	}

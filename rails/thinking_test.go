@@ -102,6 +102,11 @@ func TestReplyErrorSaysWhatToDo(t *testing.T) {
 	assert.Contains(t, (&ReplyError{Class: ClassLostToThinking, MaxOutputTokens: 4096}).Error(), "lower --effort")
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "raise --max-output-tokens")
 	assert.Contains(t, (&ReplyError{Class: ClassThinkOnly}).Error(), "lower --effort")
+	for _, class := range []ReplyClass{ClassThinkOnly, ClassLostToThinking} {
+		msg := (&ReplyError{Class: class, MaxOutputTokens: 4096, Effort: "none"}).Error()
+		assert.NotContains(t, msg, "lower --effort", "no advice to lower an effort already at none")
+		assert.Contains(t, msg, "thinks even at --effort none")
+	}
 }
 
 func FuzzClassify(f *testing.F) {

@@ -185,7 +185,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return res, cut
 	}
 	if res.Class != rails.ClassAnswer {
-		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Detail: replyDetail(res)}
+		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Detail: replyDetail(res)}
 	}
 	return res, nil
 }

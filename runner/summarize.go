@@ -232,6 +232,9 @@ func (s *summarize) report(r *Run) error {
 	r.Detail("digest_bytes", digestBytes)
 	r.Detail("span_bytes", spanBytes)
 	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
+	if len(claims) == 0 {
+		return &RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}
+	}
 	if supported == 0 {
 		return &RedError{Reason: fmt.Sprintf("no claim of the digest is backed by the file (%d unsupported): do not trust it; read the span instead", unsupported)}
 	}

@@ -253,7 +253,8 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 	r.Detail("verify_exit", lastExit)
 	r.Detail("verify_tail", lastTail)
 	if lastExit == nil {
-		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file was restored", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
+		// No edit reached the file, so there was nothing to restore.
+		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
 	}
 	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %d attempts; the file was restored\n%s", maxAttempts, indent(lastLines(lastTail, 10)))}
 }

@@ -60,7 +60,11 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 				unsupported = append(unsupported, cl)
 			}
 		}
-		fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
+		if len(claims) == 0 {
+			fmt.Fprintln(e.stdout, "the digest is empty")
+		} else {
+			fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
+		}
 		for _, cl := range unsupported {
 			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
 		}
