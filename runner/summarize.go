@@ -13,7 +13,9 @@ import (
 // SummarizeOptions is one digest of a file span.
 type SummarizeOptions struct {
 	File, Lines, Focus string
-	Cwd, Root          string
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol    string
+	Cwd, Root string
 }
 
 // Claim is one sentence of a digest and the gate's verdict on it. The verdict is the gate's
@@ -74,7 +76,7 @@ func SummarizeSteps(opts SummarizeOptions, claims *[]Claim) []Step {
 }
 
 func (s *summarize) scopeStep(_ context.Context, r *Run) error {
-	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines)
+	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines, s.opts.Symbol)
 	if err != nil {
 		return err
 	}

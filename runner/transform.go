@@ -13,8 +13,10 @@ import (
 
 // TransformOptions is one verify-gated edit.
 type TransformOptions struct {
-	File   string // as the user gave it
-	Lines  string // "" for the whole file
+	File  string // as the user gave it
+	Lines string // "" for the whole file
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol string
 	Verify string
 	Task   string
 	Cwd    string
@@ -88,7 +90,7 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	if strings.TrimSpace(t.opts.Task) == "" {
 		return &BadInputError{Reason: "the task is empty: say what to change"}
 	}
-	sc, err := scopeFile(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines)
+	sc, err := scopeFile(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines, t.opts.Symbol)
 	if err != nil {
 		return err
 	}
@@ -109,15 +111,19 @@ type fileScope struct {
 
 func (s *fileScope) span() []string { return s.text.Lines[s.rng.Start-1 : s.rng.End] }
 
-// scopeFile reads the file a mode works on and resolves its span. Without --lines the whole file
-// goes into the prompt, so it is measured against the input budget on disk, before it is read.
-func scopeFile(r *Run, cwd, root, file, lines string) (*fileScope, error) {
+// scopeFile reads the file a mode works on and resolves its span: lines, a Go symbol, or the
+// whole file. Without a span the whole file goes into the prompt, so it is measured against the
+// input budget on disk, before it is read.
+func scopeFile(r *Run, cwd, root, file, lines, symbol string) (*fileScope, error) {
+	if lines != "" && symbol != "" {
+		return nil, &BadInputError{Reason: "--lines and --symbol both name the span: give one"}
+	}
 	path, display, err := resolveInRoot(cwd, root, file)
 	if err != nil {
 		return nil, err
 	}
 	limit := int64(hardFileCap)
-	if lines == "" {
+	if lines == "" && symbol == "" {
 		limit = r.Spec.Settings.Int("max_input_bytes")
 	}
 	data, err := rails.ReadTextFile(path, limit)
@@ -134,7 +140,13 @@ func scopeFile(r *Run, cwd, root, file, lines string) (*fileScope, error) {
 	}
 	sc := &fileScope{path: path, display: display, text: SplitText(string(data))}
 	sc.rng = LineRange{Start: 1, End: len(sc.text.Lines)}
-	if lines != "" {
+	switch {
+	case symbol != "":
+		if sc.rng, err = SymbolRange(display, data, symbol); err != nil {
+			return nil, err
+		}
+		r.Detail("symbol", strings.TrimSpace(symbol))
+	case lines != "":
 		if sc.rng, err = ParseLineRange(lines); err != nil {
 			return nil, err
 		}
@@ -285,7 +297,11 @@ func (t *transform) prompt(format, feedback string) []Message {
 	if len(before) > 0 {
 		fmt.Fprintf(&b, "Context before the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(before, "\n"))
 	}
-	fmt.Fprintf(&b, "The span, lines %d-%d of %d:\n```\n%s\n```\n", t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
+	what := "The span,"
+	if sym := strings.TrimSpace(t.opts.Symbol); sym != "" && t.start == t.orig.Start {
+		what = "The span, the declaration of " + sym + ","
+	}
+	fmt.Fprintf(&b, "%s lines %d-%d of %d:\n```\n%s\n```\n", what, t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
 	if len(after) > 0 {
 		fmt.Fprintf(&b, "Context after the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(after, "\n"))
 	}
