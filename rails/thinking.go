@@ -191,6 +191,8 @@ type ReplyError struct {
 	MaxOutputTokens int64
 	// Effort is the effort the request was sent with: advice to lower it is no advice at none.
 	Effort string
+	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
+	Narrow string
 	Detail string
 }
 
@@ -213,7 +215,11 @@ func (e *ReplyError) Error() string {
 	case ClassThinkOnly:
 		return "the model only thought and gave no answer; " + e.lessThinking()
 	case ClassTruncated:
-		return fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens, or narrow the input with --lines", e.MaxOutputTokens)
+		msg := fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens", e.MaxOutputTokens)
+		if e.Narrow != "" {
+			msg += ", or narrow the input with " + e.Narrow
+		}
+		return msg
 	case ClassLostToThinking:
 		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; %s", e.MaxOutputTokens, e.lessThinking())
 	case ClassMalformed:

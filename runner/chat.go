@@ -37,6 +37,8 @@ type ChatRequest struct {
 	// ResponseSchema, when set, asks for JSON output that fits it (where the server takes
 	// response_format).
 	ResponseSchema map[string]any
+	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
+	Narrow string
 }
 
 // Usage is what the server reported; nil means it did not say.
@@ -181,11 +183,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if capErr != nil {
 		res.CapabilitiesError = capErr.Error()
 	}
-	if cut := truncated(fit, res.Usage); cut != nil {
+	if cut := truncated(fit, res.Usage, req.Narrow); cut != nil {
 		return res, cut
 	}
 	if res.Class != rails.ClassAnswer {
-		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Detail: replyDetail(res)}
+		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
 	}
 	return res, nil
 }

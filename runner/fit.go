@@ -49,26 +49,43 @@ type ContextError struct {
 	Model     string
 	Fit       PromptFit
 	MaxOutput int64
+	// Narrow is the flag that narrows the input, when the mode has one.
+	Narrow string
 }
 
 func (e *ContextError) Error() string {
 	return fmt.Sprintf("the prompt (%d tokens, %s) plus --max-output-tokens %d is over the %d-token context %s has loaded; "+
-		"the server would cut the prompt. Narrow the input (--lines), lower --max-output-tokens, or load the model with a larger context on the server",
-		e.Fit.Tokens, e.Fit.how(), e.MaxOutput, e.Fit.Context, e.Model)
+		"the server would cut the prompt. %s",
+		e.Fit.Tokens, e.Fit.how(), e.MaxOutput, e.Fit.Context, e.Model, remedies(e.Narrow, "lower --max-output-tokens", "load the model with a larger context on the server"))
+}
+
+// remedies joins what the user can do into a sentence, narrowing the input first where the mode
+// has a flag for it.
+func remedies(narrow string, rest ...string) string {
+	if narrow != "" {
+		rest = append([]string{"narrow the input (" + narrow + ")"}, rest...)
+	}
+	s := strings.Join(rest[:len(rest)-1], ", ")
+	if s != "" {
+		s += ", or "
+	}
+	s += rest[len(rest)-1]
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // InputTruncatedError is a reply to a prompt the server cut to fit its context: it read fewer
 // tokens than were sent, or as many as the context holds. What came back answers something
 // else, so it is never an answer.
 type InputTruncatedError struct {
-	Read int64
-	Fit  PromptFit
+	Read   int64
+	Fit    PromptFit
+	Narrow string
 }
 
 func (e *InputTruncatedError) Error() string {
 	return fmt.Sprintf("the server cut the prompt: it read %d tokens against a context of %d (the prompt was %d tokens, %s); "+
-		"the reply is not an answer to the task. Narrow the input (--lines), or load the model with a larger context on the server",
-		e.Read, e.Fit.Context, e.Fit.Tokens, e.Fit.how())
+		"the reply is not an answer to the task. %s",
+		e.Read, e.Fit.Context, e.Fit.Tokens, e.Fit.how(), remedies(e.Narrow, "load the model with a larger context on the server"))
 }
 
 // ContextOf is the loaded context the server reports for a model, 0 when it does not say.
@@ -103,7 +120,7 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*P
 		f.Method = "estimate"
 	}
 	if f.Tokens+req.MaxTokens > f.Context {
-		return f, &ContextError{Model: req.Model, Fit: *f, MaxOutput: req.MaxTokens}
+		return f, &ContextError{Model: req.Model, Fit: *f, MaxOutput: req.MaxTokens, Narrow: req.Narrow}
 	}
 	return f, nil
 }
@@ -146,13 +163,13 @@ func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req Cha
 // holds (Ollama keeps the last context-many), or fewer than the text alone holds by its own
 // count (llama-server drops a block from the middle). The slack covers tokens merging where the
 // messages join.
-func truncated(f *PromptFit, u Usage) *InputTruncatedError {
+func truncated(f *PromptFit, u Usage, narrow string) *InputTruncatedError {
 	if f == nil || f.Context <= 0 || u.In == nil {
 		return nil
 	}
 	read := *u.In
 	if read >= f.Context || read+templateTokens < f.text {
-		return &InputTruncatedError{Read: read, Fit: *f}
+		return &InputTruncatedError{Read: read, Fit: *f, Narrow: narrow}
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestPromptMustFitTheLoadedContext(t *testing.T) {
 		counted   bool
 		says      []string
 	}{
-		{"ollama, estimated, over", "ollama", nil, "tiny", span, 512, true, false, []string{"estimated at 2.5 bytes a token", "over the 2048-token context tiny has loaded", "--lines", "lower --max-output-tokens", "larger context"}},
+		{"ollama, estimated, over", "ollama", nil, "tiny", span, 512, true, false, []string{"estimated at 2.5 bytes a token", "over the 2048-token context tiny has loaded", "Narrow the input (--lines), lower --max-output-tokens, or load the model with a larger context on the server"}},
 		{"ollama, estimated, fits", "ollama", nil, "tiny", "short task", 512, false, false, nil},
 		{"ollama, the reply's room counts", "ollama", nil, "tiny", "short task", 2048, true, false, []string{"plus --max-output-tokens 2048"}},
 		{"llama-server counts, over", "llama-server", ptrReply(tokenized(1900)), "tiny", "small text the server says is long", 512, true, true, []string{"counted by the server's /tokenize"}},
@@ -49,7 +49,7 @@ func TestPromptMustFitTheLoadedContext(t *testing.T) {
 				s.On("POST", "/tokenize", *tc.tokenize)
 			}
 			s.On("POST", "/v1/chat/completions", answer("ok"))
-			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: tc.model, MaxTokens: tc.maxTokens, Messages: []Message{{Role: "user", Content: tc.prompt}}})
+			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: tc.model, MaxTokens: tc.maxTokens, Narrow: "--lines", Messages: []Message{{Role: "user", Content: tc.prompt}}})
 			if !tc.refused {
 				require.NoError(t, err)
 				assert.Len(t, s.RequestsTo("/v1/chat/completions"), 1)
@@ -71,6 +71,14 @@ func TestPromptMustFitTheLoadedContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRemediesWithoutANarrowingFlag(t *testing.T) {
+	err := &ContextError{Model: "m", Fit: PromptFit{Context: 10, Tokens: 20, Method: "estimate"}, MaxOutput: 5}
+	assert.Contains(t, err.Error(), "would cut the prompt. Lower --max-output-tokens, or load the model")
+	assert.NotContains(t, err.Error(), "--lines")
+	cut := &InputTruncatedError{Read: 10, Fit: PromptFit{Context: 10}}
+	assert.Contains(t, cut.Error(), "not an answer to the task. Load the model with a larger context")
 }
 
 func ptrReply(r scripted.Reply) *scripted.Reply { return &r }

@@ -111,7 +111,7 @@ func (s *summarize) digest(ctx context.Context, r *Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true}
+		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: narrowFlags}
 		if useSchema {
 			req.ResponseSchema = DigestSchema
 		}

@@ -39,6 +39,9 @@ func (e *NoVerdictError) Error() string {
 	return msg
 }
 
+// narrowFlags is how a user narrows a file mode's input, for advice.
+const narrowFlags = "--lines or --symbol"
+
 // ContextLines is how many lines around the span the prompt shows, read-only.
 const ContextLines = 3
 
@@ -209,7 +212,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 			return err
 		}
 		res, err := r.Chat(ctx, "edit", ChatRequest{
-			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true,
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: narrowFlags,
 		})
 		if err != nil {
 			return err
