@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"path/filepath"
 	"sync"
@@ -160,4 +161,24 @@ func TestSignalMidStreamKeepsWhatWasMeasured(t *testing.T) {
 	assert.Positive(t, res.TimeMs)
 	data, _ := json.Marshal(res)
 	assert.NotContains(t, string(data), `"time_ms":0`)
+}
+
+// A --timeout mid-stream keeps what was measured up to it, as a signal does.
+func TestTimeoutMidStreamKeepsWhatWasMeasured(t *testing.T) {
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	long := ""
+	for range 400 {
+		long += "token "
+	}
+	s.On("POST", "/v1/chat/completions", scripted.Reply{Headers: map[string]string{"Content-Type": "text/event-stream"}, Body: scripted.ChatStream(long), Drip: scripted.Duration(20 * time.Millisecond)})
+	c := clientFor(t, s, func(cfg *Config) { cfg.Timeout = 1500 * time.Millisecond })
+	res, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 64, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
+	var te *TimeoutError
+	require.True(t, errors.As(err, &te), "got %v", err)
+	require.NotNil(t, res, "the figures measured before the timeout")
+	assert.Positive(t, res.TTFT)
+	assert.Greater(t, res.Elapsed, res.TTFT)
+	assert.True(t, res.Streamed)
 }
