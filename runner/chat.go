@@ -183,6 +183,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if capErr != nil {
 		res.CapabilitiesError = capErr.Error()
 	}
+	if fit.Context == 0 && res.Usage.In != nil {
+		if n := c.loadedContext(ctx, info, req.Model); n > 0 {
+			fit.Context = n
+		}
+	}
 	if cut := truncated(fit, res.Usage, req.Narrow); cut != nil {
 		return res, cut
 	}

@@ -105,13 +105,15 @@ func (s *ServerInfo) ContextOf(model string) int64 {
 // fit measures a request's prompt against the model's loaded context: counted by the server
 // where it can count (llama-server and vLLM answer /tokenize), else estimated from its bytes.
 func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*PromptFit, error) {
+	c.mu.Lock()
 	f := &PromptFit{Context: info.ContextOf(req.Model)}
-	if f.Context <= 0 {
-		return f, nil
+	c.mu.Unlock()
+	if f.Context > 0 {
+		if n, text, ok := c.countTokens(ctx, info.Kind, req); ok {
+			f.Tokens, f.text, f.Method, f.Counted = n, text, "/tokenize", true
+		}
 	}
-	if n, text, ok := c.countTokens(ctx, info.Kind, req); ok {
-		f.Tokens, f.text, f.Method, f.Counted = n, text, "/tokenize", true
-	} else {
+	if !f.Counted {
 		bytes := 0
 		for _, m := range req.Messages {
 			bytes += len(m.Content)
@@ -119,10 +121,42 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*P
 		f.Tokens = int64(float64(bytes)/estimateBytesPerToken+0.999) + int64(templateTokens*len(req.Messages))
 		f.Method = "estimate"
 	}
-	if f.Tokens+req.MaxTokens > f.Context {
+	if f.Context > 0 && f.Tokens+req.MaxTokens > f.Context {
 		return f, &ContextError{Model: req.Model, Fit: *f, MaxOutput: req.MaxTokens, Narrow: req.Narrow}
 	}
 	return f, nil
+}
+
+// loadedContext asks Ollama again for a model's loaded context, after a request has loaded it:
+// a model that was not loaded when the server was probed has no context to check against until
+// then. The answer is kept for the run's later requests.
+func (c *Client) loadedContext(ctx context.Context, info *ServerInfo, model string) int64 {
+	if info.Kind != rails.Ollama {
+		return 0
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			ContextLength int64  `json:"context_length"`
+		} `json:"models"`
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(ctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range ps.Models {
+		for i := range info.Models {
+			if m := &info.Models[i]; p.Name == m.ID && (m.ID == model || m.ID == model+":latest") && p.ContextLength > 0 {
+				loaded := true
+				m.Context, m.Loaded = p.ContextLength, &loaded
+				return p.ContextLength
+			}
+		}
+	}
+	return 0
 }
 
 // countTokens asks the server to count the prompt's tokens, and of those the text's alone where it

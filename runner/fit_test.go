@@ -117,3 +117,26 @@ func TestInputTruncatedIsNotAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// An Ollama model that was not loaded when the server was probed has no context to check
+// against; after the reply has loaded it, locum asks again, and a prompt cut to that context is
+// still caught.
+func TestOllamaContextLearnedAfterTheModelLoads(t *testing.T) {
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("ollama"))
+	s.On("GET", "/api/ps", js(`{"models":[]}`), js(`{"models":[{"name":"tiny:latest","model":"tiny:latest","context_length":2048}]}`))
+	s.On("POST", "/v1/chat/completions", scripted.MustFixture("ollama-tiny-think/err_too_long"))
+	c := clientFor(t, s)
+	res, err := c.Chat(context.Background(), ChatRequest{Model: "tiny", MaxTokens: 4, Messages: []Message{{Role: "user", Content: "a long story"}}})
+	var te *InputTruncatedError
+	require.True(t, errors.As(err, &te), "got %v", err)
+	assert.EqualValues(t, 2048, res.Fit.Context)
+	assert.Contains(t, err.Error(), "the prompt was 13 tokens, estimated")
+
+	// The next request is checked before it is sent.
+	_, err = c.Chat(context.Background(), ChatRequest{Model: "tiny", MaxTokens: 4096, Messages: []Message{{Role: "user", Content: "again"}}})
+	var ce *ContextError
+	require.True(t, errors.As(err, &ce), "got %v", err)
+	assert.Len(t, s.RequestsTo("/v1/chat/completions"), 1)
+}
