@@ -28,7 +28,8 @@ func (e *env) statusCommand() *cli.Command {
 		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, vLLM, or unknown), lists its models with\n" +
 			"their loaded context windows where the server tells, and says whether the chat and\n" +
 			"embedding models are listed (llama-server answers any name, so only a listed model counts).\n" +
-			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers.",
+			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers\n" +
+			"or it is still loading its model.",
 		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
