@@ -100,6 +100,13 @@ func (r *replay) RoundTrip(req *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(rep.body)), Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
+// chatBodies are the chat and embeddings request bodies the replay received.
+func (r *replay) chatBodies() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.bodies...)
+}
+
 // requests is how many requests the replay answered.
 func (r *replay) requests() int {
 	r.mu.Lock()
