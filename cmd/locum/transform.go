@@ -60,8 +60,13 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	rb, err := e.rollback(c.Root, true)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "locum transform: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
+	}
 	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
+		RollbackKey: rb.Key,
 	}))
 	e.transformSummary(res)
 	return e.finish(cmd, res)
