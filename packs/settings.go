@@ -43,7 +43,7 @@ type keySpec struct {
 
 var keySpecs = []keySpec{
 	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
-	{key: "allow_remote", kind: kindBool, def: "false", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
 	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
@@ -158,7 +158,7 @@ func (e *ModeError) Error() string {
 type Lookup func(string) (string, bool)
 
 // Resolve gives every setting of mode its value, from (weakest first) the built-in default, each
-// composed pack in cascade order, the workspace, the LOCUM_* environment, and flags (keyed by
+// composed pack in cascade order, the workspace, the user config, the LOCUM_* environment, and flags (keyed by
 // flag name without dashes; only flags the user set). It is the one place settings resolve.
 //
 // The empty mode resolves only the settings every command shares (the endpoint).
@@ -189,8 +189,13 @@ func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) 
 			if spec.key == "base_url" && ws.Endpoint.BaseURL != "" {
 				set = Setting{Key: spec.key, Value: ws.Endpoint.BaseURL, Source: "workspace " + WorkspaceFile}
 			}
-			if spec.key == "allow_remote" && ws.Endpoint.AllowRemote != nil {
-				set = Setting{Key: spec.key, Value: strconv.FormatBool(*ws.Endpoint.AllowRemote), Source: "workspace " + WorkspaceFile}
+		}
+		if u := c.User; u != nil {
+			if spec.key == "base_url" && u.Endpoint.BaseURL != "" {
+				set = Setting{Key: spec.key, Value: u.Endpoint.BaseURL, Source: u.source()}
+			}
+			if spec.key == "allow_remote" && u.Endpoint.AllowRemote != nil {
+				set = Setting{Key: spec.key, Value: strconv.FormatBool(*u.Endpoint.AllowRemote), Source: u.source()}
 			}
 		}
 		if spec.env != "" {
