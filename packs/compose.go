@@ -28,9 +28,9 @@ type Composition struct {
 	Root      string
 	Workspace *Workspace // nil when the repository has no workspace file
 	// User is the operator's config; nil when there is none or the caller did not load it.
-	User *UserConfig
-	Packs     []*Pack
-	Recipes   []Recipe
+	User    *UserConfig
+	Packs   []*Pack
+	Recipes []Recipe
 }
 
 // Compose finds, validates and composes the packs of the workspace at root. Built-in packs are
