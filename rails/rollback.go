@@ -96,7 +96,8 @@ func DecodeRecord(data []byte) (CrashRecord, error) {
 }
 
 // Authenticate checks that the record was sealed with key and that it may be acted on in root: a
-// path inside root, with no symbolic link on the way, naming a regular file (or nothing).
+// path inside root, with no symbolic link on the way. (Whether a regular file is there now is
+// the state of the file, not of the record: see targetProblem.)
 func (r *CrashRecord) Authenticate(key []byte, root string) error {
 	if key == nil || r.MAC == "" || !hmac.Equal([]byte(r.MAC), []byte(r.mac(key))) {
 		return errors.New("it was not written by this user's locum (its MAC does not check)")
@@ -126,10 +127,22 @@ func (r *CrashRecord) Authenticate(key []byte, root string) error {
 	case real != r.Path:
 		return fmt.Errorf("it names %s, through a symbolic link (to %s)", r.Path, real)
 	}
-	if st, err := os.Lstat(r.Path); err != nil || !st.Mode().IsRegular() {
-		return fmt.Errorf("it names %s, which is not a regular file", r.Path)
-	}
 	return nil
+}
+
+// targetProblem says why a record's file cannot be written over now: only a regular file (or
+// nothing) is; a directory or a device in its place is the user's to sort out.
+func targetProblem(path string) string {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return err.Error()
+	case !st.Mode().IsRegular():
+		return path + " is not a regular file now"
+	}
+	return ""
 }
 
 // LoadRollbackKey reads the operator's rollback secret from stateDir; with create, it makes one
@@ -276,11 +289,11 @@ func readRecord(rb Rollback, file string) Recovery {
 		return untrustedRec(CrashRecord{}, "it is not a record locum wrote: "+err.Error())
 	}
 	rec.RecordFile = file
-	if filepath.Base(file) != recordName(rec.Path)+".json" {
-		return untrustedRec(rec, "its name does not match the file it names")
-	}
 	if err := rec.Authenticate(rb.Key, rb.Root); err != nil {
 		return untrustedRec(rec, err.Error())
+	}
+	if filepath.Base(file) != recordName(rec.Path)+".json" {
+		return untrustedRec(rec, "its name does not match the file it names")
 	}
 	return Recovery{Record: rec, Action: classifyRecord(rec)}
 }
@@ -296,6 +309,9 @@ func classifyRecord(rec CrashRecord) string {
 		if busy {
 			return "live"
 		}
+	}
+	if targetProblem(rec.Path) != "" {
+		return "conflict"
 	}
 	current, err := untrusted.ReadFile(rec.Path, maxGuardedFile)
 	switch {
@@ -358,6 +374,9 @@ func RestoreRecord(r Recovery) error {
 		return &UntrustedRecordError{Recovery: r}
 	}
 	rec := r.Record
+	if p := targetProblem(rec.Path); p != "" {
+		return &RestoreError{Path: rec.Path, Kept: strings.TrimSuffix(rec.RecordFile, ".json") + ".orig", Reason: errors.New(p)}
+	}
 	orig, err := untrusted.ReadFile(strings.TrimSuffix(rec.RecordFile, ".json")+".orig", max(rec.Size, 0))
 	if err != nil {
 		return fmt.Errorf("the original of %s is missing from the rollback record: %w", rec.Path, err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
@@ -28,7 +30,7 @@ func GitPath(root, rel string) string {
 	}
 	dir := dotgit
 	if !st.IsDir() {
-		data, err := os.ReadFile(dotgit)
+		data, err := untrusted.ReadFile(dotgit, 4096)
 		if err != nil {
 			return ""
 		}

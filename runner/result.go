@@ -10,6 +10,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Status is the first word of a receipt.
@@ -78,7 +79,7 @@ func orQ(s *string) string {
 	if s == nil || *s == "" {
 		return "?"
 	}
-	return *s
+	return untrusted.Escape(*s)
 }
 
 func tokens(n *int64) string {
@@ -144,10 +145,14 @@ func Classify(err error) (Status, string, int) {
 		embed    *BadEmbeddingError
 		verdict  *NoVerdictError
 		oversize *OversizeError
+		restore  *rails.RestoreError
 	)
 	switch {
 	case err == nil:
 		return StatusOK, "", 0
+	case errors.As(err, &restore):
+		// Whatever the verdict was, the file is not as the run promised: that outranks it.
+		return StatusError, "restore_failed", 2
 	case errors.As(err, &red):
 		return StatusRed, "red", 1
 	case errors.As(err, &endpoint), errors.As(err, &off):

@@ -18,6 +18,7 @@ import (
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) evalCommand() *cli.Command {
@@ -130,9 +131,9 @@ func (e *env) reportVerification(name string, ver *evals.Verification) error {
 	for _, f := range ver.Findings {
 		if f.Fail {
 			fails++
-			fmt.Fprintf(e.stdout, "FAIL %s\n", f.Text)
+			fmt.Fprintf(e.stdout, "FAIL %s\n", untrusted.Escape(f.Text))
 		} else {
-			fmt.Fprintf(e.stdout, "note %s\n", f.Text)
+			fmt.Fprintf(e.stdout, "note %s\n", untrusted.Escape(f.Text))
 		}
 	}
 	if ver.Record != nil {
@@ -150,9 +151,9 @@ func (e *env) printRoutes(routes map[string]evals.RoutedRole) {
 	for _, n := range sortedKeys(routes) {
 		r := routes[n]
 		if r.Enabled {
-			fmt.Fprintf(w, "role %s\tenabled\t%s at effort %s\n", n, r.Model, r.Effort)
+			fmt.Fprintf(w, "role %s\tenabled\t%s at effort %s\n", n, untrusted.Escape(r.Model), r.Effort)
 		} else {
-			fmt.Fprintf(w, "role %s\tdisabled\t%s\n", n, r.Reason)
+			fmt.Fprintf(w, "role %s\tdisabled\t%s\n", n, untrusted.Escape(r.Reason))
 		}
 	}
 	w.Flush()
@@ -345,7 +346,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 			if n := len(r.Grade.Evidence); n > 0 {
 				last = r.Grade.Evidence[n-1]
 			}
-			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, last)
+			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
 		}
 		w.Flush()
 		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")

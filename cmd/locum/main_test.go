@@ -37,9 +37,19 @@ func TestScripts(t *testing.T) {
 			"signal":    cmdSignal,
 			"pidgone":   cmdPidGone,
 			"mode":      cmdMode,
+			"setmode":   cmdSetMode,
+			"owner":     cmdOwner,
+			"chown":     cmdChown,
+			"mkfifo":    cmdMkfifo,
 			"keygen":    cmdKeygen,
 			"trust":     cmdTrust,
 			"mkrouting": cmdMkRouting,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
@@ -169,18 +179,73 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("process %d is still running", pid)
 }
 
-// cmdMode asserts a file's permission bits: mode PATH 0755.
+// octalMode reads 0755 or 4755 as a FileMode, setuid, setgid and sticky bits included.
+func octalMode(ts *testscript.TestScript, text string) os.FileMode {
+	v, err := strconv.ParseUint(text, 8, 32)
+	ts.Check(err)
+	m := os.FileMode(v & 0o777)
+	for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+		if v&bit != 0 {
+			m |= flag
+		}
+	}
+	return m
+}
+
+const specialBits = os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky
+
+// cmdMode asserts a file's mode bits, setuid, setgid and sticky included: mode PATH 0755.
 func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: mode PATH PERM")
 	}
 	st, err := os.Stat(ts.MkAbs(args[0]))
 	ts.Check(err)
-	want, err := strconv.ParseUint(args[1], 8, 32)
-	ts.Check(err)
-	if got := st.Mode().Perm(); got != os.FileMode(want) {
-		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
+	if got, want := st.Mode()&specialBits, octalMode(ts, args[1]); got != want {
+		ts.Fatalf("%s has mode %v, want %v", args[0], got, want)
 	}
+}
+
+// cmdSetMode sets a file's mode, special bits included (testscript's chmod drops them):
+// setmode PATH 4755.
+func cmdSetMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: setmode PATH PERM")
+	}
+	ts.Check(os.Chmod(ts.MkAbs(args[0]), octalMode(ts, args[1])))
+}
+
+// cmdChown gives a file to an owner and group: chown PATH UID GID (as root: guard it with [root]).
+func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: chown PATH UID GID")
+	}
+	uid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	gid, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ts.Check(os.Lchown(ts.MkAbs(args[0]), uid, gid))
+}
+
+// cmdOwner asserts a file's owner and group: owner PATH UID GID.
+func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: owner PATH UID GID")
+	}
+	st, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	sys := st.Sys().(*syscall.Stat_t)
+	if got, want := fmt.Sprintf("%d %d", sys.Uid, sys.Gid), args[1]+" "+args[2]; got != want {
+		ts.Fatalf("%s is owned by %s, want %s", args[0], got, want)
+	}
+}
+
+// cmdMkfifo makes a named pipe: mkfifo PATH.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
 }
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.
