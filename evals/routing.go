@@ -47,7 +47,7 @@ type Route struct {
 
 // roleRefusal is the one-line refusal of a role, with what to do.
 func roleRefusal(role, why string) error {
-	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, or name a model with --model ID", role, why)}
+	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, name a model with --model ID, or accept one in your user config (roles.%s.model)", role, why, role)}
 }
 
 // ResolveRole returns the model and effort a role was measured with, only when a signed,

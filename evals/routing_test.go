@@ -18,7 +18,7 @@ import (
 )
 
 // workspaceWithRouting writes an A/B record and a routing file signed by a key made here.
-func workspaceWithRouting(t *testing.T, enabled bool) (root string, key ed25519.PrivateKey, trust []string) {
+func workspaceWithRouting(t testing.TB, enabled bool) (root string, key ed25519.PrivateKey, trust []string) {
 	t.Helper()
 	root = t.TempDir()
 	_, key, err := ed25519.GenerateKey(rand.Reader)

@@ -106,3 +106,12 @@ func (c *UserConfig) SigningKeyPath(env Lookup) string {
 
 // source names the user config in a setting's source.
 func (c *UserConfig) source() string { return "user config " + c.File }
+
+// AcceptedRole is the model the operator accepted for role in the user config, if any.
+func (c *Composition) AcceptedRole(role string) (AcceptedRole, bool) {
+	if c.User == nil {
+		return AcceptedRole{}, false
+	}
+	r, ok := c.User.Roles[role]
+	return r, ok && r.Model != ""
+}

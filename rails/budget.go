@@ -14,14 +14,20 @@ type BudgetError struct {
 	What  string // "prompt", or a file's name
 	Size  int64  // -1 when only "more than Limit" is known
 	Limit int64
+	// Remedy replaces the default advice (narrow the span with --lines).
+	Remedy string
 }
 
 func (e *BudgetError) Error() string {
-	if e.Size < 0 {
-		return fmt.Sprintf("%s is over the input budget of %d bytes (--max-input-bytes); shorten it, or raise the budget only as far as the model's context holds", e.What, e.Limit)
+	remedy := e.Remedy
+	if remedy == "" {
+		remedy = "narrow it with --lines A-B"
 	}
-	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); narrow it with --lines A-B, or raise the budget only as far as the model's context holds",
-		e.What, e.Size, e.Limit)
+	if e.Size < 0 {
+		return fmt.Sprintf("%s is over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds", e.What, e.Limit, remedy)
+	}
+	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds",
+		e.What, e.Size, e.Limit, remedy)
 }
 
 // CheckBudget refuses size over limit.

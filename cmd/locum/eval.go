@@ -168,14 +168,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// signingKey loads the key that signs records and routing: --sign-key, else LOCUM_SIGNING_KEY.
+// signingKey loads the key that signs records and routing: --sign-key, else LOCUM_SIGNING_KEY,
+// else the user config's signing_key.
 func (e *env) signingKey(cmd *cli.Command) (ed25519.PrivateKey, error) {
 	file := cmd.String("sign-key")
 	if file == "" {
 		file, _ = e.lookup("LOCUM_SIGNING_KEY")
 	}
 	if file == "" {
-		return nil, usagef(cmd, "--sign-key (or LOCUM_SIGNING_KEY) is required: records and routing are signed; locum eval keygen --out FILE makes a key")
+		if v, err := schema.New(); err == nil {
+			cfg, err := e.userConfig(v)
+			if err != nil {
+				return nil, withCode(exitCouldNot, err)
+			}
+			file = cfg.SigningKeyPath(e.lookup)
+		}
+	}
+	if file == "" {
+		return nil, usagef(cmd, "--sign-key (or LOCUM_SIGNING_KEY, or signing_key in the user config) is required: records and routing are signed; locum eval keygen --out FILE makes a key")
 	}
 	key, err := evals.LoadPrivateKey(file)
 	if err != nil {

@@ -113,12 +113,12 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
 	var tl *untrusted.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: tl.Size, Limit: limit}))
+		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: tl.Size, Limit: limit, Remedy: "shorten the task"}))
 	case err != nil:
 		return "", withCode(exitCouldNot, fmt.Errorf("locum %s: --task-file: %w", cmd.Name, err))
 	}
-	if err := rails.CheckBudget(what, int64(len(data)), limit); err != nil {
-		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, err))
+	if int64(len(data)) > limit {
+		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: int64(len(data)), Limit: limit, Remedy: "shorten the task"}))
 	}
 	return string(data), nil
 }
