@@ -40,11 +40,9 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is %d bytes, over the %d bytes locum reads of it", e.What, e.Size, e.Limit)
 }
 
-// ReadFile reads a regular file of at most limit bytes. The file's type is checked before it is
-// opened (a FIFO would block the open), checked again on the open file (it may have been swapped),
-// and the read stops at limit+1 bytes (it may have grown). A symbolic link is followed; use
-// ReadFileIn to confine one.
-func ReadFile(path string, limit int64) ([]byte, error) {
+// Open opens a regular file for reading: its type is checked before the open (a FIFO would block
+// it) and again on the open file (it may have been swapped). The caller bounds what it reads.
+func Open(path string) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -55,17 +53,30 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &FileError{Path: path, Reason: "not a regular file (" + kind(st.Mode()) + ")"}
 	}
-	if st.Size() > limit {
-		return nil, &TooLargeError{What: path, Size: st.Size(), Limit: limit}
-	}
 	// O_NONBLOCK: should a FIFO be swapped in after the check, the open still returns at once.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: reason(err), Err: err}
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
 		return nil, &FileError{Path: path, Reason: "not a regular file"}
+	}
+	return f, nil
+}
+
+// ReadFile reads a regular file of at most limit bytes. The file's type is checked before it is
+// opened (a FIFO would block the open), checked again on the open file (it may have been swapped),
+// and the read stops at limit+1 bytes (it may have grown). A symbolic link is followed; use
+// ReadFileIn to confine one.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > limit {
+		return nil, &TooLargeError{What: path, Size: st.Size(), Limit: limit}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
