@@ -131,13 +131,76 @@ func FoldCells(turns []Turn) map[string]map[string]Cell {
 	return cells
 }
 
-// Qualifies is the routing rule for one task, fixed before any outcome: every one of the k local
-// turns passes, every one of the k host turns completes, and local passes are at least host
-// passes. A positive tie qualifies; a 0/k tie cannot, since local must pass all k.
+// EarnK is the fewest turns per task and arm that earn routing. k = 5 per cell supports a
+// recorded rate and nothing else; a capture may take fewer to explore, and then earns nothing.
+const EarnK = 5
+
+// ThinRecordError is a record, or a capture asked to write routing, with k below EarnK.
+type ThinRecordError struct{ K int }
+
+func (e *ThinRecordError) Error() string {
+	return fmt.Sprintf("k=%d: a record earns routing at k=%d", e.K, EarnK)
+}
+
+// StaleTaskError names the tasks whose prompt, fixture or predicate changed since the record
+// measured them: the record measured prompts that no longer exist.
+type StaleTaskError struct{ Tasks []string }
+
+func (e *StaleTaskError) Error() string {
+	return fmt.Sprintf("task %s changed since capture (its fingerprint of prompt, fixture and predicate differs from the record's); a new capture is needed",
+		strings.Join(e.Tasks, ", "))
+}
+
+// StaleTasks lists, in task order, the tasks among ids whose fingerprint differs from the one
+// recorded (an unknown task is stale too: nothing can regrade it).
+func StaleTasks(recorded map[string]string, ids []string) []string {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var stale, unknown []string
+	for _, t := range Tasks() {
+		if want[t.ID] && recorded[t.ID] != t.Fingerprint() {
+			stale = append(stale, t.ID)
+		}
+		delete(want, t.ID)
+	}
+	for id := range want {
+		unknown = append(unknown, id)
+	}
+	sort.Strings(unknown)
+	return append(stale, unknown...)
+}
+
+// CheckEarns is what routing rests on in the record itself, read again wherever routing is
+// used: k at least EarnK, and every task of the role measured under the prompt that ships.
+func CheckEarns(recordData []byte, tasks []string) error {
+	var r struct {
+		K            int               `json:"k"`
+		Fingerprints map[string]string `json:"fingerprints"`
+	}
+	if err := json.Unmarshal(recordData, &r); err != nil {
+		return fmt.Errorf("the A/B record: %w", err)
+	}
+	if r.K < EarnK {
+		return &ThinRecordError{K: r.K}
+	}
+	if stale := StaleTasks(r.Fingerprints, tasks); len(stale) > 0 {
+		return &StaleTaskError{Tasks: stale}
+	}
+	return nil
+}
+
+// Qualifies is the routing rule for one task, fixed before any outcome: k is at least EarnK,
+// every one of the k local turns passes, every one of the k host turns completes, and local
+// passes are at least host passes. A positive tie qualifies; a 0/k tie cannot, since local must
+// pass all k.
 func Qualifies(local, host Cell, k int) (bool, string) {
 	switch {
 	case k <= 0:
 		return false, "no turns"
+	case k < EarnK:
+		return false, (&ThinRecordError{K: k}).Error()
 	case local.Passed < k:
 		return false, fmt.Sprintf("L%d/H%d: local passed %d of %d", local.Passed, host.Passed, local.Passed, k)
 	case host.Completed < k:
@@ -172,13 +235,21 @@ func DeriveRoles(rec *Record, roles map[string]packs.Role) map[string]RoutedRole
 	for name, role := range roles {
 		rr := RoutedRole{Enabled: len(role.Tasks) > 0, Model: rec.Local.Models[name], Effort: rec.Local.Effort, Tasks: append([]string(nil), role.Tasks...)}
 		var reasons []string
+		if rec.K < EarnK {
+			rr.Enabled = false
+			reasons = append(reasons, (&ThinRecordError{K: rec.K}).Error())
+		}
 		for _, task := range role.Tasks {
 			cell := rec.Cells[task]
 			ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
-			if !ok {
+			if !ok && rec.K >= EarnK {
 				rr.Enabled = false
 				reasons = append(reasons, task+" "+why)
 			}
+		}
+		if stale := StaleTasks(rec.Fingerprints, role.Tasks); len(stale) > 0 {
+			rr.Enabled = false
+			reasons = append(reasons, (&StaleTaskError{Tasks: stale}).Error())
 		}
 		if rr.Model == "" {
 			rr.Enabled = false

@@ -1,6 +1,8 @@
 package evals
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,7 +31,7 @@ func TestRoutingRule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &Record{K: 5, Local: LocalArm{Models: map[string]string{"code": "m", "prose": "m"}, Effort: "low"}, Cells: map[string]map[string]Cell{
+			rec := &Record{K: 5, Fingerprints: currentFingerprints(), Local: LocalArm{Models: map[string]string{"code": "m", "prose": "m"}, Effort: "low"}, Cells: map[string]map[string]Cell{
 				"code":    {ArmLocal: {Passed: tc.code.lp, Completed: 5}, ArmHost: {Passed: tc.code.hp, Completed: tc.code.hc}},
 				"codify":  {ArmLocal: {Passed: tc.codify.lp, Completed: 5}, ArmHost: {Passed: tc.codify.hp, Completed: tc.codify.hc}},
 				"handoff": {ArmLocal: {Passed: tc.hand.lp, Completed: 5}, ArmHost: {Passed: tc.hand.hp, Completed: tc.hand.hc}},
@@ -42,6 +44,45 @@ func TestRoutingRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+func currentFingerprints() map[string]string {
+	fps := map[string]string{}
+	for _, task := range Tasks() {
+		fps[task.ID] = task.Fingerprint()
+	}
+	return fps
+}
+
+// A record earns at k = 5: fewer turns, however clean, and a task measured under a prompt that
+// has changed since, earn nothing.
+func TestRoutingNeedsKFiveAndTheShippedPrompts(t *testing.T) {
+	roles := map[string]packs.Role{"code": {Tasks: []string{"code"}}, "prose": {Tasks: []string{"codify", "handoff"}}}
+	all := func(k int) map[string]map[string]Cell {
+		c := Cell{Completed: k, Passed: k}
+		return map[string]map[string]Cell{"code": {ArmLocal: c, ArmHost: c}, "codify": {ArmLocal: c, ArmHost: c}, "handoff": {ArmLocal: c, ArmHost: c}}
+	}
+	models := LocalArm{Models: map[string]string{"code": "m", "prose": "m"}, Effort: "low"}
+	for _, k := range []int{1, 4} {
+		got := DeriveRoles(&Record{K: k, Local: models, Fingerprints: currentFingerprints(), Cells: all(k)}, roles)
+		for _, role := range []string{"code", "prose"} {
+			assert.False(t, got[role].Enabled)
+			assert.Equal(t, fmt.Sprintf("k=%d: a record earns routing at k=5", k), got[role].Reason)
+		}
+		ok, why := Qualifies(Cell{Completed: k, Passed: k}, Cell{Completed: k, Passed: k}, k)
+		assert.False(t, ok)
+		assert.Contains(t, why, "a record earns routing at k=5")
+	}
+	for _, k := range []int{5, 10} {
+		got := DeriveRoles(&Record{K: k, Local: models, Fingerprints: currentFingerprints(), Cells: all(k)}, roles)
+		assert.True(t, got["code"].Enabled, got["code"].Reason)
+	}
+	fps := currentFingerprints()
+	fps["handoff"] = strings.Repeat("0", 64)
+	got := DeriveRoles(&Record{K: 5, Local: models, Fingerprints: fps, Cells: all(5)}, roles)
+	assert.True(t, got["code"].Enabled, got["code"].Reason)
+	assert.False(t, got["prose"].Enabled)
+	assert.Contains(t, got["prose"].Reason, "task handoff changed since capture")
 }
 
 func TestTurnSeedIsStableAndDistinct(t *testing.T) {

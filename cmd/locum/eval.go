@@ -183,6 +183,12 @@ func (e *env) signingKey(cmd *cli.Command) (ed25519.PrivateKey, error) {
 	return key, nil
 }
 
+// untrustedKey says which key the workspace does not trust and where to trust it.
+func untrustedKey(key ed25519.PrivateKey) string {
+	return fmt.Sprintf("the signing key %s is not in trust.keys of %s, so every command would refuse the routing it signs; add that line to trust.keys, or sign with a key listed there",
+		evals.FormatPublicKey(key.Public().(ed25519.PublicKey)), packs.WorkspaceFile)
+}
+
 func signWith(key ed25519.PrivateKey) func(map[string]any) error {
 	return func(doc map[string]any) error { return evals.Sign(doc, key) }
 }
@@ -196,6 +202,9 @@ func (e *env) evalWrite(cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if !evals.Trusts(trust, key) {
+		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing: %s", untrustedKey(key)))
+	}
 	name := cmd.String("name")
 	ver, err := evals.VerifyRecord(v, c.Root, name, trust, c.Roles(), false)
 	if err != nil {
@@ -204,6 +213,9 @@ func (e *env) evalWrite(cmd *cli.Command) error {
 	if ver.Failed() {
 		_ = e.reportVerification(name, ver)
 		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to write from a record that --verify fails"))
+	}
+	if ver.Record.K < evals.EarnK {
+		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to route from %s: %w", name, &evals.ThinRecordError{K: ver.Record.K}))
 	}
 	if err := rails.WriteAtomic(evals.RegisterPath(c.Root, name), evals.RenderRegister(ver.Record, c.Roles()), 0o644); err != nil {
 		return err
@@ -242,13 +254,22 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	_, c, _, err := e.evalContext()
+	_, c, trust, err := e.evalContext()
 	if err != nil {
 		return err
 	}
 	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
 		return err
+	}
+	if k := int(settings.Int("k")); cmd.Bool("write") && k < evals.EarnK {
+		return withCode(exitRed, fmt.Errorf("locum eval --ab --write: refusing before any turn: %w; drop --write to capture k=%d as exploration, which earns nothing", &evals.ThinRecordError{K: k}, k))
+	}
+	if !evals.Trusts(trust, key) {
+		if cmd.Bool("write") {
+			return withCode(exitRed, fmt.Errorf("locum eval --ab --write: refusing before any turn: %s", untrustedKey(key)))
+		}
+		fmt.Fprintf(e.stderr, "locum eval --ab: note: %s; the record will not verify until it does\n", untrustedKey(key))
 	}
 	models, err := armModels(cmd, c.Roles())
 	if err != nil {
