@@ -1,12 +1,10 @@
 package evals
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,34 +102,13 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	}
 	cond := o.conditions()
 	jpath := JournalPath(o.Root, o.Name)
-	done, hostVersion, err := readJournal(jpath, cond)
+	journal, done, hostVersion, err := openCaptureJournal(jpath, cond, o.logf)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
-		return nil, err
-	}
-	jf, err := os.OpenFile(jpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("capture journal: %w", err)
-	}
-	defer jf.Close()
-	write := func(l journalLine) error {
-		data, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := jf.Write(append(data, '\n')); err != nil {
-			return fmt.Errorf("capture journal: %w", err)
-		}
-		return jf.Sync()
-	}
-	if done == nil {
-		done = map[string]Turn{}
-		if err := write(journalLine{Kind: "conditions", Conditions: &cond}); err != nil {
-			return nil, err
-		}
-	} else if len(done) > 0 {
+	defer journal.close()
+	write := journal.write
+	if len(done) > 0 {
 		o.logf("resuming %s: %d turns already in the journal\n", o.Name, len(done))
 	}
 
@@ -206,7 +183,7 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	if err := rails.WriteAtomic(RegisterPath(o.Root, o.Name), RenderRegister(rec, o.Roles), 0o644); err != nil {
 		return rec, err
 	}
-	jf.Close()
+	journal.close()
 	os.Remove(jpath)
 	return rec, nil
 }
@@ -279,53 +256,6 @@ func (o CaptureOptions) conditions() Conditions {
 		c.Fingerprints[t.ID] = t.Fingerprint()
 	}
 	return c
-}
-
-// readJournal returns the turns of a journal taken under cond (nil, with no journal), and the
-// host version it recorded; a journal under other conditions is a *JournalMismatchError.
-func readJournal(path string, cond Conditions) (map[string]Turn, string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	done := map[string]Turn{}
-	version := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	first := true
-	for sc.Scan() {
-		var l journalLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			// A line cut short by a crash is the last one; what came before stands.
-			break
-		}
-		if first {
-			first = false
-			if l.Kind != "conditions" || l.Conditions == nil {
-				return nil, "", &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
-			}
-			if diff := l.Conditions.differ(cond); len(diff) > 0 {
-				return nil, "", &JournalMismatchError{Path: path, Fields: diff}
-			}
-			continue
-		}
-		switch l.Kind {
-		case "host":
-			version = l.Version
-		case "turn":
-			if l.Turn != nil {
-				done[l.Turn.Key()] = *l.Turn
-			}
-		}
-	}
-	if first {
-		return nil, "", nil
-	}
-	return done, version, sc.Err()
 }
 
 func (c Conditions) differ(o Conditions) []string {
