@@ -49,7 +49,9 @@ func openCaptureJournal(path string, cond Conditions, logf func(string, ...any))
 		if err := os.Truncate(path, keep); err != nil {
 			return nil, nil, "", fmt.Errorf("capture journal: cutting a torn last line: %w", err)
 		}
-		logf("the capture journal's last line was cut short (%d bytes, a crash mid-write); cut back to its last complete line\n", torn)
+		if done != nil {
+			logf("the capture journal's last line was cut short (%d bytes, a crash mid-write); cut back to its last complete line\n", torn)
+		}
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -83,11 +85,12 @@ func (j *captureJournal) write(l journalLine) error {
 
 func (j *captureJournal) close() error { return j.f.Close() }
 
-// readJournal reads a journal taken under cond: its turns (nil when there is no journal, or only
-// a torn header), the host version it recorded, how many bytes of complete lines it holds, and
-// how many bytes of a torn last line follow them. A journal under other conditions is a
-// *JournalMismatchError.
+// readJournal reads a journal taken under cond: its turns (nil when there is none to resume), the
+// host version it recorded, how many bytes to keep, and how many bytes after them to cut (a torn
+// last line; or everything, for a journal that holds no turn). A journal that holds turns taken
+// under other conditions is a *JournalMismatchError.
 func readJournal(path string, cond Conditions) (done map[string]Turn, version string, keep, torn int64, err error) {
+	var mismatch []string
 	data, err := readRegularLimited(path, journalLimit)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", 0, 0, nil
@@ -113,9 +116,7 @@ func readJournal(path string, cond Conditions) (done map[string]Turn, version st
 			if l.Kind != "conditions" || l.Conditions == nil {
 				return nil, "", 0, 0, &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
 			}
-			if diff := l.Conditions.differ(cond); len(diff) > 0 {
-				return nil, "", 0, 0, &JournalMismatchError{Path: path, Fields: diff}
-			}
+			mismatch = l.Conditions.differ(cond)
 			done = map[string]Turn{}
 			continue
 		}
@@ -127,6 +128,13 @@ func readJournal(path string, cond Conditions) (done map[string]Turn, version st
 		default:
 			return nil, "", 0, 0, &JournalCorruptError{Path: path, Line: n + 1}
 		}
+	}
+	if len(mismatch) > 0 {
+		if len(done) == 0 && version == "" {
+			// Nothing was paid for under the old conditions: start afresh.
+			return nil, "", 0, keep + torn, nil
+		}
+		return nil, "", 0, 0, &JournalMismatchError{Path: path, Fields: mismatch}
 	}
 	return done, version, keep, torn, nil
 }

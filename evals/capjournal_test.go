@@ -83,7 +83,7 @@ func TestJournalRefusesWhatItDidNotWrite(t *testing.T) {
 	}{
 		{"a merged line in the middle", append(journalBytes(t, cond), []byte("{\"kind\":\"turn\",\"tu{\"kind\":\"turn\"}\n{\"kind\":\"host\"}\n")...), new(*JournalCorruptError)},
 		{"an unknown kind", append(journalBytes(t, cond), []byte("{\"kind\":\"other\"}\n")...), new(*JournalCorruptError)},
-		{"other conditions", journalBytes(t, Conditions{Seed: 43, K: 5}), new(*JournalMismatchError)},
+		{"turns taken under other conditions", journalBytes(t, Conditions{Seed: 43, K: 5}, journalLine{Kind: "turn", Turn: ptr(journalTurn(1))}), new(*JournalMismatchError)},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +97,17 @@ func TestJournalRefusesWhatItDidNotWrite(t *testing.T) {
 			assert.Equal(t, tc.data, after, "a refused journal is left as it was")
 		})
 	}
+	t.Run("other conditions and no turn yet start afresh", func(t *testing.T) {
+		path := filepath.Join(dir, "fresh.jsonl")
+		require.NoError(t, os.WriteFile(path, journalBytes(t, Conditions{Seed: 43, K: 5}), 0o644))
+		j, done, _, err := openCaptureJournal(path, cond, func(string, ...any) {})
+		require.NoError(t, err)
+		require.NoError(t, j.close())
+		assert.Empty(t, done)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, journalBytes(t, cond), data)
+	})
 	t.Run("a FIFO", func(t *testing.T) {
 		path := filepath.Join(dir, "fifo.jsonl")
 		require.NoError(t, syscall.Mkfifo(path, 0o644))

@@ -91,6 +91,9 @@ type Turn struct {
 	Evidence  []string `json:"evidence"`
 	Output    string   `json:"output"`
 	Error     string   `json:"error,omitempty"`
+	// Reply is a local turn's reply class (answer, empty, think_only, truncated,
+	// lost_to_thinking, malformed); the host's replies have none.
+	Reply string `json:"reply,omitempty"`
 }
 
 // Key names a turn's place in the matrix.

@@ -34,7 +34,7 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
 		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
-		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen to this file"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen, or of a capture's local arm, to this file"},
 		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
 	}
 	flags = append(flags, settingFlags("eval")...)
@@ -275,15 +275,12 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	u, err := rails.ParseEndpoint(settings.String("base_url"), settings.Bool("allow_remote"))
-	if err != nil {
-		return withCode(exitRed, fmt.Errorf("locum eval --ab: %w", err))
-	}
-	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: settings.Bool("allow_remote"), Timeout: settings.Duration("timeout")})
 	rec, err := evals.Capture(ctx, evals.CaptureOptions{
 		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
-		Models: models, Effort: "low", MaxTokens: settings.Int("max_output_tokens"), TurnTimeout: cmd.Duration("turn-timeout"),
-		Root: c.Root, Client: client, Roles: c.Roles(), Key: key, Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
+		Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+		Local: runner.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
+			Stderr: e.stderr, Progress: e.progress()},
 	})
 	if err != nil {
 		_, _, code := runner.Classify(err)
