@@ -19,6 +19,8 @@ const journalLimit = 256 << 20
 type captureJournal struct {
 	path string
 	f    *os.File
+	// digests are the local models' digests the journal recorded, if any.
+	digests map[string]string
 }
 
 // JournalCorruptError is a journal with a complete line that is not a journal entry: not a torn
@@ -38,7 +40,7 @@ func (e *JournalCorruptError) Error() string {
 // line cut short by a crash is cut off, and logf says so, so the next turn starts a line of its
 // own instead of merging into the torn one.
 func openCaptureJournal(path string, cond Conditions, logf func(string, ...any)) (*captureJournal, map[string]Turn, string, error) {
-	done, version, keep, torn, err := readJournal(path, cond)
+	done, version, digests, keep, torn, err := readJournal(path, cond)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -57,7 +59,7 @@ func openCaptureJournal(path string, cond Conditions, logf func(string, ...any))
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("capture journal: %w", err)
 	}
-	j := &captureJournal{path: path, f: f}
+	j := &captureJournal{path: path, f: f, digests: digests}
 	if done == nil {
 		if err := j.write(journalLine{Kind: "conditions", Conditions: &cond}); err != nil {
 			f.Close()
@@ -89,14 +91,14 @@ func (j *captureJournal) close() error { return j.f.Close() }
 // host version it recorded, how many bytes to keep, and how many bytes after them to cut (a torn
 // last line; or everything, for a journal that holds no turn). A journal that holds turns taken
 // under other conditions is a *JournalMismatchError.
-func readJournal(path string, cond Conditions) (done map[string]Turn, version string, keep, torn int64, err error) {
+func readJournal(path string, cond Conditions) (done map[string]Turn, version string, digests map[string]string, keep, torn int64, err error) {
 	var mismatch []string
 	data, err := readRegularLimited(path, journalLimit)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", 0, 0, nil
+		return nil, "", nil, 0, 0, nil
 	}
 	if err != nil {
-		return nil, "", 0, 0, fmt.Errorf("capture journal: %w", err)
+		return nil, "", nil, 0, 0, fmt.Errorf("capture journal: %w", err)
 	}
 	complete := data
 	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
@@ -105,16 +107,16 @@ func readJournal(path string, cond Conditions) (done map[string]Turn, version st
 	keep, torn = int64(len(complete)), int64(len(data)-len(complete))
 	lines := bytes.Split(bytes.TrimSuffix(complete, []byte{'\n'}), []byte{'\n'})
 	if len(complete) == 0 {
-		return nil, "", keep, torn, nil
+		return nil, "", nil, keep, torn, nil
 	}
 	for n, raw := range lines {
 		var l journalLine
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, "", 0, 0, &JournalCorruptError{Path: path, Line: n + 1}
+			return nil, "", nil, 0, 0, &JournalCorruptError{Path: path, Line: n + 1}
 		}
 		if n == 0 {
 			if l.Kind != "conditions" || l.Conditions == nil {
-				return nil, "", 0, 0, &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
+				return nil, "", nil, 0, 0, &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
 			}
 			mismatch = l.Conditions.differ(cond)
 			done = map[string]Turn{}
@@ -123,20 +125,22 @@ func readJournal(path string, cond Conditions) (done map[string]Turn, version st
 		switch {
 		case l.Kind == "host":
 			version = l.Version
+		case l.Kind == "digests":
+			digests = l.Digests
 		case l.Kind == "turn" && l.Turn != nil:
 			done[l.Turn.Key()] = *l.Turn
 		default:
-			return nil, "", 0, 0, &JournalCorruptError{Path: path, Line: n + 1}
+			return nil, "", nil, 0, 0, &JournalCorruptError{Path: path, Line: n + 1}
 		}
 	}
 	if len(mismatch) > 0 {
 		if len(done) == 0 && version == "" {
 			// Nothing was paid for under the old conditions: start afresh.
-			return nil, "", 0, keep + torn, nil
+			return nil, "", nil, 0, keep + torn, nil
 		}
-		return nil, "", 0, 0, &JournalMismatchError{Path: path, Fields: mismatch}
+		return nil, "", nil, 0, 0, &JournalMismatchError{Path: path, Fields: mismatch}
 	}
-	return done, version, keep, torn, nil
+	return done, version, digests, keep, torn, nil
 }
 
 // readRegularLimited reads a regular file (never a symbolic link, a FIFO or a device) of at most

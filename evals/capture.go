@@ -93,6 +93,8 @@ type journalLine struct {
 	Conditions *Conditions `json:"conditions,omitempty"`
 	Version    string      `json:"host_version,omitempty"`
 	Turn       *Turn       `json:"turn,omitempty"`
+	// Digests are the local models' digests, as the server reported them when arm L ran.
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // Capture runs the A/B capture: arm L first (so a local failure stops it before any host call),
@@ -116,8 +118,12 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 		o.logf("resuming %s: %d turns already in the journal\n", o.Name, len(done))
 	}
 
-	if err := o.localArm(ctx, done, write); err != nil {
+	digests, err := o.localArm(ctx, done, write)
+	if err != nil {
 		return nil, err
+	}
+	if digests == nil {
+		digests = journal.digests
 	}
 
 	version, err := o.Host.Version(ctx)
@@ -159,6 +165,7 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	}
 
 	rec := o.record(cond, version, done)
+	rec.Local.Digests = digests
 	data, err := MarshalSigned(rec, o.Key)
 	if err != nil {
 		return nil, err
@@ -179,8 +186,22 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 
 // localArm runs the local turns the journal lacks as one engine run: connect (the loopback
 // rail), then a step per turn. The first step that fails stops the capture before any host call.
-func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, write func(journalLine) error) error {
-	steps := []runner.Step{{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }}}
+func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, write func(journalLine) error) (map[string]string, error) {
+	var digests map[string]string
+	steps := []runner.Step{
+		{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }},
+		{Name: "digests", Run: func(ctx context.Context, r *runner.Run) error {
+			all := r.Client.ModelDigests(ctx)
+			digests = map[string]string{}
+			for _, m := range o.Models {
+				if d := all[m]; d != "" {
+					digests[m] = d
+				}
+			}
+			r.Event("digests", map[string]any{"digests": digests})
+			return write(journalLine{Kind: "digests", Digests: digests})
+		}},
+	}
 	var failed error
 	for _, task := range Tasks() {
 		role := TaskRole(task.ID, o.Roles)
@@ -204,8 +225,8 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 			}})
 		}
 	}
-	if len(steps) == 1 {
-		return nil
+	if len(steps) == 2 {
+		return nil, nil
 	}
 	spec := o.Local
 	spec.Mode, spec.Root = "eval", o.Root
@@ -217,7 +238,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	}
 	res := runner.Execute(ctx, spec, steps)
 	if res.ExitCode == 0 {
-		return nil
+		return digests, nil
 	}
 	if failed == nil {
 		failed = context.Cause(ctx)
@@ -228,7 +249,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	if failed == nil {
 		failed = errors.New("the local arm stopped")
 	}
-	return failed
+	return nil, failed
 }
 
 // localTurn is one sample of a task by the local model, asked as every mode asks: the prompt under

@@ -145,3 +145,19 @@ func TestCaptureLocalArmKeepsTheInputBudget(t *testing.T) {
 	assert.Empty(t, srv.RequestsTo("/v1/chat/completions"))
 	assert.NoFileExists(t, filepath.Join(o.Root, "host-calls"))
 }
+
+// Where the server reports model digests (Ollama), the record and its register carry them.
+func TestCaptureRecordsTheDigestsTheServerReports(t *testing.T) {
+	srv := scripted.New()
+	defer srv.Close()
+	require.NoError(t, srv.Mimic("ollama"))
+	srv.On("GET", "/api/tags", scripted.Reply{JSON: json.RawMessage(`{"models":[{"name":"scripted-not-a-model:latest","digest":"5c7ac4aead1b"},{"name":"other:1","digest":"ffff"}]}`)})
+	srv.On("POST", "/v1/chat/completions", scripted.Reply{Answer: goodAnswer(t, "code")})
+	o := captureSetup(t, srv, 1, nil)
+	rec, err := Capture(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"scripted-not-a-model": "5c7ac4aead1b"}, rec.Local.Digests)
+	register, err := os.ReadFile(RegisterPath(o.Root, o.Name))
+	require.NoError(t, err)
+	assert.Contains(t, string(register), "  - role code: scripted-not-a-model, digest `5c7ac4aead1b`.\n")
+}

@@ -52,6 +52,8 @@ type LocalArm struct {
 	Models   map[string]string `json:"models"`
 	Effort   string            `json:"effort"`
 	Endpoint string            `json:"endpoint"`
+	// Digests are the content digests of the models, where the server reports them (Ollama).
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // HostArm is the host agent as declared: its command, the version it reported, its model as the
@@ -343,17 +345,72 @@ func WriteExclusive(file string, data []byte) error {
 	return f.Close()
 }
 
+// The outcomes of a turn, as the register counts them; a cell's four sum to k.
+const (
+	OutcomeCompliant      = "compliant"
+	OutcomeNonCompliant   = "non-compliant"
+	OutcomeDidNotComplete = "did not complete"
+	OutcomeUnattributed   = "could not attribute"
+)
+
+// Outcome sorts a turn: it did not complete (a host that failed or ran out of time); it
+// completed with nothing the predicate could grade, so no verdict can be attributed to the
+// model (a local reply with no answer: empty, thinking only, truncated, lost to thinking,
+// malformed; a host that printed nothing); or the predicate judged its answer compliant or not.
+func (t Turn) Outcome() string {
+	switch {
+	case !t.Completed:
+		return OutcomeDidNotComplete
+	case t.Passed:
+		return OutcomeCompliant
+	case t.Arm == ArmLocal && t.Error != "", t.Arm == ArmHost && strings.TrimSpace(t.Output) == "":
+		return OutcomeUnattributed
+	}
+	return OutcomeNonCompliant
+}
+
+// Outcomes counts a record's turns by task, arm and outcome.
+func Outcomes(turns []Turn) map[string]map[string]map[string]int {
+	out := map[string]map[string]map[string]int{}
+	for _, t := range turns {
+		if out[t.Task] == nil {
+			out[t.Task] = map[string]map[string]int{}
+		}
+		if out[t.Task][t.Arm] == nil {
+			out[t.Task][t.Arm] = map[string]int{}
+		}
+		out[t.Task][t.Arm][t.Outcome()]++
+	}
+	return out
+}
+
 // RenderRegister is the human page of a record, deterministic to the byte.
 func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A/B record: %s\n\n", rec.Name)
 	fmt.Fprintf(&b, "Rendered by locum from `%s.json`; do not edit: `locum eval --verify` compares this page with a fresh render, byte for byte.\n\n", rec.Name)
-	fmt.Fprintf(&b, "- Captured %s at commit `%s` (tree %s) by locum %s.\n", rec.Created, rec.Commit, rec.Tree, rec.Locum.Version)
-	fmt.Fprintf(&b, "- Local arm (L): %s, at effort %s, on %s.\n", joinModels(rec.Local.Models), rec.Local.Effort, rec.Local.Endpoint)
+	fmt.Fprintf(&b, "- Date: %s. Captured by locum %s (binary sha256 `%s`) at commit `%s` (tree %s).\n", rec.Created, rec.Locum.Version, rec.Locum.BinarySHA256, rec.Commit, rec.Tree)
+	fmt.Fprintf(&b, "- Seed %d; k = %d turns per task and arm.\n", rec.Seed, rec.K)
+	fmt.Fprintf(&b, "- Local arm (L), at effort %s, on %s:\n", rec.Local.Effort, rec.Local.Endpoint)
+	for _, role := range sortedNames(rec.Local.Models) {
+		model := rec.Local.Models[role]
+		digest := "digest not reported by the server"
+		if d := rec.Local.Digests[model]; d != "" {
+			digest = "digest `" + d + "`"
+		}
+		fmt.Fprintf(&b, "  - role %s: %s, %s.\n", role, model, digest)
+	}
 	fmt.Fprintf(&b, "- Host arm (H): `%s`, version %q, model %s as declared (locum cannot observe it).\n", rec.Host.Command, rec.Host.Version, rec.Host.Model)
-	fmt.Fprintf(&b, "- Machine: %s, %d MiB, %s/%s, %s.\n", rec.Machine.CPU, rec.Machine.MemoryBytes>>20, rec.Machine.OS, rec.Machine.Arch, rec.Machine.Go)
-	fmt.Fprintf(&b, "- Seed %d; k = %d turns per task and arm.\n\n", rec.Seed, rec.K)
-	b.WriteString("| task | L passed | H passed | H completed | qualifies |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "- Machine: %s, %d MiB, %s/%s, %s.\n\n", rec.Machine.CPU, rec.Machine.MemoryBytes>>20, rec.Machine.OS, rec.Machine.Arch, rec.Machine.Go)
+	outcomes := Outcomes(rec.Turns)
+	b.WriteString("| task | arm | compliant | non-compliant | did not complete | could not attribute | k |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, t := range Tasks() {
+		for _, arm := range []string{ArmLocal, ArmHost} {
+			o := outcomes[t.ID][arm]
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d |\n", t.ID, arm, o[OutcomeCompliant], o[OutcomeNonCompliant], o[OutcomeDidNotComplete], o[OutcomeUnattributed], rec.K)
+		}
+	}
+	b.WriteString("\n| task | L passed | H passed | H completed | qualifies |\n| --- | --- | --- | --- | --- |\n")
 	for _, t := range Tasks() {
 		cell := rec.Cells[t.ID]
 		ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
@@ -365,12 +422,7 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	}
 	b.WriteString("\n| role | tasks | routing |\n| --- | --- | --- |\n")
 	derived := DeriveRoles(rec, roles)
-	names := make([]string, 0, len(derived))
-	for n := range derived {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedNames(derived) {
 		r := derived[n]
 		state := fmt.Sprintf("enabled: %s at effort %s", r.Model, r.Effort)
 		if !r.Enabled {
@@ -378,10 +430,23 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, strings.Join(r.Tasks, ", "), state)
 	}
-	b.WriteString("\nThe rule, fixed before any outcome: a task qualifies when all k local turns pass and all k host turns complete, " +
-		"with local passes at least host passes (a positive tie qualifies, a 0/k tie does not); a role is enabled when every task it names qualifies.\n\n")
+	b.WriteString("\nCompliant: the predicate passed the answer. Non-compliant: it failed it. Did not complete: the turn ended without an answer " +
+		"(the host failed or ran out of time). Could not attribute: the turn completed with nothing to grade (a local reply that was empty, " +
+		"thinking only, truncated or lost to thinking; a host that printed nothing), so no verdict rests on the model.\n\n")
+	fmt.Fprintf(&b, "The rule, fixed before any outcome: a record earns routing at k >= %d; a task qualifies when all k local turns pass and all k host turns complete, "+
+		"with local passes at least host passes (a positive tie qualifies, a 0/k tie does not); a role is enabled when every task it names qualifies "+
+		"and was measured under the prompt that ships.\n\n", EarnK)
 	fmt.Fprintf(&b, "k = %d per cell supports a recorded rate and nothing else: not general reliability, not the quality of other tasks, not the host model's identity.\n", rec.K)
 	return []byte(b.String())
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func joinModels(models map[string]string) string {

@@ -91,3 +91,41 @@ func TestTurnSeedIsStableAndDistinct(t *testing.T) {
 	assert.NotEqual(t, TurnSeed(42, "code", 1), TurnSeed(43, "code", 1))
 	assert.GreaterOrEqual(t, TurnSeed(42, "code", 1), int64(0))
 }
+
+// The register counts every turn of a cell in exactly one of four outcomes, which sum to k, and
+// names the seed, the models, the locum version and the date.
+func TestRegisterCountsFourOutcomesSummingToK(t *testing.T) {
+	turn := func(arm, task string, run int, completed, passed bool, output, errText string) Turn {
+		return Turn{Arm: arm, Task: task, Run: run, Completed: completed, Passed: passed, Output: output, Error: errText}
+	}
+	rec := &Record{Name: "r", Created: "2026-11-30T21:00:00Z", K: 5, Seed: 42, Fingerprints: currentFingerprints(),
+		Local: LocalArm{Models: map[string]string{"code": "m1", "prose": "m2"}, Effort: "low", Endpoint: "http://127.0.0.1:1234/v1", Digests: map[string]string{"m1": "abc"}},
+		Host:  HostArm{Command: "host -p", Version: "1.0", Model: "h"}, Locum: LocumBuild{Version: "v9.9.9"},
+		Turns: []Turn{
+			turn(ArmLocal, "code", 1, true, true, "x", ""),
+			turn(ArmLocal, "code", 2, true, false, "x", ""),
+			turn(ArmLocal, "code", 3, true, false, "", "the reply was truncated"),
+			turn(ArmLocal, "code", 4, true, true, "x", ""),
+			turn(ArmLocal, "code", 5, true, true, "x", ""),
+			turn(ArmHost, "code", 1, false, false, "", "exit 1"),
+			turn(ArmHost, "code", 2, true, false, " \n", ""),
+			turn(ArmHost, "code", 3, true, false, "wrong", ""),
+			turn(ArmHost, "code", 4, true, true, "x", ""),
+			turn(ArmHost, "code", 5, true, true, "x", ""),
+		}}
+	rec.Cells = FoldCells(rec.Turns)
+	page := string(RenderRegister(rec, map[string]packs.Role{"code": {Tasks: []string{"code"}}}))
+	for _, want := range []string{
+		"| task | arm | compliant | non-compliant | did not complete | could not attribute | k |\n",
+		"| code | L | 3 | 1 | 0 | 1 | 5 |\n",
+		"| code | H | 2 | 1 | 1 | 1 | 5 |\n",
+		"| codify | L | 0 | 0 | 0 | 0 | 5 |\n",
+		"- Date: 2026-11-30T21:00:00Z. Captured by locum v9.9.9",
+		"- Seed 42; k = 5 turns per task and arm.\n",
+		"  - role code: m1, digest `abc`.\n",
+		"  - role prose: m2, digest not reported by the server.\n",
+		"model h as declared",
+	} {
+		assert.Contains(t, page, want)
+	}
+}
