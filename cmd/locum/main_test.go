@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,10 +44,16 @@ func TestScripts(t *testing.T) {
 			"mkrouting": cmdMkRouting,
 			"resign":    cmdResign,
 			"mkrecord":  cmdMkRecord,
+			"flipchar":  cmdFlipChar,
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
 			e.Setenv("HOME", e.WorkDir+"/home")
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})
@@ -278,5 +285,36 @@ func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
 	data, err := json.Marshal(map[string]any{"k": evals.EarnK, "fingerprints": fps})
 	ts.Check(err)
 	ts.Check(os.MkdirAll(ts.MkAbs(filepath.Dir(args[0])), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdFlipChar changes the last character of the first match of a regular expression in a file to
+// another of its kind (a hex digit stays a hex digit, a base64 character a base64 character), as
+// a one-byte edit would: flipchar FILE REGEXP.
+func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipchar FILE REGEXP")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	loc := regexp.MustCompile(args[1]).FindIndex(data)
+	if loc == nil {
+		ts.Fatalf("flipchar: no match for %s in %s", args[1], args[0])
+	}
+	i := loc[1] - 1
+	switch c := data[i]; {
+	case c == '9':
+		data[i] = '0'
+	case c == 'f' || c == 'z':
+		data[i] = 'a'
+	case c == 'Z':
+		data[i] = 'A'
+	case c == '+':
+		data[i] = '/'
+	case c == '/':
+		data[i] = '+'
+	default:
+		data[i] = c + 1
+	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }
