@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ var updateExample = flag.Bool("update-example", false, "capture examples/scripte
 // exampleDir is the committed example workspace whose record CI verifies.
 const exampleDir = "../examples/scripted-ab"
 
-// ExampleModel names arm L's model in the example: the scripted server answers, not a model, and
+// exampleModel names arm L's model in the example: the scripted server answers, not a model, and
 // the name says so wherever the record is read.
 const exampleModel = "scripted-not-a-model"
 
@@ -93,4 +94,41 @@ func TestRegenerateExample(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
 		require.NoError(t, os.WriteFile(dst, data, 0o644))
 	}
+	spec, err := os.ReadFile(specNote)
+	require.NoError(t, err)
+	register, err := os.ReadFile(filepath.Join(exampleDir, ".locum/evals/ab/local-worker.md"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(specNote, []byte(specWithRegister(t, string(spec), string(register))), 0o644))
+}
+
+// specNote shows the example's register in full.
+const specNote = "../spec/ab-record.md"
+
+// specMarker ends the text of spec/ab-record.md; the example register, indented, follows it.
+const specMarker = "captured against locum's scripted test server (no model took part):\n\n"
+
+func specWithRegister(t *testing.T, spec, register string) string {
+	t.Helper()
+	i := strings.Index(spec, specMarker)
+	require.GreaterOrEqual(t, i, 0, "spec/ab-record.md lost its marker")
+	var b strings.Builder
+	b.WriteString(spec[:i+len(specMarker)])
+	for _, line := range strings.Split(strings.TrimSuffix(register, "\n"), "\n") {
+		if line != "" {
+			b.WriteString("    " + line)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// The register spec/ab-record.md shows is the example's, byte for byte, so the format the spec
+// documents is the one locum renders.
+func TestSpecShowsTheExampleRegister(t *testing.T) {
+	spec, err := os.ReadFile(specNote)
+	require.NoError(t, err)
+	register, err := os.ReadFile(filepath.Join(exampleDir, ".locum/evals/ab/local-worker.md"))
+	require.NoError(t, err)
+	require.Equal(t, specWithRegister(t, string(spec), string(register)), string(spec),
+		"regenerate with: go test ./evals -run TestRegenerateExample -update-example")
 }
