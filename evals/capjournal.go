@@ -92,7 +92,6 @@ func (j *captureJournal) close() error { return j.f.Close() }
 // last line; or everything, for a journal that holds no turn). A journal that holds turns taken
 // under other conditions is a *JournalMismatchError.
 func readJournal(path string, cond Conditions) (done map[string]Turn, version string, digests map[string]string, keep, torn int64, err error) {
-	var mismatch []string
 	data, err := readRegularLimited(path, journalLimit)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", nil, 0, 0, nil
@@ -100,6 +99,12 @@ func readJournal(path string, cond Conditions) (done map[string]Turn, version st
 	if err != nil {
 		return nil, "", nil, 0, 0, fmt.Errorf("capture journal: %w", err)
 	}
+	return parseJournal(path, data, cond)
+}
+
+// parseJournal is readJournal on the bytes of the journal at path.
+func parseJournal(path string, data []byte, cond Conditions) (done map[string]Turn, version string, digests map[string]string, keep, torn int64, err error) {
+	var mismatch []string
 	complete := data
 	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
 		complete = data[:i+1]
