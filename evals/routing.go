@@ -101,6 +101,9 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	case declared.Effort != "" && rr.Effort != declared.Effort:
 		return Route{}, roleRefusal(role, fmt.Sprintf("it was measured at effort %s, but the pack runs it at %s", rr.Effort, declared.Effort))
 	}
+	if err := CheckEarns(record, append(append([]string(nil), rr.Tasks...), declared.Tasks...)); err != nil {
+		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s cannot earn it: %v", r.Record.Path, err))
+	}
 	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
 }
 
