@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // HTTPError is a server that answered with an HTTP error status.
@@ -24,7 +25,8 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("the server answered HTTP %d to %s %s", e.Status, e.Method, e.URL)
 	if e.Message != "" {
-		msg += ": " + e.Message
+		// One line, whatever the server put in it.
+		msg += ": " + untrusted.Escape(e.Message)
 	}
 	if e.Hint != "" {
 		msg += "; " + e.Hint
@@ -90,6 +92,9 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
+	if e.What == probeLimit {
+		return fmt.Sprintf("the server did not list its models within %s (%s, not --timeout); it may be loading a model or stuck: check it, then retry", e.After, e.What)
+	}
 	if e.What == "--first-token-timeout" {
 		return fmt.Sprintf("no first token within %s (%s): the server may be dead, or the prefill longer than allowed; raise %s or check the server", e.After, e.What, e.What)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
@@ -28,7 +31,7 @@ func GitPath(root, rel string) string {
 	}
 	dir := dotgit
 	if !st.IsDir() {
-		data, err := os.ReadFile(dotgit)
+		data, err := untrusted.ReadFile(dotgit, 4096)
 		if err != nil {
 			return ""
 		}
@@ -201,14 +204,18 @@ func ReadRun(dir, id string) (string, []map[string]any, error) {
 	return path, events, err
 }
 
+// maxJournal bounds what is read of one journal: a journal lives in the repository's git
+// directory, which a repository can bring along.
+const maxJournal = 256 << 20
+
 func readEvents(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
+	f, err := untrusted.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var events []map[string]any
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var ev map[string]any

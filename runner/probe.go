@@ -62,15 +62,25 @@ type listedModel struct {
 	MaxModelLen int64  `json:"max_model_len"`
 }
 
+// The probe asks for the model list under a limit of its own: a server that cannot list its
+// models in this time will not serve a completion either, and the user should hear so at once.
+const (
+	probeTimeout = 3 * time.Second
+	probeLimit   = "the probe's own limit for GET /models"
+)
+
 func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
-	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 3*time.Second) }
 	var list struct {
 		Data []listedModel `json:"data"`
 	}
-	cctx, cancel := short()
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	header, err := c.getJSON(cctx, http.MethodGet, c.cfg.BaseURL.String()+"/models", nil, &list)
+	stalled := cctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err != nil {
+		if te := (*TimeoutError)(nil); errors.As(err, &te) && stalled {
+			return nil, &TimeoutError{What: probeLimit, After: probeTimeout}
+		}
 		return nil, c.probeError(err, header)
 	}
 	info := &ServerInfo{Kind: rails.Unknown}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Status is the first word of a receipt.
@@ -84,7 +85,7 @@ func orQ(s *string) string {
 	if s == nil || *s == "" {
 		return "?"
 	}
-	return *s
+	return untrusted.Escape(*s)
 }
 
 func tokens(n *int64) string {
@@ -153,10 +154,14 @@ func Classify(err error) (Status, string, int) {
 		fit      *ContextError
 		cut      *InputTruncatedError
 		loading  *LoadingError
+		restore  *rails.RestoreError
 	)
 	switch {
 	case err == nil:
 		return StatusOK, "", 0
+	case errors.As(err, &restore):
+		// Whatever the verdict was, the file is not as the run promised: that outranks it.
+		return StatusError, "restore_failed", 2
 	case errors.As(err, &red):
 		return StatusRed, "red", 1
 	case errors.As(err, &endpoint), errors.As(err, &off):

@@ -21,6 +21,9 @@ type TransformOptions struct {
 	Task   string
 	Cwd    string
 	Root   string
+	// RollbackKey authenticates the crash record (rails.LoadRollbackKey); nil keeps no record,
+	// so only the in-process restore protects the file.
+	RollbackKey []byte
 }
 
 // NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
@@ -167,23 +170,28 @@ func (t *transform) span() []string {
 }
 
 func (t *transform) guardFile(_ context.Context, r *Run) error {
-	g, err := rails.GuardFile(t.path, RollbackDir(t.opts.Root))
+	g, err := rails.GuardFile(t.path, rails.Rollback{Dir: RollbackDir(t.opts.Root), Root: t.opts.Root, Key: t.opts.RollbackKey})
 	if err != nil {
 		return &BadInputError{Reason: err.Error()}
 	}
 	t.guard = g
 	r.Guard("restore "+t.display, func() error {
-		defer g.Release()
 		switch {
 		case t.kept:
+			g.Release()
 			return nil
 		case !t.wrote:
+			g.Release()
 			r.Detail("outcome", "unchanged")
 			return nil
 		}
 		if err := g.Restore(); err != nil {
+			// The copy is the only one left: it stays for locum recover.
+			g.Keep()
+			r.Detail("outcome", "restore_failed")
 			return err
 		}
+		g.Release()
 		r.Detail("outcome", "restored")
 		return nil
 	})

@@ -318,16 +318,16 @@ func checkCrashRecord(context.Context, *Env) error {
 	if err := os.WriteFile(file, []byte(rollbackOriginal), 0o600); err != nil {
 		return couldNot(err)
 	}
-	dir := runner.RollbackDir(root)
-	g, err := rails.GuardFile(file, dir)
+	rb := rails.Rollback{Dir: runner.RollbackDir(root), Root: root, Key: checkKey()}
+	g, err := rails.GuardFile(file, rb)
 	if err != nil {
 		return err
 	}
 	if err := g.Write([]byte("an edit a crash left behind\n")); err != nil {
 		return err
 	}
-	g.Abandon()
-	done, err := rails.Recover(dir)
+	g.Keep()
+	done, err := rails.Recover(rb)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) packsCommand() *cli.Command {
@@ -261,12 +261,14 @@ func validatePath(v *schema.Validator, wd, p string) error {
 		full = filepath.Join(wd, p)
 	}
 	if filepath.Base(full) == "workspace.json" {
-		data, err := os.ReadFile(full)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+		data, err := untrusted.ReadFile(full, untrusted.ConfigCap)
+		if fe := (*untrusted.FileError)(nil); errors.As(err, &fe) {
+			fe.Path = p
 		}
-		_, err = v.Validate(schema.Workspace, p, data)
-		return err
+		if err != nil {
+			return err
+		}
+		return packs.ValidateWorkspace(v, p, data)
 	}
 	_, err := packs.LoadFile(v, full, p)
 	return err

@@ -42,6 +42,20 @@ func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleNam
 		return "", "", err
 	}
 	route, err := evals.ResolveRole(v, c.Root, trust, role.Value, c.Roles()[role.Value])
+	var refusal *runner.RefusalError
+	if errors.As(err, &refusal) {
+		// No earned routing: a model the operator accepted for the role in the user config may
+		// stand in, and the receipt says so (routing=operator, never earned).
+		if accepted, ok := c.AcceptedRole(role.Value); ok && (explicit == "" || explicit == accepted.Model) {
+			if accepted.Effort != "" {
+				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && (strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env")) {
+					return "", "", withCode(exitCouldNot, fmt.Errorf("locum: --role %s is accepted in %s at effort %s; %s %s contradicts it", role.Value, c.User.File, accepted.Effort, effort.Source, effort.Value))
+				}
+				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
+			}
+			return accepted.Model, "operator", nil
+		}
+	}
 	if explicit != "" && (err != nil || explicit != route.Model) {
 		measured := "no earned model"
 		if err == nil {
@@ -50,8 +64,7 @@ func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleNam
 		return "", "", withCode(exitCouldNot, fmt.Errorf("locum: --role %s and --model %s: the role runs %s, never a substitute; drop --role to run %s as an operator's choice", role.Value, explicit, measured, explicit))
 	}
 	if err != nil {
-		var refusal *runner.RefusalError
-		if errors.As(err, &refusal) {
+		if refusal != nil {
 			return "", "", withCode(exitRed, fmt.Errorf("locum: %w", err))
 		}
 		return "", "", err

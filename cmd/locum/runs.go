@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) runsCommand() *cli.Command {
@@ -52,7 +54,7 @@ func (e *env) runsCommand() *cli.Command {
 					w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(w, "RUN\tMODE\tSTATUS\tMODEL")
 					for _, r := range runs {
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.ID, orDash(r.Mode), r.Status, orDash(r.Model))
+						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)))
 					}
 					return w.Flush()
 				},
@@ -121,9 +123,10 @@ func eventLine(ev map[string]any) string {
 			if len(text) > 200 {
 				text = text[:200] + "..."
 			}
-			if strings.ContainsAny(text, " \n\t") {
-				data, _ := json.Marshal(text)
-				text = string(data)
+			// A journal is the repository's file: what it says is shown, never obeyed.
+			text = untrusted.Escape(text)
+			if strings.ContainsAny(text, " \"") {
+				text = strconv.Quote(text)
 			}
 		default:
 			data, _ := json.Marshal(x)

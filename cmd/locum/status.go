@@ -13,6 +13,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) statusCommand() *cli.Command {
@@ -82,7 +83,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 		if rep.Error != nil && rep.Error.Kind == "off_loopback" {
 			code = exitRed
 		}
-		return withCode(code, fmt.Errorf("locum status: %s", rep.Error.Message))
+		return withCode(code, fmt.Errorf("locum status: %s", untrusted.EscapeLines(rep.Error.Message)))
 	}
 	return nil
 }
@@ -111,7 +112,7 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 	if rep.Version != "" {
 		server += " " + rep.Version
 	}
-	fmt.Fprintf(w, "server\t%s\t(answered in %dms)\n", server, rep.LatencyMs)
+	fmt.Fprintf(w, "server\t%s\t(answered in %dms)\n", untrusted.Escape(server), rep.LatencyMs)
 	if len(rep.Models) == 0 {
 		fmt.Fprintf(w, "models\tnone listed\t\n")
 	}
@@ -131,7 +132,7 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 		if m.Context > 0 {
 			notes = append(notes, fmt.Sprintf("context %d", m.Context))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", label, m.ID, strings.Join(notes, ", "))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", label, untrusted.Escape(m.ID), strings.Join(notes, ", "))
 	}
 	for _, p := range []struct {
 		label string
@@ -149,7 +150,7 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 		if !p.m.Listed {
 			state = "NOT listed by the server"
 		}
-		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, p.m.ID, state, p.m.Source)
+		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, untrusted.Escape(p.m.ID), state, p.m.Source)
 	}
 	w.Flush()
 }

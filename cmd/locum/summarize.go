@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) summarizeCommand() *cli.Command {
@@ -56,7 +57,7 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 		var unsupported []runner.Claim
 		for _, cl := range claims {
 			if cl.Supported() {
-				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], cl.Text)
+				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text))
 			} else {
 				unsupported = append(unsupported, cl)
 			}
@@ -67,7 +68,7 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
 		}
 		for _, cl := range unsupported {
-			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
+			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text), untrusted.Escape(cl.Reason))
 		}
 	}
 	return e.finish(cmd, res)
