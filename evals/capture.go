@@ -85,7 +85,7 @@ func JournalPath(root, name string) string {
 	if p := runner.GitPath(root, "locum/ab-journal"); p != "" {
 		return filepath.Join(p, name+".jsonl")
 	}
-	return filepath.Join(root, ".locum", "ab-journal", name+".jsonl")
+	return filepath.Join(runner.RepoStateDir(root, "ab-journal"), name+".jsonl")
 }
 
 type journalLine struct {

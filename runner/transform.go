@@ -199,12 +199,12 @@ func (t *transform) guardFile(_ context.Context, r *Run) error {
 }
 
 // RollbackDir is where crash records live: under the git directory, or under .locum outside a
-// repository.
+// repository (see RepoStateDir).
 func RollbackDir(root string) string {
 	if p := GitPath(root, "locum/rollback"); p != "" {
 		return p
 	}
-	return filepath.Join(root, ".locum", "rollback")
+	return RepoStateDir(root, "rollback")
 }
 
 func (t *transform) edit(ctx context.Context, r *Run) error {
