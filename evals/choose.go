@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -53,6 +54,20 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 		trust = c.Workspace.Trust.Keys
 	}
 	route, err := ResolveRole(v, c.Root, trust, role, c.Roles()[role])
+	var refusal *runner.RefusalError
+	if errors.As(err, &refusal) {
+		// No earned routing: a model the operator accepted for the role in the user config may
+		// stand in, and the receipt says so (routing=operator, never earned).
+		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
+			if accepted.Effort != "" {
+				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && (strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env")) {
+					return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
+				}
+				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
+			}
+			return accepted.Model, "operator", nil
+		}
+	}
 	if explicit != "" && (err != nil || explicit != route.Model) {
 		measured := "no earned model"
 		if err == nil {

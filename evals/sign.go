@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -43,6 +44,10 @@ func GenerateKey(file string) (string, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return "", err
+	}
+	// The folder too is the operator's alone (~/.config/locum on a fresh machine).
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", fmt.Errorf("the key's folder: %w", err)
 	}
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -119,6 +124,17 @@ type UntrustedKeyError struct{ Key string }
 
 func (e *UntrustedKeyError) Error() string {
 	return fmt.Sprintf("it is signed by %s, which .locum/workspace.json does not list in trust.keys", e.Key)
+}
+
+// Trusts reports whether trusted lists the public half of key.
+func Trusts(trusted []string, key ed25519.PrivateKey) bool {
+	pub := key.Public().(ed25519.PublicKey)
+	for _, t := range trusted {
+		if k, err := ParsePublicKey(t); err == nil && k.Equal(pub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Verify checks doc's signature and that its signer is one of trusted.

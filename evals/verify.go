@@ -100,7 +100,7 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 	for _, task := range tasks {
 		if fp := rec.Fingerprints[task.ID]; fp != task.Fingerprint() {
 			moved[task.ID] = true
-			v.note("task %s changed since capture (its fingerprint differs); verdicts are regraded under the predicates as they ship", task.ID)
+			v.fail("task %s changed since capture: its fingerprint (prompt, fixture and predicate) differs from the record's, so the record measured a prompt that no longer exists; routing it earned is refused until a new capture", task.ID)
 		}
 	}
 	for _, t := range rec.Turns {

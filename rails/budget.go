@@ -12,13 +12,22 @@ import (
 // BudgetError is input over the byte ceiling. It is a refusal before any request.
 type BudgetError struct {
 	What  string // "prompt", or a file's name
-	Size  int64
+	Size  int64  // -1 when only "more than Limit" is known
 	Limit int64
+	// Remedy replaces the default advice (narrow the span with --lines).
+	Remedy string
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); narrow it with --lines A-B, or raise the budget only as far as the model's context holds",
-		e.What, e.Size, e.Limit)
+	remedy := e.Remedy
+	if remedy == "" {
+		remedy = "narrow it with --lines A-B"
+	}
+	if e.Size < 0 {
+		return fmt.Sprintf("%s is over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds", e.What, e.Limit, remedy)
+	}
+	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds",
+		e.What, e.Size, e.Limit, remedy)
 }
 
 // CheckBudget refuses size over limit.

@@ -14,9 +14,11 @@ const (
 
 // ProgressEvent is one report of a run in progress.
 type ProgressEvent struct {
-	Stage   Stage
-	Step    string // the engine step that reports
-	Attempt int    // the transform's edit attempt; 0 elsewhere
+	Stage Stage
+	Step  string // the engine step that reports
+	// Attempt is the transform's edit attempt at verify; at prefill and decode, the number of the
+	// request in flight.
+	Attempt int
 	// Chars counts the answer and thinking characters streamed so far, and Deltas the stream
 	// chunks that carried text: one per token on the servers locum knows, so "tokens so far".
 	Chars, Deltas int
@@ -44,8 +46,8 @@ func (r *Run) observe(ev ProgressEvent) {
 	if r.Spec.Observer == nil {
 		return
 	}
-	if ev.Attempt == 0 && r.attemptsSet {
-		ev.Attempt = r.attempts
+	if ev.Attempt == 0 {
+		ev.Attempt = r.calls + 1
 	}
 	r.Spec.Observer.Observe(ev)
 }

@@ -208,5 +208,17 @@ func (e *env) workspace() (*schema.Validator, *packs.Composition, error) {
 	if err != nil {
 		return v, nil, withCode(exitCouldNot, err)
 	}
+	if c.User, err = e.userConfig(v); err != nil {
+		return v, nil, withCode(exitCouldNot, err)
+	}
 	return v, c, nil
+}
+
+// userConfig reads the operator's config.json, if there is one.
+func (e *env) userConfig(v *schema.Validator) (*packs.UserConfig, error) {
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return nil, nil
+	}
+	return packs.LoadUserConfig(v, dirs)
 }

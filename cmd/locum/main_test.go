@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,13 +41,41 @@ func TestScripts(t *testing.T) {
 			"signal":    cmdSignal,
 			"pidgone":   cmdPidGone,
 			"mode":      cmdMode,
+			"setmode":   cmdSetMode,
+			"owner":     cmdOwner,
+			"chown":     cmdChown,
+			"mkfifo":    cmdMkfifo,
 			"keygen":    cmdKeygen,
 			"trust":     cmdTrust,
 			"mkrouting": cmdMkRouting,
+			"resign":    cmdResign,
+			"mkrecord":  cmdMkRecord,
+			"flipchar":  cmdFlipChar,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			// [listening:HOST:PORT]: something answers there (a developer's own model server),
+			// so a script that needs the port free skips.
+			if addr, ok := strings.CutPrefix(cond, "listening:"); ok {
+				conn, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					return false, nil
+				}
+				conn.Close()
+				return true, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
 			e.Setenv("HOME", e.WorkDir+"/home")
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})
@@ -189,18 +219,73 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("process %d is still running", pid)
 }
 
-// cmdMode asserts a file's permission bits: mode PATH 0755.
+// octalMode reads 0755 or 4755 as a FileMode, setuid, setgid and sticky bits included.
+func octalMode(ts *testscript.TestScript, text string) os.FileMode {
+	v, err := strconv.ParseUint(text, 8, 32)
+	ts.Check(err)
+	m := os.FileMode(v & 0o777)
+	for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+		if v&bit != 0 {
+			m |= flag
+		}
+	}
+	return m
+}
+
+const specialBits = os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky
+
+// cmdMode asserts a file's mode bits, setuid, setgid and sticky included: mode PATH 0755.
 func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: mode PATH PERM")
 	}
 	st, err := os.Stat(ts.MkAbs(args[0]))
 	ts.Check(err)
-	want, err := strconv.ParseUint(args[1], 8, 32)
-	ts.Check(err)
-	if got := st.Mode().Perm(); got != os.FileMode(want) {
-		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
+	if got, want := st.Mode()&specialBits, octalMode(ts, args[1]); got != want {
+		ts.Fatalf("%s has mode %v, want %v", args[0], got, want)
 	}
+}
+
+// cmdSetMode sets a file's mode, special bits included (testscript's chmod drops them):
+// setmode PATH 4755.
+func cmdSetMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: setmode PATH PERM")
+	}
+	ts.Check(os.Chmod(ts.MkAbs(args[0]), octalMode(ts, args[1])))
+}
+
+// cmdChown gives a file to an owner and group: chown PATH UID GID (as root: guard it with [root]).
+func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: chown PATH UID GID")
+	}
+	uid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	gid, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ts.Check(os.Lchown(ts.MkAbs(args[0]), uid, gid))
+}
+
+// cmdOwner asserts a file's owner and group: owner PATH UID GID.
+func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: owner PATH UID GID")
+	}
+	st, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	sys := st.Sys().(*syscall.Stat_t)
+	if got, want := fmt.Sprintf("%d %d", sys.Uid, sys.Gid), args[1]+" "+args[2]; got != want {
+		ts.Fatalf("%s is owned by %s, want %s", args[0], got, want)
+	}
+}
+
+// cmdMkfifo makes a named pipe: mkfifo PATH.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
 }
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.
@@ -248,4 +333,83 @@ func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(json.Unmarshal(data, &r.Roles))
 	ts.Check(evals.SignRouting(ts.MkAbs("."), r, func(doc map[string]any) error { return evals.Sign(doc, key) }))
+}
+
+// cmdResign sets one string field of a signed JSON document and signs it again with a key, as a
+// record captured under other conditions would be: resign KEYFILE FILE PATH VALUE, where PATH is
+// dot-separated object keys (fingerprints.code).
+func cmdResign(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: resign KEYFILE FILE PATH VALUE")
+	}
+	key, err := evals.LoadPrivateKey(ts.MkAbs(args[0]))
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var doc map[string]any
+	ts.Check(dec.Decode(&doc))
+	obj := doc
+	path := strings.Split(args[2], ".")
+	for _, k := range path[:len(path)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			ts.Fatalf("resign: %s is not an object", k)
+		}
+		obj = next
+	}
+	obj[path[len(path)-1]] = args[3]
+	delete(doc, "signature")
+	ts.Check(evals.Sign(doc, key))
+	out, err := json.MarshalIndent(doc, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out, '\n'), 0o644))
+}
+
+// cmdMkRecord writes the part of an A/B record that routing reads back, k = 5 and the shipped
+// tasks' fingerprints: mkrecord FILE.
+func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkrecord FILE")
+	}
+	fps := map[string]string{}
+	for _, task := range evals.Tasks() {
+		fps[task.ID] = task.Fingerprint()
+	}
+	data, err := json.Marshal(map[string]any{"k": evals.EarnK, "fingerprints": fps})
+	ts.Check(err)
+	ts.Check(os.MkdirAll(ts.MkAbs(filepath.Dir(args[0])), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdFlipChar changes the last character of the first match of a regular expression in a file to
+// another of its kind (a hex digit stays a hex digit, a base64 character a base64 character), as
+// a one-byte edit would: flipchar FILE REGEXP.
+func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipchar FILE REGEXP")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	loc := regexp.MustCompile(args[1]).FindIndex(data)
+	if loc == nil {
+		ts.Fatalf("flipchar: no match for %s in %s", args[1], args[0])
+	}
+	i := loc[1] - 1
+	switch c := data[i]; {
+	case c == '9':
+		data[i] = '0'
+	case c == 'f' || c == 'z':
+		data[i] = 'a'
+	case c == 'Z':
+		data[i] = 'A'
+	case c == '+':
+		data[i] = '/'
+	case c == '/':
+		data[i] = '+'
+	default:
+		data[i] = c + 1
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }

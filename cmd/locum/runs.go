@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) runsCommand() *cli.Command {
@@ -49,7 +50,7 @@ func (e *env) runsCommand() *cli.Command {
 					w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(w, "RUN\tMODE\tSTATUS\tMODEL")
 					for _, r := range runs {
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.ID, orDash(r.Mode), r.Status, orDash(r.Model))
+						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)))
 					}
 					return w.Flush()
 				},

@@ -15,6 +15,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/spec"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // The arguments of each tool are the CLI's flags in snake_case; a setting named here goes through
@@ -296,9 +297,15 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
 
+// statusLine says what status found in one line. Names and messages come from the server:
+// escaped, as on the terminal.
 func statusLine(rep *runner.StatusReport) string {
 	if !rep.Up {
-		line := fmt.Sprintf("no server answers at %s (%s): %s", rep.Endpoint, rep.Source, rep.Error.Message)
+		msg := ""
+		if rep.Error != nil {
+			msg = rep.Error.Message
+		}
+		line := fmt.Sprintf("no server answers at %s (%s): %s", rep.Endpoint, rep.Source, untrusted.EscapeLines(msg))
 		if len(rep.Start) > 0 {
 			line += "; start one: " + strings.Join(rep.Start, " or ")
 		}
@@ -306,9 +313,13 @@ func statusLine(rep *runner.StatusReport) string {
 	}
 	ids := make([]string, 0, len(rep.Models))
 	for _, m := range rep.Models {
-		ids = append(ids, m.ID)
+		ids = append(ids, untrusted.Escape(m.ID))
 	}
-	line := fmt.Sprintf("%s answers at %s in %dms; models: %s", strings.TrimSpace(rep.ServerName+" "+rep.Version), rep.Endpoint, rep.LatencyMs, strings.Join(ids, ", "))
+	name := "a server"
+	if rep.ServerName != nil {
+		name = *rep.ServerName
+	}
+	line := fmt.Sprintf("%s answers at %s in %dms; models: %s", strings.TrimSpace(name+" "+untrusted.Escape(rep.Version)), rep.Endpoint, rep.LatencyMs, strings.Join(ids, ", "))
 	for _, p := range []struct {
 		label string
 		m     *runner.ModelPresence
@@ -320,7 +331,10 @@ func statusLine(rep *runner.StatusReport) string {
 		if !p.m.Listed {
 			state = "NOT listed"
 		}
-		line += fmt.Sprintf("; %s %s: %s", p.label, p.m.ID, state)
+		line += fmt.Sprintf("; %s %s: %s", p.label, untrusted.Escape(p.m.ID), state)
+	}
+	if rep.EmbedNote != "" {
+		line += "; " + rep.EmbedNote
 	}
 	return line
 }
