@@ -18,6 +18,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // CaptureOptions is one A/B capture.
@@ -168,6 +169,9 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	rec.Local.Digests = digests
 	data, err := MarshalSigned(rec, o.Key)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := untrusted.Confine(o.Root, recordPath); err != nil {
 		return nil, err
 	}
 	if err := WriteExclusive(recordPath, data); err != nil {

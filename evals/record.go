@@ -325,7 +325,8 @@ func marshalIndent(doc map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteExclusive creates file with data, refusing to replace anything already there.
+// WriteExclusive creates file with data, refusing to replace anything already there. O_EXCL
+// refuses a planted link at the name itself; the caller confines the folder.
 func WriteExclusive(file string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err

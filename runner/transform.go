@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // TransformOptions is one verify-gated edit.
@@ -354,9 +355,9 @@ func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
 	if err != nil || !filepath.IsLocal(rel) {
 		what := "outside the repository"
 		if st.Mode()&os.ModeSymlink != 0 {
-			what = "a symbolic link out of the repository (to " + real + ")"
+			what = "a symbolic link out of the repository (to " + untrusted.Escape(real) + ")"
 		}
-		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", file, what)}
+		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", untrusted.Escape(file), what)}
 	}
 	return real, filepath.ToSlash(rel), nil
 }
