@@ -2,10 +2,8 @@ package packs
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,7 +86,8 @@ func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
 // kept as it is, other servers and all; one that does not is refused with what to add, unless
 // force replaces it.
 func initHostConfig(root string, force bool) (InitAction, error) {
-	have, err := readHostConfig(filepath.Join(root, HostConfigPath))
+	// The repository's file: regular, bounded, not a link out of the repository.
+	have, err := untrusted.ReadFileIn(root, HostConfigPath, maxHostConfig)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return writeOwned(root, HostConfigPath, hostConfig, force)
@@ -101,7 +100,7 @@ func initHostConfig(root string, force bool) (InitAction, error) {
 		}
 		return InitAction{File: HostConfigPath, Action: "overwritten"}, nil
 	case err != nil:
-		return InitAction{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
+		return InitAction{}, refused("%v; fix it, or run locum init --force to replace it", err)
 	}
 	runs, err := runsLocumMCP(have)
 	if err != nil {
@@ -113,88 +112,20 @@ func initHostConfig(root string, force bool) (InitAction, error) {
 	return InitAction{}, refused(`%s: /mcpServers/locum: does not run locum mcp; add "locum": {"command": "locum", "args": ["mcp"]} to /mcpServers, or run locum init --force to replace the file`, HostConfigPath)
 }
 
-// readHostConfig reads a regular file of bounded size, never through a symbolic link.
-func readHostConfig(file string) ([]byte, error) {
-	st, err := os.Lstat(file)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxHostConfig+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxHostConfig {
-		return nil, fmt.Errorf("over %d bytes", maxHostConfig)
-	}
-	return data, nil
-}
-
 // runsLocumMCP reports whether a host config's locum server runs `locum mcp`. A key given twice
 // is refused: two readers could take different ones.
 func runsLocumMCP(data []byte) (bool, error) {
-	if err := noDuplicateKeys(data); err != nil {
-		return false, err
-	}
 	var cfg struct {
 		MCPServers map[string]struct {
 			Command string   `json:"command"`
 			Args    []string `json:"args"`
 		} `json:"mcpServers"`
 	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return false, fmt.Errorf("not a host config: %v", err)
+	if err := untrusted.Unmarshal(data, &cfg); err != nil {
+		return false, err
 	}
 	srv, ok := cfg.MCPServers["locum"]
 	return ok && filepath.Base(srv.Command) == "locum" && len(srv.Args) > 0 && srv.Args[0] == "mcp", nil
-}
-
-// noDuplicateKeys walks a JSON document and refuses an object that names a key twice.
-func noDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("invalid JSON: %v", err)
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				key, err := dec.Token()
-				if err != nil {
-					return fmt.Errorf("invalid JSON: %v", err)
-				}
-				k, _ := key.(string)
-				if seen[k] {
-					return fmt.Errorf("the key %q appears twice", k)
-				}
-				seen[k] = true
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-		case json.Delim('['):
-			for dec.More() {
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-		default:
-			return nil
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return walk()
 }
 
 func initWorkspace(v *schema.Validator, root string, force bool) (InitAction, error) {

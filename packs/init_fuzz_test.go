@@ -1,6 +1,10 @@
 package packs
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/locumdev/locum/untrusted"
+)
 
 // FuzzRunsLocumMCP feeds a repository's .mcp.json, untrusted, to the check init makes of it: it
 // must answer or refuse, never panic, and a key given twice is never read as running locum.
@@ -15,7 +19,7 @@ func FuzzRunsLocumMCP(f *testing.F) {
 		if runs && err != nil {
 			t.Fatalf("runs and refused at once: %v", err)
 		}
-		if runs && noDuplicateKeys([]byte(data)) != nil {
+		if runs && untrusted.CheckKeys([]byte(data)) != nil {
 			t.Fatal("a document with a duplicate key was read as running locum")
 		}
 	})
