@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -423,18 +424,12 @@ func (s *Server) dirInRoot(dir string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.opts.Dir, p)
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("dir %s: no such folder", dir)
+	real, err := untrusted.Confine(s.root, p)
+	var out *untrusted.ConfineError
+	if errors.As(err, &out) {
+		return "", fmt.Errorf("dir %s: outside the repository; locum mcp reads this repository's files only", untrusted.Escape(dir))
 	}
-	root, err := filepath.EvalSymlinks(s.root)
-	if err != nil {
-		return "", err
-	}
-	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("dir %s: outside the repository; locum mcp reads this repository's files only", dir)
-	}
-	return real, nil
+	return real, err
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
