@@ -287,3 +287,33 @@ func FuzzAnalyze(f *testing.F) {
 		Compare("a", evs, "b", evs)
 	})
 }
+
+func TestParse(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "36h": 36 * time.Hour} {
+		got, err := ParseAge(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "d", "-1d", "30", "0s", "1.5d", "99999999d", "-3h"} {
+		_, err := ParseAge(bad)
+		assert.Error(t, err, bad)
+	}
+	since, err := ParseSince("2026-11-01", now)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), since)
+	since, err = ParseSince("7d", now)
+	require.NoError(t, err)
+	assert.Equal(t, now.Add(-7*24*time.Hour), since)
+	_, err = ParseSince("last week", now)
+	assert.Error(t, err)
+	for in, want := range map[string]int64{"100": 100, "500KB": 500 << 10, "100mb": 100 << 20, "1GiB": 1 << 30, "2 MB": 2 << 20} {
+		got, err := ParseSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "MB", "-1", "0", "1.5MB", "9999999999999GB"} {
+		_, err := ParseSize(bad)
+		assert.Error(t, err, bad)
+	}
+}
