@@ -268,6 +268,12 @@ func TestPrune(t *testing.T) {
 func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte(`{"event":"run_start","mode":"transform"}` + "\n" + `{"event":"scope","file":"a.go","verify":"go test ./..."}` + "\n" + `{"event":"attempt","attempt":1}` + "\n" + `{"event":"run_end","status":"OK"}`))
 	f.Add([]byte(`{"event":"reply","class":7,"in_tokens":"x","ttft_ms":1e308,"elapsed_ms":-1}`))
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "journals", "*.jsonl"))
+	for _, p := range seeds {
+		data, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var evs []map[string]any
 		for _, l := range strings.Split(string(data), "\n") {
