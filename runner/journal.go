@@ -272,7 +272,7 @@ func readEvents(path string) ([]map[string]any, error) {
 	defer f.Close()
 	var events []map[string]any
 	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev map[string]any
 		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
