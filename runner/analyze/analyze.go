@@ -151,6 +151,7 @@ func (st *state) observe(ev map[string]any) {
 	case "verify":
 		st.verdict(ev)
 	case "digest_unusable":
+		st.attempt = int(num(ev["attempt"]))
 		st.fail(StageReply+":malformed", str(ev["error"]))
 	case "response_format_refused":
 		st.note("schema_refused")
@@ -221,7 +222,8 @@ func (st *state) verdict(ev map[string]any) {
 	}
 	st.lastTail = str(ev["tail"])
 	switch v {
-	case "exit 0":
+	case "exit 0", "stopped":
+		// A verify stopped by a signal is the signal's failure, which run_end names.
 	case "exit 1":
 		st.fail(StageVerifyRed, "")
 	default:
@@ -318,22 +320,22 @@ func (st *state) finalStage() string {
 		return StageReply + ":" + strings.TrimPrefix(k, "reply_")
 	case k == "http", k == "timeout", k == "too_large", k == "malformed":
 		return StageReply + ":" + k
-	case k == "bad_input", k == "":
+	case k == "bad_input":
+		if st.failedStep == "connect" {
+			return StageConnect
+		}
+		return StageScope
+	case k == "":
+		// A journal that does not name the error kind: the step that failed says what it can.
 		switch st.failedStep {
 		case "scope", "entries":
 			return StageScope
 		case "connect":
 			return StageConnect
-		case "":
-			if last != "" {
-				return last
-			}
-			return StageInternal
 		}
-		if k == "" && last != "" {
+		if last != "" {
 			return last
 		}
-		return StageScope
 	}
 	return StageInternal
 }

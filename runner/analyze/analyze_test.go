@@ -132,6 +132,20 @@ func TestAnalyzeHealth(t *testing.T) {
 	}
 }
 
+// A verify stopped by a signal is not a verdict of its own: the signal is where the run failed.
+func TestSignalDuringVerify(t *testing.T) {
+	r := Analyze("s", events(t,
+		`{"event":"run_start","mode":"transform","journal_version":1}`,
+		`{"event":"scope","file":"calc.go","verify":"go test ./..."}`,
+		`{"event":"attempt","attempt":1,"span_lines":3}`,
+		`{"event":"verify","attempt":1,"verdict":"stopped"}`,
+		`{"event":"step_failed","step":"edit","error":"stopped by SIGTERM"}`,
+		`{"event":"run_end","status":"ERROR","error":{"kind":"signal"}}`))
+	assert.Equal(t, StageSignal, r.Primary)
+	assert.Equal(t, []string{StageSignal}, stagesOf(r.Failures))
+	assert.Equal(t, GapNA, r.Gap.State, "a run that did not pass changed nothing")
+}
+
 func TestSummarize(t *testing.T) {
 	i := func(n int64) *int64 { return &n }
 	f := func(x float64) *float64 { return &x }

@@ -189,11 +189,15 @@ func TestGolden(t *testing.T) {
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 				require.NoError(t, os.WriteFile(path, got, 0o644))
-				// The journal itself seeds FuzzAnalyze with what the modes really write.
-				data, err := os.ReadFile(journal)
-				require.NoError(t, err)
-				require.NoError(t, os.MkdirAll(filepath.Join("testdata", "journals"), 0o755))
-				require.NoError(t, os.WriteFile(filepath.Join("testdata", "journals", g.name+".jsonl"), data, 0o644))
+				// The journal itself seeds FuzzAnalyze with what the modes really write; written once,
+				// since its times and ports change with every run.
+				seed := filepath.Join("testdata", "journals", g.name+".jsonl")
+				if _, err := os.Stat(seed); err != nil {
+					data, err := os.ReadFile(journal)
+					require.NoError(t, err)
+					require.NoError(t, os.MkdirAll(filepath.Dir(seed), 0o755))
+					require.NoError(t, os.WriteFile(seed, data, 0o644))
+				}
 				return
 			}
 			want, err := os.ReadFile(path)
