@@ -179,6 +179,18 @@ func (st *state) observe(ev map[string]any) {
 		if e, ok := ev["error"].(map[string]any); ok {
 			st.errKind = str(e["kind"])
 		}
+		if d, ok := ev["details"].(map[string]any); ok {
+			// The agent's result names every file it changed (issue 17).
+			if files, ok := d["files_changed"].([]any); ok {
+				st.edited = st.edited[:0]
+				for _, f := range files {
+					if name := str(f); name != "" {
+						st.edited = append(st.edited, name)
+					}
+				}
+				st.wrote = len(st.edited) > 0
+			}
+		}
 		if m := receiptAttempts.FindStringSubmatch(str(ev["receipt"])); m != nil {
 			st.receiptAttempts, _ = strconv.Atoi(m[1])
 		}

@@ -72,7 +72,7 @@ func TestAgentTranscript(t *testing.T) {
 		`{"event":"nudge","class":"think_only"}`,
 		`{"event":"verify","verdict":"exit 1"}`,
 		`{"event":"verify","verdict":"exit 0"}`,
-		`{"event":"run_end","status":"OK","receipt":"OK mode=agent model=m attempts=4 in=? out=? ttft=? time=1ms rate=? spend=$0.00"}`,
+		`{"event":"run_end","status":"OK","details":{"files_changed":["a.go","b/b.go"]},"receipt":"OK mode=agent model=m attempts=4 in=? out=? ttft=? time=1ms rate=? spend=$0.00"}`,
 	))
 	assert.Equal(t, StageGuardrail, r.Primary)
 	assert.Equal(t, StageNone, r.Final)
@@ -80,6 +80,8 @@ func TestAgentTranscript(t *testing.T) {
 	assert.Equal(t, 4, r.Attempts)
 	assert.Equal(t, []string{StageGuardrail, "reply:think_only", StageVerifyRed}, stagesOf(r.Failures))
 	assert.Equal(t, Warning, r.Health)
+	// The transcript does not name the verify command, so what it saw cannot be told.
+	assert.Equal(t, Gap{State: GapUnknown, Files: []string{}, Reason: "the journal does not name the verify command"}, r.Gap)
 }
 
 func stagesOf(fs []Failure) []string {

@@ -26,7 +26,7 @@ func (st *state) gap() Gap {
 		return Gap{State: GapNA, Files: []string{}}
 	}
 	if !st.verifySeen {
-		return Gap{State: GapUnknown, Files: []string{}, Reason: "the journal does not name the verify command (written before journal version 1)"}
+		return Gap{State: GapUnknown, Files: []string{}, Reason: "the journal does not name the verify command"}
 	}
 	return VerifyGap(st.verify, st.lastTail, st.edited)
 }
