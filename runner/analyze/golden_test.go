@@ -50,6 +50,8 @@ type golden struct {
 	baseURL    string // overrides the scripted server's
 	// edit rewrites the journal before it is analysed (an older or cut-off journal).
 	edit func(lines []string) []string
+	// interrupt stops the run as SIGINT does, before its first step.
+	interrupt bool
 }
 
 var goldens = []golden{
@@ -71,6 +73,7 @@ var goldens = []golden{
 	{name: "transform-verify-red-recovered", mode: "transform",
 		replies: []scripted.Reply{plain(badEdit), plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`},
 	{name: "transform-verify-no-verdict", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `exit 2`},
+	{name: "transform-signal", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: "true", interrupt: true},
 	{name: "transform-unfinished", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`,
 		edit: func(lines []string) []string { return lines[:len(lines)-3] }},
 	{name: "transform-journal-v0", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`,
@@ -157,7 +160,13 @@ func produce(t *testing.T, g golden) string {
 		spec.Model = "tiny-embed"
 		steps = runner.DedupSteps(runner.DedupOptions{Dir: filepath.Join(root, "notes"), Root: root, NoCache: true}, &runner.DedupResult{})
 	}
-	runner.Execute(context.Background(), spec, steps)
+	ctx := context.Background()
+	if g.interrupt {
+		c, cancel := context.WithCancelCause(ctx)
+		cancel(&runner.SignalError{Signal: os.Interrupt})
+		ctx = c
+	}
+	runner.Execute(ctx, spec, steps)
 	if g.edit != nil {
 		data, err := os.ReadFile(journal)
 		require.NoError(t, err)
@@ -209,7 +218,7 @@ func TestGolden(t *testing.T) {
 
 // Every stage a run of the three modes can fail at has a golden journal.
 func TestGoldenCoversEveryStage(t *testing.T) {
-	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageUnfinished}
+	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageSignal, StageUnfinished}
 	seen := map[string]bool{}
 	for _, g := range goldens {
 		data, err := os.ReadFile(filepath.Join("testdata", "golden", g.name+".json"))
