@@ -198,6 +198,14 @@ func (st *state) observe(ev map[string]any) {
 }
 
 func (st *state) reply(ev map[string]any) {
+	// A request the engine never sent (a failed probe, a prompt over the context) and a request
+	// that got no reply have no figures; run_end says where they left the run.
+	if sent, ok := ev["sent"].(bool); ok && !sent {
+		return
+	}
+	if str(ev["class"]) == "" && ev["error"] != nil {
+		return
+	}
 	st.replies++
 	if v, ok := ev["in_tokens"].(float64); ok {
 		st.in += int64(v)
@@ -316,9 +324,9 @@ func (st *state) finalStage() string {
 			return last
 		}
 		return StageVerifyRed
-	case k == "input_budget":
+	case k == "input_budget", k == "context_window":
 		return StageBudget
-	case k == "off_loopback", k == "no_server", k == "redirect":
+	case k == "off_loopback", k == "no_server", k == "redirect", k == "loading":
 		return StageConnect
 	case k == "refused":
 		return StageRefused
@@ -330,7 +338,7 @@ func (st *state) finalStage() string {
 		return StageRestore
 	case strings.HasPrefix(k, "reply_"):
 		return StageReply + ":" + strings.TrimPrefix(k, "reply_")
-	case k == "http", k == "timeout", k == "too_large", k == "malformed":
+	case k == "http", k == "timeout", k == "too_large", k == "malformed", k == "input_truncated":
 		return StageReply + ":" + k
 	case k == "bad_input":
 		if st.failedStep == "connect" {

@@ -148,6 +148,27 @@ func TestSignalDuringVerify(t *testing.T) {
 	assert.Equal(t, GapNA, r.Gap.State, "a run that did not pass changed nothing")
 }
 
+func TestFinalStageOfEachErrorKind(t *testing.T) {
+	cases := map[string]string{
+		"red": StageVerifyRed, "input_budget": StageBudget, "context_window": StageBudget,
+		"off_loopback": StageConnect, "no_server": StageConnect, "redirect": StageConnect, "loading": StageConnect,
+		"refused": StageRefused, "signal": StageSignal, "verify_no_verdict": StageVerifyNoVerdict,
+		"restore_failed": StageRestore, "reply_think_only": "reply:think_only", "http": "reply:http",
+		"timeout": "reply:timeout", "too_large": "reply:too_large", "malformed": "reply:malformed",
+		"input_truncated": "reply:input_truncated", "bad_input": StageScope, "internal": StageInternal,
+	}
+	for kind, want := range cases {
+		r := Analyze("k", events(t,
+			`{"event":"run_start","mode":"transform"}`,
+			`{"event":"request","step":"edit"}`,
+			`{"event":"reply","step":"edit","error":"x","sent":false}`,
+			`{"event":"run_end","status":"ERROR","error":{"kind":"`+kind+`"}}`))
+		assert.Equal(t, want, r.Final, kind)
+		assert.Equal(t, want, r.Primary, kind)
+		assert.Nil(t, r.Figures.InTokens, "a request never sent has no figures")
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	i := func(n int64) *int64 { return &n }
 	f := func(x float64) *float64 { return &x }
