@@ -113,7 +113,7 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 	}
 	groups := analyze.Summarize(runs)
 	if unreadable > 0 {
-		fmt.Fprintf(e.stderr, "locum runs analyze: warning: %d journal(s) in %s could not be read\n", unreadable, dir)
+		fmt.Fprintf(e.stderr, "locum runs analyze: warning: %d file(s) in %s are not readable run journals; left out\n", unreadable, dir)
 	}
 	if cmd.Bool("json") {
 		return writeJSON(e.stdout, struct {

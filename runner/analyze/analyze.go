@@ -7,6 +7,7 @@ package analyze
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,11 +113,19 @@ func Analyze(id string, events []map[string]any) Run {
 	return st.run
 }
 
+// NotJournalError is a file with no run_start event: whatever it is, it is not a run.
+type NotJournalError struct{ Path string }
+
+func (e *NotJournalError) Error() string { return e.Path + ": not a run journal (no run_start event)" }
+
 // AnalyzeFile reads and analyses the journal at path.
 func AnalyzeFile(path string) (Run, error) {
 	events, err := runner.ReadJournal(path)
 	if err != nil {
 		return Run{}, err
+	}
+	if !slices.ContainsFunc(events, func(ev map[string]any) bool { return ev["event"] == "run_start" }) {
+		return Run{}, &NotJournalError{Path: path}
 	}
 	return Analyze(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events), nil
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Dir analyses every journal in dir the filter admits, newest first. A journal that cannot be
-// read is counted, not fatal: one broken file must not hide the rest.
+// Dir analyses every journal in dir the filter admits, newest first. A file that cannot be read,
+// or is no run journal, is counted, not fatal: one broken file must not hide the rest.
 func Dir(dir string, f Filter) (runs []Run, unreadable int, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
