@@ -15,7 +15,7 @@ func (e *env) runsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "read back the run journal",
-		UsageText: "locum runs list | show RUN_ID",
+		UsageText: "locum runs list | show RUN_ID | analyze RUN_ID|--all | diff A B | prune",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
 		OnUsageError: onUsageError,
@@ -23,9 +23,9 @@ func (e *env) runsCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unknown runs command %q", cmd.Args().First())
 			}
-			return usagef(cmd, "missing runs command (list or show)")
+			return usagef(cmd, "missing runs command (list, show, analyze, diff or prune)")
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			{
 				Name:         "list",
 				Usage:        "list the runs, newest first",
@@ -79,7 +79,7 @@ func (e *env) runsCommand() *cli.Command {
 					return nil
 				},
 			},
-		},
+		}, e.analyzeCommands()...),
 	}
 }
 
