@@ -49,11 +49,16 @@ func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Sett
 // the caller set on purpose (a flag or the environment) that differs is refused.
 func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
 	explicit := ch.Model
-	var trust []string
-	if c.Workspace != nil {
-		trust = c.Workspace.Trust.Keys
+	// Routing decides which model does the work on this machine: only keys the operator trusts
+	// may earn it. The repository's own trust.keys are named in a refusal, never trusted.
+	trust := TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
+	if c.User != nil {
+		trust.Where = "your user config " + c.User.File + " (trust_keys)"
 	}
-	route, err := ResolveRole(v, c.Root, trust, role, c.Roles()[role])
+	if c.Workspace != nil {
+		trust.Vouched = c.Workspace.Trust.Keys
+	}
+	route, err := ResolveRoleTrusting(v, c.Root, trust, role, c.Roles()[role])
 	var refusal *runner.RefusalError
 	if errors.As(err, &refusal) {
 		// No earned routing: a model the operator accepted for the role in the user config may

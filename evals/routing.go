@@ -55,6 +55,11 @@ func roleRefusal(role, why string) error {
 // trusted, unedited routing file enables it and the A/B record it came from is there unchanged.
 // Every other case is a *runner.RefusalError saying why.
 func ResolveRole(v *schema.Validator, root string, trust []string, role string, declared packs.Role) (Route, error) {
+	return ResolveRoleTrusting(v, root, TrustedKeys{Keys: trust}, role, declared)
+}
+
+// ResolveRoleTrusting is ResolveRole with the trusted keys and where they come from.
+func ResolveRoleTrusting(v *schema.Validator, root string, trust TrustedKeys, role string, declared packs.Role) (Route, error) {
 	if _, err := os.Lstat(filepath.Join(root, RoutingFile)); errors.Is(err, fs.ErrNotExist) {
 		return Route{}, roleRefusal(role, RoutingFile+" is missing")
 	}
@@ -71,7 +76,7 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	obj, _ := doc.(map[string]any)
 	if obj != nil {
 		// The signature is judged before the shape: an unsigned or forged file says so plainly.
-		if err := Verify(obj, trust); err != nil {
+		if err := VerifyTrusting(obj, trust); err != nil {
 			return Route{}, roleRefusal(role, RoutingFile+" cannot be trusted: "+err.Error())
 		}
 	}

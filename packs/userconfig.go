@@ -23,7 +23,10 @@ type UserConfig struct {
 		AllowRemote *bool  `json:"allow_remote,omitempty"`
 	} `json:"endpoint"`
 	SigningKey string                  `json:"signing_key,omitempty"`
+	TrustKeys  []string                `json:"trust_keys,omitempty"`
 	Roles      map[string]AcceptedRole `json:"roles,omitempty"`
+	// signingPub is the public half of SigningKey, read when the config was loaded.
+	signingPub string
 }
 
 // AcceptedRole is a model the operator accepts for a role before any A/B record earned one.
@@ -37,6 +40,7 @@ type AcceptedRole struct {
 type UserDirs struct {
 	Config string
 	State  string
+	home   string
 }
 
 // FindUserDirs locates the operator's directories. It fails only when neither the XDG variable
@@ -57,6 +61,7 @@ func FindUserDirs(env Lookup) (UserDirs, error) {
 	}
 	var d UserDirs
 	var err error
+	d.home, _ = env("HOME")
 	if d.Config, err = dir("XDG_CONFIG_HOME", ".config"); err != nil {
 		return d, err
 	}
@@ -88,7 +93,27 @@ func LoadUserConfig(v *schema.Validator, dirs UserDirs) (*UserConfig, error) {
 	if err := schema.DecodeInto(file, data, cfg); err != nil {
 		return nil, err
 	}
+	// The operator's own signing key signs the routing they capture: its public half (the .pub
+	// that locum eval keygen wrote beside it) is trusted without saying so twice.
+	if key := cfg.SigningKeyPath(func(k string) (string, bool) { return dirs.home, dirs.home != "" && k == "HOME" }); key != "" {
+		if pub, err := untrusted.ReadFile(key+".pub", 4096); err == nil {
+			cfg.signingPub = strings.TrimSpace(string(pub))
+		}
+	}
 	return cfg, nil
+}
+
+// OperatorKeys are the public keys the operator trusts to sign routing: the user config's
+// trust_keys and the public half of its signing key. A repository's workspace adds none.
+func (c *Composition) OperatorKeys() []string {
+	if c.User == nil {
+		return nil
+	}
+	keys := append([]string(nil), c.User.TrustKeys...)
+	if c.User.signingPub != "" {
+		keys = append(keys, c.User.signingPub)
+	}
+	return keys
 }
 
 // SigningKeyPath is the configured signing key with a leading ~/ expanded; "" when none.

@@ -90,7 +90,7 @@ func (e *env) keygenCommand() *cli.Command {
 				return withCode(exitCouldNot, fmt.Errorf("locum eval keygen: %w", err))
 			}
 			fmt.Fprintf(e.stdout, "%s\n", pub)
-			fmt.Fprintf(e.stderr, "wrote %s (keep it private) and %s.pub; add the line above to trust.keys in .locum/workspace.json\n", out, out)
+			fmt.Fprintf(e.stderr, "wrote %s (keep it private) and %s.pub; add the line above to trust.keys in .locum/workspace.json (for eval --verify), and set signing_key in your user config so routing it signs runs here\n", out, out)
 			return nil
 		},
 	}

@@ -294,10 +294,19 @@ func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
-// cmdTrust adds a public key file's key to .locum/workspace.json: trust FILE.pub.
+// cmdTrust adds a public key file's key to .locum/workspace.json and to the operator's user
+// config: trust [-repo-only] FILE.pub (-repo-only: the workspace alone, as a repository would).
 func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
+	repoOnly := len(args) == 2 && args[0] == "-repo-only"
+	if repoOnly {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: trust [-repo-only] FILE.pub")
+	}
 	pub, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
+	key := strings.TrimSpace(string(pub))
 	file := ts.MkAbs(".locum/workspace.json")
 	ws := map[string]any{"packs": []any{"tools/local-llm"}}
 	if data, err := os.ReadFile(file); err == nil {
@@ -308,12 +317,27 @@ func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
 		trust = map[string]any{}
 	}
 	keys, _ := trust["keys"].([]any)
-	trust["keys"] = append(keys, strings.TrimSpace(string(pub)))
+	trust["keys"] = append(keys, key)
 	ws["trust"] = trust
 	data, err := json.MarshalIndent(ws, "", "  ")
 	ts.Check(err)
 	ts.Check(os.MkdirAll(ts.MkAbs(".locum"), 0o755))
 	ts.Check(os.WriteFile(file, data, 0o644))
+	if repoOnly {
+		return
+	}
+	// The operator's trust: routing signed by the key earns a role on this machine.
+	cfgFile := filepath.Join(ts.Getenv("HOME"), ".config", "locum", "config.json")
+	cfg := map[string]any{}
+	if data, err := os.ReadFile(cfgFile); err == nil {
+		ts.Check(json.Unmarshal(data, &cfg))
+	}
+	tk, _ := cfg["trust_keys"].([]any)
+	cfg["trust_keys"] = append(tk, key)
+	data, err = json.MarshalIndent(cfg, "", "  ")
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Dir(cfgFile), 0o700))
+	ts.Check(os.WriteFile(cfgFile, data, 0o600))
 }
 
 // cmdMkRouting signs a routing file: mkrouting KEYFILE RECORD ROLES.json, where ROLES.json maps

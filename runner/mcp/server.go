@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
 )
@@ -112,7 +113,33 @@ func (s *Server) begin() func() {
 // composition reads the workspace and its packs afresh for each call: a host session lives long
 // and the files may change under it.
 func (s *Server) composition() (*packs.Composition, error) {
-	return packs.Compose(s.v, s.root)
+	c, err := packs.Compose(s.v, s.root)
+	if err != nil {
+		return nil, err
+	}
+	// The operator's user config counts here as on the command line: the endpoint, allow_remote,
+	// the keys they trust, the models they accept for a role.
+	if dirs, err := packs.FindUserDirs(s.opts.Env); err == nil {
+		if c.User, err = packs.LoadUserConfig(s.v, dirs); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// rollbackKey is the operator's key for crash records, made on first use; nil (no crash record,
+// the in-process restore only) when there is no state directory.
+func (s *Server) rollbackKey() []byte {
+	dirs, err := packs.FindUserDirs(s.opts.Env)
+	if err != nil {
+		return nil
+	}
+	key, err := rails.LoadRollbackKey(dirs.State, true)
+	if err != nil {
+		fmt.Fprintf(s.opts.Log, "locum mcp: warning: no crash record will be kept (%v)\n", err)
+		return nil
+	}
+	return key
 }
 
 // cancelled is the host's notifications/cancelled, given to the engine as the signal that

@@ -358,6 +358,7 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 	spec.Args = []string{args.Task}
 	out := runner.Execute(runCtx, spec, runner.TransformSteps(runner.TransformOptions{
 		File: args.File, Lines: args.Lines, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
+		RollbackKey: s.rollbackKey(),
 	}))
 	return s.finish(out, "")
 }
