@@ -281,3 +281,21 @@ func TestGitPathRefusesWhatARepositoryCouldPlant(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
 	assert.True(t, strings.HasPrefix(RollbackDir(plain), filepath.Join(os.Getenv("XDG_STATE_HOME"), "locum", "repos")), RollbackDir(plain))
 }
+
+// Every part of a journal line shown on the terminal is escaped: its time, its event name, its
+// keys and its values, nested ones too.
+func TestEventLineEscapesEveryPart(t *testing.T) {
+	line := EventLine(map[string]any{
+		"ts":         "2026-01-01T00:00:\x1b[31mREDX",
+		"event":      "\x1b]0;pwned\x07evt\nFORGED line",
+		"\x1b[2Jkey": "v",
+		"nested":     map[string]any{"x": "a\u202eb\u0085"},
+		"plain":      "value\nnext",
+		"run":        "r",
+	})
+	assert.NotContains(t, line, "\x1b")
+	assert.NotContains(t, line, "\x07")
+	assert.NotContains(t, line, "\n")
+	assert.NotContains(t, line, "\u202e")
+	assert.NotContains(t, line, "\u0085")
+}

@@ -325,7 +325,8 @@ func EventLine(ev map[string]any) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %-10s", ts, name)
+	// A journal is the repository's file: what it says is shown, never obeyed.
+	fmt.Fprintf(&b, "%s %-10s", untrusted.Escape(ts), untrusted.Escape(name))
 	for _, k := range keys {
 		v := ev[k]
 		if v == nil {
@@ -338,16 +339,15 @@ func EventLine(ev map[string]any) string {
 			if len(text) > 200 {
 				text = text[:200] + "..."
 			}
-			// A journal is the repository's file: what it says is shown, never obeyed.
 			text = untrusted.Escape(text)
 			if strings.ContainsAny(text, " \"") {
 				text = strconv.Quote(text)
 			}
 		default:
 			data, _ := json.Marshal(x)
-			text = string(data)
+			text = untrusted.Escape(string(data))
 		}
-		fmt.Fprintf(&b, " %s=%s", k, text)
+		fmt.Fprintf(&b, " %s=%s", untrusted.Escape(k), text)
 	}
 	return b.String()
 }

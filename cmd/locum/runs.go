@@ -44,7 +44,7 @@ func (e *env) runsCommand() *cli.Command {
 						return err
 					}
 					if len(runs) == 0 {
-						fmt.Fprintf(e.stdout, "no runs in %s\n", dir)
+						fmt.Fprintf(e.stdout, "no runs in %s\n", untrusted.Escape(dir))
 						return nil
 					}
 					w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -72,7 +72,7 @@ func (e *env) runsCommand() *cli.Command {
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}
-					fmt.Fprintf(e.stdout, "journal %s\n", path)
+					fmt.Fprintf(e.stdout, "journal %s\n", untrusted.Escape(path))
 					for _, ev := range events {
 						fmt.Fprintln(e.stdout, runner.EventLine(ev))
 					}
