@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -224,4 +225,32 @@ func Classify(err error) (Status, string, int) {
 		return StatusError, "signal", 2
 	}
 	return StatusError, "internal", 2
+}
+
+// NotStarted is the result of a run that ended before it began: a flag that does not parse, a
+// setting out of range, a role with no routing, a task over the budget. It has the shape of every
+// run's result, so a caller of --json reads one object whatever happened; no request was sent and
+// no journal was opened. code is the exit code the caller already decided (1 a refusal, 2 could
+// not run); the error's own kind is kept when it agrees with that code.
+func NotStarted(mode, model, routing string, code int, err error) *Result {
+	status, kind, classified := Classify(err)
+	switch {
+	case err == nil:
+		err = errors.New("stopped before the run began")
+		fallthrough
+	case classified != code || status == StatusOK || kind == "internal":
+		status, kind = StatusError, "bad_input"
+		if code == 1 {
+			status, kind = StatusRefused, "refused"
+		}
+	}
+	res := &Result{Status: status, Mode: mode, RunID: NewRunID(time.Now()), Spend: "$0.00", ExitCode: code,
+		Error: &ErrorInfo{Kind: kind, Message: err.Error()}}
+	if model != "" {
+		res.Model = &model
+	}
+	if routing != "" {
+		res.Routing = &routing
+	}
+	return res
 }

@@ -31,6 +31,8 @@ func Main(args []string) int {
 
 // env is what every command needs from the edge of the process.
 type env struct {
+	// args is the command line as given, for the few decisions made before flags parse.
+	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
@@ -38,7 +40,7 @@ type env struct {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
 	if err := e.recoverAtStart(args); err != nil {
 		return e.exitCode(err)
 	}
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type exitError struct {
 	code int
 	err  error
+	// receipted: the receipt (and with --json the result object) is already printed.
+	receipted bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

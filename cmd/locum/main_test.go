@@ -19,6 +19,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/runner/scripted"
+	"github.com/locumdev/locum/schema"
 )
 
 func TestMain(m *testing.M) {
@@ -34,23 +35,24 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"serve":     cmdServe,
-			"waitfile":  cmdWaitFile,
-			"waitgrep":  cmdWaitGrep,
-			"signal":    cmdSignal,
-			"pidgone":   cmdPidGone,
-			"mode":      cmdMode,
-			"setmode":   cmdSetMode,
-			"owner":     cmdOwner,
-			"chown":     cmdChown,
-			"mkfifo":    cmdMkfifo,
-			"keygen":    cmdKeygen,
-			"trust":     cmdTrust,
-			"mkrouting": cmdMkRouting,
-			"resign":    cmdResign,
-			"mkrecord":  cmdMkRecord,
-			"flipchar":  cmdFlipChar,
+			"exits":      cmdExits,
+			"serve":      cmdServe,
+			"waitfile":   cmdWaitFile,
+			"waitgrep":   cmdWaitGrep,
+			"signal":     cmdSignal,
+			"pidgone":    cmdPidGone,
+			"mode":       cmdMode,
+			"setmode":    cmdSetMode,
+			"owner":      cmdOwner,
+			"chown":      cmdChown,
+			"mkfifo":     cmdMkfifo,
+			"keygen":     cmdKeygen,
+			"trust":      cmdTrust,
+			"mkrouting":  cmdMkRouting,
+			"resign":     cmdResign,
+			"mkrecord":   cmdMkRecord,
+			"flipchar":   cmdFlipChar,
+			"resultjson": cmdResultJSON,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -436,4 +438,34 @@ func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
 		data[i] = c + 1
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdResultJSON checks that stdout is exactly one result object that spec/result.schema.json
+// accepts: resultjson STATUS KIND (KIND - for none).
+func cmdResultJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: resultjson STATUS KIND")
+	}
+	out := ts.ReadFile("stdout")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 1 || lines[0] == "" {
+		ts.Fatalf("stdout holds %d lines, want one result object:\n%s", len(lines), out)
+	}
+	v, err := schema.New()
+	ts.Check(err)
+	doc, err := v.Validate(schema.Result, "stdout", []byte(lines[0]))
+	if err != nil {
+		ts.Fatalf("stdout is not a result object: %v", err)
+	}
+	obj := doc.(map[string]any)
+	if obj["status"] != args[0] {
+		ts.Fatalf("status %v, want %s", obj["status"], args[0])
+	}
+	kind := "-"
+	if e, ok := obj["error"].(map[string]any); ok {
+		kind, _ = e["kind"].(string)
+	}
+	if kind != args[1] {
+		ts.Fatalf("error kind %s, want %s", kind, args[1])
+	}
 }

@@ -41,10 +41,8 @@ func (e *env) transformCommand() *cli.Command {
 			"Exit 0 kept; 1 red after the last attempt, or refused before any request; 2 could not run.",
 		UsageText:    `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
 		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return e.transform(ctx, cmd)
-		},
+		OnUsageError: e.machineUsageError,
+		Action:       e.machineAction(e.transform),
 	}
 }
 
@@ -154,7 +152,7 @@ func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
 		fmt.Fprintf(e.stdout, "%s\n", data)
 	}
 	if res.ExitCode != 0 {
-		return withCode(res.ExitCode, errors.New(""))
+		return &exitError{code: res.ExitCode, err: errors.New(""), receipted: true}
 	}
 	return nil
 }
