@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,7 +39,7 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen, or of a capture's local arm, to this file"},
 		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
 	}
-	flags = append(flags, settingFlags("eval")...)
+	flags = localFlags(append(flags, settingFlags("eval")...))
 	return &cli.Command{
 		Name:  "eval",
 		Usage: "screen a model, capture signed A/B records that earn roles their routing, and check them",
@@ -61,6 +62,8 @@ func (e *env) evalCommand() *cli.Command {
 			switch {
 			case cmd.Bool("verify") && (cmd.Bool("ab") || cmd.Bool("write")):
 				return usagef(cmd, "--verify checks; it does not combine with --ab or --write")
+			case cmd.Bool("json") && (cmd.Bool("verify") || cmd.Bool("ab") || cmd.Bool("write")):
+				return usagef(cmd, "--json prints a screen's result; --verify, --ab and --write print text")
 			case cmd.Bool("verify"):
 				return e.evalVerify(cmd)
 			case cmd.Bool("ab"):
@@ -248,15 +251,20 @@ func relPath(root, p string) string {
 
 func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if cmd.String("host-cmd") == "" {
-		return withCode(exitRed, errors.New("locum eval --ab: refusing without --host-cmd: arm H is the host agent, and nothing is contacted until you name it"))
+		return usagef(cmd, "--host-cmd is required with --ab: arm H is the host agent, and nothing is contacted until you name it")
 	}
 	host, err := evals.ParseHostCommand(cmd.String("host-cmd"))
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum eval --ab: %w", err))
+		_, _, code := runner.Classify(err)
+		return withCode(code, fmt.Errorf("locum eval --ab: %w", err))
 	}
-	var seed int64
-	if _, err := fmt.Sscan(cmd.String("seed"), &seed); err != nil || cmd.String("seed") == "" {
+	if cmd.String("seed") == "" {
 		return usagef(cmd, "--seed is required with --ab: a whole number every local turn's seed derives from")
+	}
+	// ParseInt reads the whole value: "42x" and "4 2" are refused, never read as 42 and 4.
+	seed, err := strconv.ParseInt(cmd.String("seed"), 10, 64)
+	if err != nil {
+		return usagef(cmd, "--seed %q is not a whole number", cmd.String("seed"))
 	}
 	if cmd.String("host-model") == "" {
 		return usagef(cmd, "--host-model is required with --ab: the record names the host's model as you declare it")

@@ -62,3 +62,28 @@ func (e *env) resolve(cmd *cli.Command, c *packs.Composition, mode string) (*pac
 	}
 	return s, nil
 }
+
+// localFlags keeps a command's flags to the command itself: urfave/cli hands a parent's flags to
+// its subcommands, so without this `eval keygen` would list and accept every flag of `eval` and
+// ignore them.
+func localFlags(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Local = true
+		case *cli.BoolFlag:
+			f.Local = true
+		case *cli.IntFlag:
+			f.Local = true
+		case *cli.FloatFlag:
+			f.Local = true
+		case *cli.DurationFlag:
+			f.Local = true
+		case *cli.StringSliceFlag:
+			f.Local = true
+		default:
+			panic(fmt.Sprintf("localFlags: add %T", f))
+		}
+	}
+	return flags
+}
