@@ -141,11 +141,31 @@ func version() string {
 	return "devel"
 }
 
+// fullVersion is the module version and the VCS revision the binary was built from, as
+// `locum version` and `locum --version` print them.
+func fullVersion() string {
+	rev, modified := "unknown", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if modified {
+		rev += ", modified"
+	}
+	return fmt.Sprintf("%s (revision %s)", version(), rev)
+}
+
 func (e *env) rootCommand() *cli.Command {
 	return &cli.Command{
 		Name:    "locum",
 		Usage:   "hand bounded work to a model on this machine, under rails enforced in code",
-		Version: version(),
+		Version: fullVersion(),
 		Description: "locum runs one bounded job on a local OpenAI-compatible server (LM Studio, Ollama,\n" +
 			"llama-server, vLLM) under rails: loopback only, an input budget, a thinking cap, and\n" +
 			"rollback unless the verify command passes.\n\n" +
@@ -157,9 +177,21 @@ func (e *env) rootCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verify-offline", Local: true, Usage: "check that the rails hold on this machine, with zero network, and exit"},
 		},
-		HideHelpCommand: true,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		OnUsageError:    onUsageError,
+		HideHelpCommand:       true,
+		EnableShellCompletion: true,
+		// urfave/cli hides its completion command; locum lists it, since the README tells users to run it.
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print the shell completion script for bash, zsh or fish"
+		},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError:   onUsageError,
+		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+			if cmd.Bool("verify-offline") && cmd.NArg() > 0 {
+				return ctx, usagef(cmd, "--verify-offline runs alone; it does not combine with %q", cmd.Args().First())
+			}
+			return ctx, nil
+		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Bool("verify-offline") {
 				return e.verifyOffline(ctx)
@@ -181,6 +213,8 @@ func (e *env) rootCommand() *cli.Command {
 			e.verifyCommand(),
 			e.initCommand(),
 			e.mcpCommand(),
+			e.versionCommand(),
+			e.helpCommand(),
 		},
 	}
 }
