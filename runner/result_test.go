@@ -47,3 +47,12 @@ func TestNotStarted(t *testing.T) {
 	assert.Equal(t, "m", *res.Model)
 	assert.Equal(t, "operator", *res.Routing)
 }
+
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{{0, "0 files"}, {1, "1 file"}, {2, "2 files"}} {
+		assert.Equal(t, tt.want, Count(tt.n, "file", "files"))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -47,7 +48,7 @@ func (e *env) packsCommand() *cli.Command {
 				UsageText: "locum packs show NAME   (NAME is category/name, e.g. tools/local-llm)",
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() != 1 {
-						return usagef(cmd, "want exactly one pack NAME, got %d arguments", cmd.NArg())
+						return usagef(cmd, "want exactly one pack NAME, got %s", runner.Count(cmd.NArg(), "argument", "arguments"))
 					}
 					return e.packsShow(cmd.Args().First())
 				},
@@ -128,7 +129,7 @@ func (e *env) packsShow(ref string) error {
 		if err != nil {
 			var unknown *packs.UnknownPackError
 			if errors.As(err, &unknown) {
-				err = fmt.Errorf("locum: %w", err)
+				err = fmt.Errorf("locum packs show: %w", err)
 			}
 			return withCode(exitCouldNot, err)
 		}
@@ -158,7 +159,7 @@ func (e *env) packsShow(ref string) error {
 		for _, m := range modes {
 			s, err := view.Resolve(m, e.lookup, nil)
 			if err != nil {
-				return withCode(exitCouldNot, fmt.Errorf("locum: %w", err))
+				return withCode(exitCouldNot, fmt.Errorf("locum packs show: %w", err))
 			}
 			fmt.Fprintf(tw, "  %s\n", m)
 			for _, set := range s.All() {
@@ -248,9 +249,9 @@ func isConfigError(err error) bool {
 func validateSummary(files, invalid, unreadable int) error {
 	switch {
 	case unreadable > 0:
-		return withCode(exitCouldNot, fmt.Errorf("validate: %d files, %d invalid, %d could not be read", files, invalid, unreadable))
+		return withCode(exitCouldNot, fmt.Errorf("validate: %s, %d invalid, %d could not be read", runner.Count(files, "file", "files"), invalid, unreadable))
 	case invalid > 0:
-		return withCode(exitRed, fmt.Errorf("validate: %d files, %d invalid", files, invalid))
+		return withCode(exitRed, fmt.Errorf("validate: %s, %d invalid", runner.Count(files, "file", "files"), invalid))
 	}
 	return nil
 }
