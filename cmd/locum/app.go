@@ -86,7 +86,7 @@ func (e *env) exitCode(err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "locum: %v\n", ue.err)
+		fmt.Fprintf(e.stderr, "%s: %v\n", ue.cmd.FullName(), ue.err)
 		fmt.Fprintf(e.stderr, "usage: %s\n", usageLine(ue.cmd))
 		fmt.Fprintf(e.stderr, "run '%s --help' for more\n", ue.cmd.FullName())
 		return exitCouldNot
@@ -220,7 +220,7 @@ func (e *env) rootCommand() *cli.Command {
 }
 
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	return &usageError{cmd: cmd, err: err}
+	return &usageError{cmd: cmd, err: flagError(err)}
 }
 
 // root is the repository root that holds the working directory.

@@ -25,7 +25,7 @@ func (e *env) machineAction(action cli.ActionFunc) cli.ActionFunc {
 
 // machineUsageError is a mode's OnUsageError: a flag that does not parse is a run that never began.
 func (e *env) machineUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	return e.settle(cmd, &usageError{cmd: cmd, err: err})
+	return e.settle(cmd, &usageError{cmd: cmd, err: flagError(err)})
 }
 
 // settle prints the error of a run that never began, then its receipt and, with --json, its
@@ -52,7 +52,7 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 		routing = "operator"
 	}
 	res := runner.NotStarted(cmd.Name, model, routing, code, cause)
-	res.Error.Message = trimPrefixes(res.Error.Message, "locum "+cmd.Name+": ", "locum: ")
+	res.Error.Message = trimPrefixes(res.Error.Message, cmd.FullName()+": ", "locum: ")
 	fmt.Fprintln(e.stderr, res.Receipt())
 	if e.wantsJSON(cmd) {
 		data, merr := json.Marshal(res)
