@@ -33,12 +33,13 @@ func (e *env) packsCommand() *cli.Command {
 			{
 				Name:      "list",
 				Usage:     "list the packs locum ships and the workspace holds, and which are composed",
-				UsageText: "locum packs list",
+				UsageText: "locum packs list [--json]",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the packs as one JSON object on stdout"}},
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() > 0 {
 						return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 					}
-					return e.packsList()
+					return e.packsList(cmd.Bool("json"))
 				},
 				OnUsageError: onUsageError,
 			},
@@ -67,7 +68,7 @@ func (e *env) packsCommand() *cli.Command {
 	}
 }
 
-func (e *env) packsList() error {
+func (e *env) packsList(asJSON bool) error {
 	v, c, err := e.workspace()
 	if err != nil {
 		return err
@@ -108,6 +109,22 @@ func (e *env) packsList() error {
 			continue
 		}
 		rows = append(rows, row{ref, "workspace", mark(ref), p.Portulan.Version, p.Summary})
+	}
+	if asJSON {
+		type packJSON struct {
+			Pack     string  `json:"pack"`
+			From     string  `json:"from"`
+			Composed bool    `json:"composed"`
+			Version  *string `json:"version"`
+			Summary  string  `json:"summary"`
+		}
+		out := struct {
+			Packs []packJSON `json:"packs"`
+		}{Packs: []packJSON{}}
+		for _, r := range rows {
+			out.Packs = append(out.Packs, packJSON{Pack: r.ref, From: r.where, Composed: r.composed == "composed", Version: nilIfEmpty(r.version), Summary: r.summary})
+		}
+		return e.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACK\tFROM\tSTATE\tVERSION\tSUMMARY")
