@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"mkrecord":   cmdMkRecord,
 			"flipchar":   cmdFlipChar,
 			"resultjson": cmdResultJSON,
+			"subst":      cmdSubst,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -468,4 +469,30 @@ func cmdResultJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if kind != args[1] {
 		ts.Fatalf("error kind %s, want %s", kind, args[1])
 	}
+}
+
+// cmdSubst edits a file in place the same way on every system (sed -i and its 0,/re/ address are
+// GNU's): subst [-once] FILE REGEXP REPLACEMENT, Go regexp syntax. No match fails the script, so a
+// tamper can never silently change nothing.
+func cmdSubst(ts *testscript.TestScript, neg bool, args []string) {
+	once := len(args) > 0 && args[0] == "-once"
+	if once {
+		args = args[1:]
+	}
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: subst [-once] FILE REGEXP REPLACEMENT")
+	}
+	re := regexp.MustCompile(args[1])
+	data := ts.ReadFile(args[0])
+	loc := re.FindStringIndex(data)
+	if loc == nil {
+		ts.Fatalf("subst: no match for %s in %s", args[1], args[0])
+	}
+	var out string
+	if once {
+		out = data[:loc[0]] + re.ReplaceAllString(data[loc[0]:loc[1]], args[2]) + data[loc[1]:]
+	} else {
+		out = re.ReplaceAllString(data, args[2])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644))
 }
