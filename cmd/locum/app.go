@@ -32,7 +32,10 @@ func Main(args []string) int {
 // env is what every command needs from the edge of the process.
 type env struct {
 	// args is the command line as given, for the few decisions made before flags parse.
-	args           []string
+	args []string
+	// command is the full name of the command running ("locum transform"), for the prefix of an
+	// error that does not carry its own.
+	command        string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
@@ -45,6 +48,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.exitCode(err)
 	}
 	root := e.rootCommand()
+	e.tagCommands(root)
 	err := root.Run(ctx, args)
 	return e.exitCode(err)
 }
@@ -99,22 +103,46 @@ func (e *env) exitCode(err error) int {
 		return ee.code
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(e.stderr, "locum: stopped by a signal")
+		fmt.Fprintf(e.stderr, "%s: stopped by a signal\n", e.prefix())
 		return exitCouldNot
 	}
-	fmt.Fprintln(e.stderr, configMessage(err))
+	fmt.Fprintln(e.stderr, e.configMessage(err))
 	return exitCouldNot
+}
+
+// prefix starts an error line: the command that ran, else locum.
+func (e *env) prefix() string {
+	if e.command != "" {
+		return e.command
+	}
+	return "locum"
+}
+
+// tagCommands makes every command record its name when it runs, so an error that reaches
+// exitCode without a prefix of its own still names its command.
+func (e *env) tagCommands(cmd *cli.Command) {
+	for _, sub := range cmd.Commands {
+		before := sub.Before
+		sub.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+			e.command = c.FullName()
+			if before != nil {
+				return before(ctx, c)
+			}
+			return ctx, nil
+		}
+		e.tagCommands(sub)
+	}
 }
 
 // configMessage renders the errors of loading manifests and workspaces: each problem is already
 // a line naming its file and place.
-func configMessage(err error) string {
+func (e *env) configMessage(err error) string {
 	var inv *schema.InvalidError
 	var syn *schema.SyntaxError
 	if errors.As(err, &inv) || errors.As(err, &syn) {
 		return err.Error()
 	}
-	return "locum: " + err.Error()
+	return e.prefix() + ": " + err.Error()
 }
 
 func usageLine(cmd *cli.Command) string {

@@ -253,7 +253,7 @@ func (e *env) report(name string, err error) bool {
 		fmt.Fprintf(e.stdout, "ok %s\n", esc(name))
 		return true
 	}
-	fmt.Fprintln(e.stderr, configMessage(err))
+	fmt.Fprintln(e.stderr, e.configMessage(err))
 	return false
 }
 
