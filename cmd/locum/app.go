@@ -35,7 +35,11 @@ type env struct {
 	args []string
 	// command is the full name of the command running ("locum transform"), for the prefix of an
 	// error that does not carry its own.
-	command        string
+	command string
+	// live is the progress line shown while a run works; isTerminal replaces the terminal check
+	// in tests.
+	live           *liveProgress
+	isTerminal     func(io.Writer) bool
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup

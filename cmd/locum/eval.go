@@ -372,7 +372,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 	}
 	var results []evals.ScreenResult
 	spec := runner.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Progress: e.progress()}
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
 	res := runner.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	if !cmd.Bool("json") && len(results) > 0 {
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

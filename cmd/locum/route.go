@@ -62,6 +62,6 @@ func (e *env) chatRun(cmd *cli.Command, mode string) (runner.RunSpec, *packs.Com
 	return runner.RunSpec{
 		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Progress: e.progress(),
+		Observer: e.observer(cmd),
 	}, c, wd, nil
 }

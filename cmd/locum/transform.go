@@ -131,6 +131,7 @@ func (e *env) progress() io.Writer {
 }
 
 func (e *env) transformSummary(res *runner.Result) {
+	e.stopProgress()
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(e.stderr, line)
 	}
@@ -138,6 +139,7 @@ func (e *env) transformSummary(res *runner.Result) {
 
 // finish prints the receipt (and the JSON result) and maps the result to the exit code.
 func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
+	e.stopProgress()
 	if res.Error != nil {
 		// The message may quote a server or a verify command; its own line breaks are locum's.
 		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
