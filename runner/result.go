@@ -136,6 +136,17 @@ type BadInputError struct{ Reason string }
 
 func (e *BadInputError) Error() string { return e.Reason }
 
+// ResultError carries a finished run's failure on as an error, for a caller that runs the engine
+// inside a larger job: Classify gives back the run's own status, kind and exit code.
+type ResultError struct{ Result *Result }
+
+func (e *ResultError) Error() string {
+	if e.Result.Error == nil {
+		return string(e.Result.Status)
+	}
+	return e.Result.Error.Message
+}
+
 // SignalError is a run stopped by a signal.
 type SignalError struct{ Signal os.Signal }
 
@@ -180,10 +191,13 @@ func Classify(err error) (Status, string, int) {
 		cut      *InputTruncatedError
 		loading  *LoadingError
 		restore  *rails.RestoreError
+		result   *ResultError
 	)
 	switch {
 	case err == nil:
 		return StatusOK, "", 0
+	case errors.As(err, &result) && result.Result.Error != nil && result.Result.ExitCode != 0:
+		return result.Result.Status, result.Result.Error.Kind, result.Result.ExitCode
 	case errors.As(err, &restore):
 		// Whatever the verdict was, the file is not as the run promised: that outranks it.
 		return StatusError, "restore_failed", 2

@@ -56,3 +56,11 @@ func TestCount(t *testing.T) {
 		assert.Equal(t, tt.want, Count(tt.n, "file", "files"))
 	}
 }
+
+func TestClassifyKeepsARunsOwnResult(t *testing.T) {
+	res := NotStarted("eval", "m", "operator", 1, &rails.OffLoopbackError{})
+	status, kind, code := Classify(fmt.Errorf("capture: %w", &ResultError{Result: res}))
+	assert.Equal(t, StatusRefused, status)
+	assert.Equal(t, res.Error.Kind, kind)
+	assert.Equal(t, 1, code)
+}

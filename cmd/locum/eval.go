@@ -302,8 +302,13 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 			Stderr: e.stderr, Progress: e.progress()},
 	})
 	if err != nil {
-		_, _, code := runner.Classify(err)
-		return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
+		_, kind, code := runner.Classify(err)
+		switch kind {
+		case "signal", "timeout", "no_server", "loading":
+			// Only a stop the next run need not repeat is resumable: a refusal would be refused again.
+			return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
+		}
+		return withCode(code, fmt.Errorf("locum eval --ab: %w", err))
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s\n", relPath(c.Root, evals.RecordPath(c.Root, rec.Name)), relPath(c.Root, evals.RegisterPath(c.Root, rec.Name)))
 	routes := evals.DeriveRoles(rec, c.Roles())
