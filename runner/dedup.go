@@ -31,6 +31,11 @@ type DedupResult struct {
 	Pairs     []Pair
 	Threshold float64
 	Cached    int
+	// Method is how pairs were scored: "exact" (cosine of every pair), "lsh" (cosine of
+	// candidates from random-hyperplane hashing), or "lexical" (estimated Jaccard of shingles).
+	Method string
+	// Why says why auto chose lexical; "" otherwise.
+	Why string
 }
 
 // OversizeError names every entry over the per-file budget: a refusal before any request.
@@ -56,19 +61,61 @@ type dedup struct {
 	names   []string
 	texts   []string
 	vectors [][]float64
+	lexical bool
 	result  *DedupResult
 }
 
 // DedupSteps is the dedup workflow: list the entries, measure each against the per-file budget,
-// check the endpoint, embed (from the cache where it can), score.
+// check the endpoint, choose the method, embed (from the cache where it can), score. A lexical
+// screen never connects.
 func DedupSteps(opts DedupOptions, out *DedupResult) []Step {
 	d := &dedup{opts: opts, result: out}
 	return []Step{
 		{Name: "entries", Run: d.entries},
-		{Name: "connect", Run: func(_ context.Context, r *Run) error { return r.Connect() }},
+		{Name: "connect", Run: func(_ context.Context, r *Run) error {
+			if r.Spec.Settings.String("method") == "lexical" {
+				return nil
+			}
+			return r.Connect()
+		}},
+		{Name: "method", Run: d.choose},
 		{Name: "embed", Run: d.embed},
 		{Name: "score", Run: d.score},
 	}
+}
+
+// choose settles auto: embeddings when someone named an embedding model, or when the server
+// lists the default one; else a lexical screen, so dedup works with no server at all.
+func (d *dedup) choose(ctx context.Context, r *Run) error {
+	s := r.Spec.Settings
+	switch s.String("method") {
+	case "lexical":
+		d.lexical = true
+	case "auto":
+		model := s.String("embed_model")
+		if model != "" && s.Chosen("embed_model") {
+			break
+		}
+		if model == "" {
+			d.lexical, d.result.Why = true, "no embedding model is configured"
+			break
+		}
+		info, err := r.Client.Probe(ctx)
+		switch {
+		case errors.As(err, new(*UnreachableError)):
+			d.lexical, d.result.Why = true, fmt.Sprintf("no server answers at %s", r.Client.BaseURL())
+		case err != nil:
+			// The server's own words stay out of the note: it is printed on the terminal.
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s did not list its models", r.Client.BaseURL())
+		case !info.Has(model):
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s lists no model named %s", r.Client.BaseURL(), model)
+		}
+	}
+	if d.lexical {
+		r.Spec.Model = ""
+		r.Event("method", map[string]any{"method": "lexical", "why": d.result.Why})
+	}
+	return nil
 }
 
 // Entries lists the files dedup compares: regular files directly in dir whose name matches glob
@@ -135,6 +182,9 @@ func (d *dedup) entries(_ context.Context, r *Run) error {
 }
 
 func (d *dedup) embed(ctx context.Context, r *Run) error {
+	if d.lexical {
+		return nil
+	}
 	s := r.Spec.Settings
 	model := s.String("embed_model")
 	cache := embeddingCache{dir: EmbeddingsDir(d.opts.Root, model)}
@@ -181,8 +231,16 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 
 func (d *dedup) score(_ context.Context, r *Run) error {
 	threshold := r.Spec.Settings.Float("threshold")
-	pairs := SimilarPairs(Normalize(d.vectors), d.names, threshold)
-	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached}
+	var pairs []Pair
+	method := "exact"
+	if d.lexical {
+		method = "lexical"
+		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
+	} else {
+		pairs = SimilarPairs(Normalize(d.vectors), d.names, threshold)
+	}
+	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
+	r.Detail("method", method)
 	if pairs == nil {
 		pairs = []Pair{}
 	}
@@ -191,7 +249,7 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 	r.Detail("threshold", threshold)
 	r.Detail("pairs", pairs)
 	r.Detail("cached", d.result.Cached)
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached})
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached, "method": method})
 	return nil
 }
 
