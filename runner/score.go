@@ -2,10 +2,12 @@ package runner
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -17,9 +19,10 @@ type Pair struct {
 	i, j  int
 }
 
-// ScoreBlock is how many rows one block product holds: a 1024×1024 block of float32 scores is
-// 4 MiB, whatever the number of files.
-const ScoreBlock = 1024
+// ScoreTile is how many rows one tile of the score matrix holds on each side: two tiles of
+// 256 rows of 768 float32s are 1.5 MiB, so a tile pair stays in one core's L2 cache while every
+// score of it is computed, and nothing of the score matrix is ever stored.
+const ScoreTile = 256
 
 // Unit is the entries' vectors as rows of a float32 matrix, each scaled to length 1 once.
 // Embedding models compute in float32, so float32 loses nothing they had, and halves the work.
@@ -48,50 +51,73 @@ func Normalize(vectors [][]float64) *Unit {
 	return u
 }
 
-func (u *Unit) block(from, to int) blas32.General {
-	return blas32.General{Rows: to - from, Cols: u.dim, Stride: u.dim, Data: u.data[from*u.dim : to*u.dim]}
-}
+func (u *Unit) row(i int) []float32 { return u.data[i*u.dim : (i+1)*u.dim] }
 
-// SimilarPairs scores every pair of rows by block matrix products (a symmetric rank-k update on
-// the diagonal blocks, where only one triangle is needed) and returns the pairs at or above
-// threshold, highest first, ties in name order.
+// SimilarPairs scores every pair of rows and returns the pairs at or above threshold, highest
+// first, ties in name order. Tiles of the upper triangle go to one worker per core; each score is
+// one AVX2 dot product (vek, where the CPU has AVX2; plain Go elsewhere), compared with the
+// threshold at once, so memory holds the vectors and the pairs found, nothing more.
 func SimilarPairs(u *Unit, names []string, threshold float64) []Pair {
-	if u == nil {
+	if u == nil || u.dim == 0 {
 		return nil
 	}
-	n := u.rows
+	tiles := (u.rows + ScoreTile - 1) / ScoreTile
+	var next atomic.Int64
+	total := int64(tiles * (tiles + 1) / 2)
+	found := make([][]Pair, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out []Pair
+			for {
+				k := next.Add(1) - 1
+				if k >= total {
+					break
+				}
+				ti, tj := triangle(int(k), tiles)
+				out = u.scoreTile(out, ti*ScoreTile, tj*ScoreTile, threshold)
+			}
+			found[w] = out
+		}()
+	}
+	wg.Wait()
 	var out []Pair
-	scratch := make([]float32, ScoreBlock*ScoreBlock)
-	for bi := 0; bi < n; bi += ScoreBlock {
-		ei := min(bi+ScoreBlock, n)
-		a := u.block(bi, ei)
-		for bj := bi; bj < n; bj += ScoreBlock {
-			ej := min(bj+ScoreBlock, n)
-			rows, cols := ei-bi, ej-bj
-			c := blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: scratch[:rows*cols]}
-			if bi == bj {
-				blas32.Syrk(blas.NoTrans, 1, a, 0, blas32.Symmetric{N: rows, Stride: cols, Data: c.Data, Uplo: blas.Upper})
-			} else {
-				blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, u.block(bj, ej), 0, c)
-			}
-			for r := 0; r < rows; r++ {
-				c0 := 0
-				if bi == bj {
-					c0 = r + 1
-				}
-				row := c.Data[r*cols : (r+1)*cols]
-				for col := c0; col < cols; col++ {
-					if s := float64(row[col]); atLeast(s, threshold) {
-						out = append(out, Pair{Score: math.Max(-1, math.Min(1, s)), i: bi + r, j: bj + col})
-					}
-				}
-			}
-		}
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	for k := range out {
 		out[k].A, out[k].B = names[out[k].i], names[out[k].j]
 	}
 	SortPairs(out)
+	return out
+}
+
+// triangle maps k in [0, tiles*(tiles+1)/2) to the tile pair (ti, tj) with ti <= tj, row by row.
+func triangle(k, tiles int) (int, int) {
+	ti := 0
+	for k >= tiles-ti {
+		k -= tiles - ti
+		ti++
+	}
+	return ti, ti + k
+}
+
+func (u *Unit) scoreTile(out []Pair, bi, bj int, threshold float64) []Pair {
+	ei, ej := min(bi+ScoreTile, u.rows), min(bj+ScoreTile, u.rows)
+	for i := bi; i < ei; i++ {
+		x := u.row(i)
+		from := bj
+		if bi == bj {
+			from = i + 1
+		}
+		for j := from; j < ej; j++ {
+			if s := float64(vek32.Dot(x, u.row(j))); atLeast(s, threshold) {
+				out = append(out, Pair{Score: math.Max(-1, math.Min(1, s)), i: i, j: j})
+			}
+		}
+	}
 	return out
 }
 
