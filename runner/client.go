@@ -52,6 +52,8 @@ type Client struct {
 	mu       sync.Mutex
 	server   *ServerInfo
 	thinking map[string]rails.ModelThinking
+	// embedFloats: the server refused encoding_format base64, so ask it for JSON arrays.
+	embedFloats bool
 }
 
 // NewClient builds a client. It reads nothing from the environment: the SDK's OPENAI_* defaults

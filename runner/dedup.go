@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/locumdev/locum/rails"
 )
@@ -60,7 +62,7 @@ type dedup struct {
 	opts    DedupOptions
 	names   []string
 	texts   []string
-	vectors [][]float64
+	vectors [][]float32
 	lexical bool
 	result  *DedupResult
 }
@@ -187,11 +189,13 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 	}
 	s := r.Spec.Settings
 	model := s.String("embed_model")
-	cache := embeddingCache{dir: EmbeddingsDir(d.opts.Root, model)}
-	if d.opts.NoCache {
-		cache.dir = ""
+	var cache embeddingCache
+	if !d.opts.NoCache {
+		key := r.Client.EmbeddingKey(ctx, model)
+		cache.dir = EmbeddingsDir(d.opts.Root, key)
+		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest})
 	}
-	d.vectors = make([][]float64, len(d.texts))
+	d.vectors = make([][]float32, len(d.texts))
 	var missing []int
 	for i, text := range d.texts {
 		if v := cache.get(text); v != nil {
@@ -214,7 +218,7 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 			return err
 		}
 		r.AddUsage(res.Usage, res.Elapsed)
-		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
+		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
 		for k, i := range idx {
 			d.vectors[i] = res.Vectors[k]
 			cache.put(d.texts[i], res.Vectors[k])
@@ -253,55 +257,76 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 	return nil
 }
 
-// EmbeddingsDir is where embeddings of a model are cached: under the git directory, else the
-// user's cache directory.
-func EmbeddingsDir(root, model string) string {
-	sum := sha256.Sum256([]byte(model))
-	key := hex.EncodeToString(sum[:8])
+// EmbeddingsDir is where the embeddings of one server, endpoint and model are cached: under the
+// git directory, else the user's cache directory.
+func EmbeddingsDir(root string, key EmbeddingKey) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(key.Kind), key.Endpoint, key.Model, key.Digest}, "\x00")))
+	name := hex.EncodeToString(sum[:8])
 	if p := GitPath(root, "locum/embeddings"); p != "" {
-		return filepath.Join(p, key)
+		return filepath.Join(p, name)
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "locum", "embeddings", key)
+	return filepath.Join(dir, "locum", "embeddings", name)
 }
 
-// embeddingCache keeps one vector per content hash, as little-endian float64s.
+// embeddingCache keeps one vector per content hash, as little-endian float32s.
 type embeddingCache struct{ dir string }
 
 func (c embeddingCache) file(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f64")
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f32")
 }
 
-func (c embeddingCache) get(text string) []float64 {
+// maxCachedVector bounds a cache file's read: the cache is under the repository, so untrusted;
+// no embedding model has vectors of 64k dimensions.
+const maxCachedVector = 4 << 16
+
+func (c embeddingCache) get(text string) []float32 {
 	if c.dir == "" {
 		return nil
 	}
-	data, err := os.ReadFile(c.file(text))
-	if err != nil || len(data) == 0 || len(data)%8 != 0 {
+	data, err := readSmallRegular(c.file(text), maxCachedVector)
+	if err != nil || len(data) == 0 || len(data)%4 != 0 {
 		return nil
 	}
-	v := make([]float64, len(data)/8)
+	v := make([]float32, len(data)/4)
 	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[i*8:]))
-		if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[i*4:]))
+		if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
 			return nil
 		}
 	}
 	return v
 }
 
+// readSmallRegular reads a regular file (a symlink is not followed) of at most limit bytes.
+func readSmallRegular(name string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", name, limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
 // put stores a vector; a cache that cannot be written only costs the next run a request.
-func (c embeddingCache) put(text string, v []float64) {
+func (c embeddingCache) put(text string, v []float32) {
 	if c.dir == "" || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
-	data := make([]byte, 8*len(v))
+	data := make([]byte, 4*len(v))
 	for i, x := range v {
-		binary.LittleEndian.PutUint64(data[i*8:], math.Float64bits(x))
+		binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(x))
 	}
 	// A rename keeps a reader from seeing half a vector; no fsync, since a lost entry only
 	// costs a request.

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/viterin/vek/vek32"
-	"gonum.org/v1/gonum/floats"
 )
 
 // Pair is two entries and their cosine similarity.
@@ -33,19 +32,24 @@ type Unit struct {
 
 // Normalize stacks the vectors as rows, each scaled to length 1 once (in float64, then stored as
 // float32). A zero vector stays zero, so it scores 0 against everything rather than NaN.
-func Normalize(vectors [][]float64) *Unit {
+func Normalize[F float32 | float64](vectors [][]F) *Unit {
 	if len(vectors) == 0 {
 		return nil
 	}
 	u := &Unit{rows: len(vectors), dim: len(vectors[0])}
 	u.data = make([]float32, u.rows*u.dim)
 	for i, v := range vectors {
-		n := floats.Norm(v, 2)
+		var sum float64
+		for _, x := range v {
+			sum += float64(x) * float64(x)
+		}
+		if sum == 0 {
+			continue
+		}
+		n := math.Sqrt(sum)
 		row := u.data[i*u.dim : (i+1)*u.dim]
 		for k, x := range v {
-			if n > 0 {
-				row[k] = float32(x / n)
-			}
+			row[k] = float32(float64(x) / n)
 		}
 	}
 	return u
