@@ -25,6 +25,7 @@ const (
 	kindEffort
 	kindEditFormat
 	kindDedupMethod
+	kindAutoBool // auto, true or false
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -58,6 +59,7 @@ var keySpecs = []keySpec{
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
 	{key: "method", kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: "exact", kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
 	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
 	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
 	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
@@ -309,6 +311,8 @@ func (s keySpec) check(v string) (string, error) {
 		return oneOf(v, "span", "blocks")
 	case kindDedupMethod:
 		return oneOf(v, "auto", "embedding", "lexical")
+	case kindAutoBool:
+		return oneOf(v, "auto", "true", "false")
 	}
 	return v, nil
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locumdev/locum/rails"
 )
@@ -64,7 +65,10 @@ type dedup struct {
 	texts   []string
 	vectors [][]float32
 	lexical bool
-	result  *DedupResult
+	// embedTime is what getting the vectors took, from the cache or the server: exact scoring
+	// that would take longer gives way to LSH.
+	embedTime time.Duration
+	result    *DedupResult
 }
 
 // DedupSteps is the dedup workflow: list the entries, measure each against the per-file budget,
@@ -195,6 +199,8 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 		cache.dir = EmbeddingsDir(d.opts.Root, key)
 		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest})
 	}
+	start := time.Now()
+	defer func() { d.embedTime = time.Since(start) }()
 	d.vectors = make([][]float32, len(d.texts))
 	var missing []int
 	for i, text := range d.texts {
@@ -241,7 +247,15 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 		method = "lexical"
 		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
 	} else {
-		pairs = SimilarPairs(Normalize(d.vectors), d.names, threshold)
+		u := Normalize(d.vectors)
+		exact := r.Spec.Settings.String("exact")
+		_, cheaper := planLSH(len(d.names), threshold)
+		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
+			method = "lsh"
+			pairs = ApproximatePairs(u, d.names, threshold)
+		} else {
+			pairs = SimilarPairs(u, d.names, threshold)
+		}
 	}
 	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
 	r.Detail("method", method)
