@@ -21,6 +21,9 @@ import (
 	"github.com/locumdev/locum/rails"
 )
 
+// JournalPairs is how many of the top pairs the journal keeps; the count says how many there were.
+const JournalPairs = 100
+
 // DedupOptions is one screen of a folder.
 type DedupOptions struct {
 	Dir     string
@@ -266,6 +269,10 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 	r.Detail("files", len(d.names))
 	r.Detail("threshold", threshold)
 	r.Detail("pairs", pairs)
+	if len(pairs) > JournalPairs {
+		r.JournalDetail("pairs", pairs[:JournalPairs])
+		r.JournalDetail("pairs_total", len(pairs))
+	}
 	r.Detail("cached", d.result.Cached)
 	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached, "method": method})
 	return nil

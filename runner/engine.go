@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -57,7 +58,10 @@ type Run struct {
 	elapsed     time.Duration
 	calls       int
 	details     map[string]any
-	guards      []guard
+	// journalDetails replace details in the journal's run_end, where the whole value would be
+	// too large to keep (a million dedup pairs).
+	journalDetails map[string]any
+	guards         []guard
 }
 
 type guard struct {
@@ -73,6 +77,14 @@ func (r *Run) Guard(name string, fn func() error) {
 
 // Detail sets one key of the mode's part of the result.
 func (r *Run) Detail(key string, v any) { r.details[key] = v }
+
+// JournalDetail sets what the journal keeps of a detail in place of its whole value.
+func (r *Run) JournalDetail(key string, v any) {
+	if r.journalDetails == nil {
+		r.journalDetails = map[string]any{}
+	}
+	r.journalDetails[key] = v
+}
 
 // Event appends a mode event to the journal.
 func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, fields) }
@@ -190,8 +202,13 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		}
 	}
 	res := run.result(err)
+	details := res.Details
+	if len(run.journalDetails) > 0 && details != nil {
+		details = maps.Clone(details)
+		maps.Copy(details, run.journalDetails)
+	}
 	run.Journal.Event("run_end", map[string]any{"status": res.Status, "exit_code": res.ExitCode, "error": res.Error,
-		"model": res.Model, "receipt": res.Receipt(), "details": res.Details, "wall_ms": time.Since(start).Milliseconds()})
+		"model": res.Model, "receipt": res.Receipt(), "details": details, "wall_ms": time.Since(start).Milliseconds()})
 	if jerr := run.Journal.Err(); jerr != nil && spec.Stderr != nil {
 		fmt.Fprintf(spec.Stderr, "locum: warning: the run journal %s could not be written: %v\n", run.Journal.Path(), jerr)
 	}
