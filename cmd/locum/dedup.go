@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strconv"
@@ -70,12 +69,8 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
 		}
 		if !cmd.Bool("json") {
-			out := bufio.NewWriter(e.stdout)
 			for _, p := range found.Pairs {
-				fmt.Fprintf(out, "%s %s %s\n", score3(p.Score), p.A, p.B)
-			}
-			if err := out.Flush(); err != nil {
-				return withCode(exitCouldNot, fmt.Errorf("locum dedup: writing the pairs: %w", err))
+				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), p.A, p.B)
 			}
 		}
 		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
