@@ -224,12 +224,24 @@ func BenchmarkScoreVsOpenBLAS(b *testing.B) {
 	}
 	ours := time.Since(start).Seconds() / float64(b.N)
 	b.StopTimer()
-	out, err := exec.Command(bin, file, fmt.Sprint(n), fmt.Sprint(dim), "1024", fmt.Sprint(b.N)).Output()
-	require.NoError(b, err)
-	theirs, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	require.NoError(b, err)
+	openblas := func(env ...string) float64 {
+		cmd := exec.Command(bin, file, fmt.Sprint(n), fmt.Sprint(dim), "1024", fmt.Sprint(b.N))
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		require.NoError(b, err)
+		secs, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		require.NoError(b, err)
+		return secs
+	}
+	// OpenBLAS picks its kernels by CPU model, and Debian's build takes a CPU it does not know
+	// (this machine's, under KVM) for a Prescott, with SSE3 kernels only. It runs a second time
+	// told to use its Haswell (AVX2 and FMA) kernels, the instructions locum's kernel uses; the
+	// ratio is to the faster of the two.
+	detected := openblas()
+	haswell := openblas("OPENBLAS_CORETYPE=Haswell")
 	flops := pairFlops(n, dim)
 	b.ReportMetric(flops/ours/1e9, "locum-GFLOP/s")
-	b.ReportMetric(flops/theirs/1e9, "openblas-GFLOP/s")
-	b.ReportMetric(theirs/ours, "ratio-to-openblas")
+	b.ReportMetric(flops/detected/1e9, "openblas-GFLOP/s")
+	b.ReportMetric(flops/haswell/1e9, "openblas-haswell-GFLOP/s")
+	b.ReportMetric(min(detected, haswell)/ours, "ratio-to-openblas")
 }
