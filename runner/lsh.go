@@ -98,18 +98,36 @@ func (u *Unit) hashCodes(plan lshPlan) []uint32 {
 		planes[i] = float32(rng.NormFloat64())
 	}
 	codes := make([]uint32, u.rows*plan.tables)
-	parallel(u.rows, func(from, to int) {
-		for i := from; i < to; i++ {
-			x := u.row(i)
-			for t := range plan.tables {
-				var code uint32
-				for b := range plan.bits {
-					h := (t*plan.bits + b) * u.dim
-					if vek32.Dot(x, planes[h:h+u.dim]) >= 0 {
-						code |= 1 << b
+	nplanes := plan.bits * plan.tables
+	plane := func(h int) []float32 { return planes[h*u.dim : (h+1)*u.dim] }
+	set := func(i, h int, dot float32) {
+		if dot >= 0 {
+			codes[i*plan.tables+h/plan.bits] |= 1 << (h % plan.bits)
+		}
+	}
+	parallel((u.rows+1)/2, func(from, to int) {
+		var dots [8]float32
+		for pair := from; pair < to; pair++ {
+			i := 2 * pair
+			if i+1 >= u.rows || !hasDot2x4 || u.dim%8 != 0 {
+				for r := i; r < min(i+2, u.rows); r++ {
+					for h := range nplanes {
+						set(r, h, vek32.Dot(u.row(r), plane(h)))
 					}
 				}
-				codes[i*plan.tables+t] = code
+				continue
+			}
+			h := 0
+			for ; h+4 <= nplanes; h += 4 {
+				dot2x4(u.row(i), u.row(i+1), plane(h), plane(h+1), plane(h+2), plane(h+3), &dots)
+				for k := range 4 {
+					set(i, h+k, dots[k])
+					set(i+1, h+k, dots[4+k])
+				}
+			}
+			for ; h < nplanes; h++ {
+				set(i, h, vek32.Dot(u.row(i), plane(h)))
+				set(i+1, h, vek32.Dot(u.row(i+1), plane(h)))
 			}
 		}
 	})

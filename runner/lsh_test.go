@@ -160,3 +160,18 @@ func TestDedupSaysWhichScoringRan(t *testing.T) {
 		assert.True(t, ok, k)
 	}
 }
+
+// The hash codes are the same whether the 2x4 kernel or the plain dot product computes them, for
+// an even and an odd number of rows.
+func TestHashCodesAgreeAcrossKernels(t *testing.T) {
+	for _, n := range []int{64, 65} {
+		u := Normalize(randomUnit(rand.New(rand.NewPCG(51, uint64(n))), n, 32))
+		plan := lshPlan{bits: 7, tables: 5} // 35 planes: the kernel's four and a tail
+		fast := u.hashCodes(plan)
+		saved := hasDot2x4
+		hasDot2x4 = false
+		slow := u.hashCodes(plan)
+		hasDot2x4 = saved
+		assert.Equal(t, slow, fast, "n=%d", n)
+	}
+}
