@@ -250,7 +250,7 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 		method = "lexical"
 		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
 	} else {
-		u := Normalize(d.vectors)
+		u := NormalizeInPlace(d.vectors)
 		exact := r.Spec.Settings.String("exact")
 		_, cheaper := planLSH(len(d.names), threshold)
 		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {

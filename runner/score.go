@@ -23,39 +23,51 @@ type Pair struct {
 // score of it is computed, and nothing of the score matrix is ever stored.
 const ScoreTile = 256
 
-// Unit is the entries' vectors as rows of a float32 matrix, each scaled to length 1 once.
-// Embedding models compute in float32, so float32 loses nothing they had, and halves the work.
+// Unit is the entries' vectors as float32 rows, each scaled to length 1 once. Embedding models
+// compute in float32, so float32 loses nothing they had, and halves the work.
 type Unit struct {
 	rows, dim int
-	data      []float32
+	vecs      [][]float32
 }
 
-// Normalize stacks the vectors as rows, each scaled to length 1 once (in float64, then stored as
-// float32). A zero vector stays zero, so it scores 0 against everything rather than NaN.
+// Normalize gives the vectors as rows each scaled to length 1 (in float64, then stored as
+// float32), in new rows. A zero vector stays zero, so it scores 0 against everything rather than
+// NaN.
 func Normalize[F float32 | float64](vectors [][]F) *Unit {
-	if len(vectors) == 0 {
+	rows := make([][]float32, len(vectors))
+	for i, v := range vectors {
+		rows[i] = make([]float32, len(v))
+		for k, x := range v {
+			rows[i][k] = float32(x)
+		}
+	}
+	return NormalizeInPlace(rows)
+}
+
+// NormalizeInPlace scales each row to length 1 where it is, so a hundred thousand vectors are
+// held once, not twice; the rows become the Unit's.
+func NormalizeInPlace(rows [][]float32) *Unit {
+	if len(rows) == 0 {
 		return nil
 	}
-	u := &Unit{rows: len(vectors), dim: len(vectors[0])}
-	u.data = make([]float32, u.rows*u.dim)
-	for i, v := range vectors {
+	u := &Unit{rows: len(rows), dim: len(rows[0]), vecs: rows}
+	for _, row := range rows {
 		var sum float64
-		for _, x := range v {
+		for _, x := range row {
 			sum += float64(x) * float64(x)
 		}
 		if sum == 0 {
 			continue
 		}
 		n := math.Sqrt(sum)
-		row := u.data[i*u.dim : (i+1)*u.dim]
-		for k, x := range v {
+		for k, x := range row {
 			row[k] = float32(float64(x) / n)
 		}
 	}
 	return u
 }
 
-func (u *Unit) row(i int) []float32 { return u.data[i*u.dim : (i+1)*u.dim] }
+func (u *Unit) row(i int) []float32 { return u.vecs[i] }
 
 // SimilarPairs scores every pair of rows and returns the pairs at or above threshold, highest
 // first, ties in name order. Tiles of the upper triangle go to one worker per core; within a tile

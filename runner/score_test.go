@@ -130,8 +130,12 @@ func gonumPairs(u *Unit, names []string, threshold float64) []Pair {
 	n := u.rows
 	var out []Pair
 	scratch := make([]float32, block*block)
+	data := make([]float32, 0, n*u.dim)
+	for _, row := range u.vecs {
+		data = append(data, row...)
+	}
 	rowsOf := func(from, to int) blas32.General {
-		return blas32.General{Rows: to - from, Cols: u.dim, Stride: u.dim, Data: u.data[from*u.dim : to*u.dim]}
+		return blas32.General{Rows: to - from, Cols: u.dim, Stride: u.dim, Data: data[from*u.dim : to*u.dim]}
 	}
 	for bi := 0; bi < n; bi += block {
 		ei := min(bi+block, n)
@@ -219,9 +223,11 @@ func BenchmarkScoreVsOpenBLAS(b *testing.B) {
 		b.Skipf("skipping the OpenBLAS comparison: building testdata/sgemm.c against libopenblas failed (apt-get install gcc libopenblas-dev): %v\n%s", err, out)
 	}
 	u := Normalize(randomUnit(rand.New(rand.NewPCG(7, 8)), n, dim))
-	raw := make([]byte, 4*len(u.data))
-	for i, x := range u.data {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	raw := make([]byte, 0, 4*n*dim)
+	for _, row := range u.vecs {
+		for _, x := range row {
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+		}
 	}
 	file := filepath.Join(dir, "m.f32")
 	require.NoError(b, os.WriteFile(file, raw, 0o600))
