@@ -21,8 +21,27 @@ import (
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // system, user or assistant
+	Role    string `json:"role"` // system, user, assistant or tool
 	Content string `json:"content"`
+	// ToolCalls are the native tool calls of an assistant message; ToolCallID names the call a
+	// tool message answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Tool is a function the model may call (OpenAI tools).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // a JSON schema
+}
+
+// ToolCall is one call a reply made. Arguments is the JSON text as the server sent it; servers
+// that send an object instead of a string get it as its JSON text. ID may be "" (llama-server).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // ChatRequest is one chat completion under the rails.
@@ -37,6 +56,9 @@ type ChatRequest struct {
 	// ResponseSchema, when set, asks for JSON output that fits it (where the server takes
 	// response_format).
 	ResponseSchema map[string]any
+	// Tools are offered as native tool calls. A request with tools is never streamed:
+	// llama-server refuses tools with stream (HTTP 500).
+	Tools []Tool
 }
 
 // Usage is what the server reported; nil means it did not say.
@@ -57,6 +79,8 @@ type ChatResult struct {
 	Bytes    int
 	// Sent is the request's thinking switch, for the journal.
 	Sent map[string]any
+	// ToolCalls are the reply's native tool calls, in order.
+	ToolCalls []ToolCall
 }
 
 // Chat sends one chat completion and classifies the reply. It always sends max_tokens (servers
@@ -77,7 +101,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		case "system":
 			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
 		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+			params.Messages = append(params.Messages, assistantMessage(m))
+		case "tool":
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
 		default:
 			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
 		}
@@ -92,12 +118,17 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 			}},
 		}
 	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: t.Parameters,
+		}))
+	}
 	params.SetExtraFields(thinking)
 
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var res *ChatResult
-	if req.Stream {
+	if req.Stream && len(req.Tools) == 0 {
 		res, err = c.chatStream(ctx, params)
 		if refusedStream(err) {
 			res, err = c.chatOnce(ctx, params)
@@ -109,10 +140,55 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return nil, err
 	}
 	res.Sent = thinking
-	if res.Class != rails.ClassAnswer {
+	calledTools := len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly)
+	if res.Class != rails.ClassAnswer && !calledTools {
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Detail: replyDetail(res)}
 	}
 	return res, nil
+}
+
+// assistantMessage is an assistant turn, with the tool calls it made.
+func assistantMessage(m Message) openai.ChatCompletionMessageParamUnion {
+	if len(m.ToolCalls) == 0 {
+		return openai.AssistantMessage(m.Content)
+	}
+	var a openai.ChatCompletionAssistantMessageParam
+	if m.Content != "" {
+		a.Content.OfString = openai.String(m.Content)
+	}
+	for _, tc := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+			},
+		})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+// decodeToolCalls reads the tool calls of a reply; one that names no function is kept with an
+// empty name, so the caller can tell the model its call was malformed.
+func decodeToolCalls(raws []json.RawMessage) []ToolCall {
+	var out []ToolCall
+	for _, raw := range raws {
+		var w struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(raw, &w)
+		tc := ToolCall{ID: w.ID, Name: w.Function.Name}
+		var text string
+		if json.Unmarshal(w.Function.Arguments, &text) == nil {
+			tc.Arguments = text
+		} else {
+			tc.Arguments = string(w.Function.Arguments)
+		}
+		out = append(out, tc)
+	}
+	return out
 }
 
 func replyDetail(r *ChatResult) string {
@@ -197,6 +273,7 @@ func decodeChat(raw []byte) *ChatResult {
 		reply.Reasoning = ch.Message.Reasoning + ch.Message.ReasoningContent
 		reply.FinishReason = ch.FinishReason
 		reply.ToolCalls = len(ch.Message.ToolCalls)
+		res.ToolCalls = decodeToolCalls(ch.Message.ToolCalls)
 		res.FinishReason = ch.FinishReason
 		res.Usage = body.Usage.usage()
 	}
