@@ -76,8 +76,11 @@ func (e *env) agentSummary(res *runner.Result) {
 		return
 	}
 	line := "agent: " + status
-	if n, ok := d["turns"].(int); ok {
-		line += fmt.Sprintf(" after %d turns", n)
+	if n, ok := d["turns"].(int); ok && n > 0 {
+		line += fmt.Sprintf(" after %d turn", n)
+		if n > 1 {
+			line += "s"
+		}
 	}
 	if b, ok := d["branch"].(string); ok {
 		line += " on branch " + untrusted.Escape(b)

@@ -60,9 +60,18 @@ func red(status, format string, a ...any) error {
 	return &stop{status: status, err: &runner.RedError{Reason: fmt.Sprintf(format, a...)}}
 }
 
-// modelError is a model that kept answering in ways no tool loop can use.
+// ModelError is a model that kept answering in ways no tool loop can use. It unwraps to the
+// reply error of its last reply, so it is classified (exit 2) as every mode's bad reply is.
+type ModelError struct {
+	Detail string
+	Reply  *rails.ReplyError
+}
+
+func (e *ModelError) Error() string { return e.Detail }
+func (e *ModelError) Unwrap() error { return e.Reply }
+
 func modelError(class rails.ReplyClass, detail string) error {
-	return &stop{status: StatusModelError, err: fmt.Errorf("%s: %w", detail, &rails.ReplyError{Class: class, Detail: detail})}
+	return &stop{status: StatusModelError, err: &ModelError{Detail: detail, Reply: &rails.ReplyError{Class: class, Detail: detail}}}
 }
 
 type round struct {
@@ -174,7 +183,10 @@ func (a *agent) scope(ctx context.Context, r *runner.Run) error {
 	r.Detail("base", a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
 	r.Event("scope", map[string]any{"base": a.base, "prompt_bytes": size(first)})
-	return rails.CheckBudget("the first prompt (instructions, task and tool list)", int64(size(first)+toolBytes()), r.Spec.Settings.Int("max_input_bytes"))
+	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int("max_input_bytes"); n > limit {
+		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
+	}
+	return nil
 }
 
 func (a *agent) connect(ctx context.Context, r *runner.Run) error {

@@ -90,13 +90,22 @@ func (c *conversation) add(u runner.Usage) {
 // fit keeps the next request within the limit. It folds only when it must, and then folds the
 // oldest tool results down to half the limit at once: every fold changes the prompt's prefix and
 // so throws away the server's prompt cache, so it should happen rarely, not every turn.
-func (c *conversation) fit(r *runner.Run) error {
+//
+// The results of the latest turn are never folded: the model asked for them and has not seen them.
+func (c *conversation) fit(event func(string, map[string]any)) error {
 	before := size(c.msgs)
 	if before <= c.limit {
 		return nil
 	}
+	latest := len(c.msgs)
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if c.msgs[i].Role == "assistant" {
+			latest = i
+			break
+		}
+	}
 	folded := 0
-	for i := range c.msgs {
+	for i := range c.msgs[:latest] {
 		if size(c.msgs) <= c.limit/2 {
 			break
 		}
@@ -109,7 +118,7 @@ func (c *conversation) fit(r *runner.Run) error {
 		folded++
 	}
 	after := size(c.msgs)
-	r.Event("fold", map[string]any{"turn": c.turns, "folded": folded, "before_bytes": before, "after_bytes": after, "limit_bytes": c.limit})
+	event("fold", map[string]any{"turn": c.turns, "folded": folded, "before_bytes": before, "after_bytes": after, "limit_bytes": c.limit})
 	if after > c.limit {
 		return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d this model's context and the input budget allow, even with every old tool result folded; split the task or raise --max-input-bytes", after, c.limit)
 	}
@@ -131,12 +140,12 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			return context.Cause(ctx)
 		}
 		if c.turns >= c.maxTurns {
-			return red(StatusMaxTurns, "the model used all %d turns (--max-turns) without finishing; nothing was kept", c.maxTurns)
+			return red(StatusMaxTurns, "the model used all %d turns (--max-turns) without finishing", c.maxTurns)
 		}
 		if c.turns-lastChange >= c.stall {
-			return red(StatusStalled, "%d turns in a row changed nothing (--stall-turns); nothing was kept", c.turns-lastChange)
+			return red(StatusStalled, "%d turns in a row changed nothing (--stall-turns)", c.turns-lastChange)
 		}
-		if err := c.fit(r); err != nil {
+		if err := c.fit(r.Event); err != nil {
 			return err
 		}
 		c.turns++
@@ -227,7 +236,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			if verifyRound > c.rounds {
-				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds); nothing was kept\n%s", c.rounds, indent(lastLines(tail, 10)))
+				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, indent(lastLines(tail, 10)))
 			}
 			lastChange = c.turns
 			clear(seen)
