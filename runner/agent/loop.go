@@ -153,6 +153,9 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 		r.Detail("turns", c.turns)
 		res, err := r.Chat(ctx, "turn", runner.ChatRequest{Model: r.Spec.Model, Messages: c.msgs, MaxTokens: c.maxTokens, Effort: c.effort, Tools: Tools})
 		if res == nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			return err
 		}
 		c.add(res.Usage)
