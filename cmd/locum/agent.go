@@ -85,11 +85,8 @@ func (e *env) agentSummary(res *runner.Result) {
 	if b, ok := d["branch"].(string); ok {
 		line += " on branch " + untrusted.Escape(b)
 	}
-	if files, ok := d["files_changed"].([]string); ok && len(files) > 0 {
-		line += fmt.Sprintf(", %d files", len(files))
-	}
 	if stat, ok := d["diff_stat"].(string); ok && stat != "" {
-		line += " (" + untrusted.Escape(strings.TrimSpace(stat)) + ")"
+		line += ": " + untrusted.Escape(strings.TrimSpace(stat))
 	}
 	if wt, ok := d["worktree"].(string); ok {
 		line += ", worktree kept at " + untrusted.Escape(wt)
