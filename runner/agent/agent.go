@@ -243,8 +243,7 @@ func (a *agent) worktree(ctx context.Context, r *runner.Run) error {
 	}
 	a.wt = real
 	s := r.Spec.Settings
-	a.ws = &workspace{root: real, read: map[string]bool{},
-		verify: verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration("verify_timeout"), TailBytes: 4096})}
+	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration("verify_timeout"), TailBytes: 4096}))
 	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
 	return nil
 }

@@ -155,6 +155,12 @@ type workspace struct {
 	read    map[string]bool
 	written int64
 	verify  func(ctx context.Context) (string, error)
+	// fileCap and totalCap are maxFileBytes and maxTotalWrite; tests lower them.
+	fileCap, totalCap int64
+}
+
+func newWorkspace(root string, verify func(ctx context.Context) (string, error)) *workspace {
+	return &workspace{root: root, read: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite}
 }
 
 // resolve confines a path the model gave to the worktree (symbolic links followed) and returns
@@ -224,11 +230,11 @@ func (w *workspace) run(ctx context.Context, name string, a args) (string, bool,
 }
 
 func (w *workspace) readText(abs, rel string) ([]byte, error) {
-	data, err := untrusted.ReadFile(abs, maxFileBytes)
+	data, err := untrusted.ReadFile(abs, w.fileCap)
 	var tl *untrusted.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		return nil, &BlockError{Rule: "size", Reason: fmt.Sprintf("%s is over %d bytes; locum reads and writes files up to that size", rel, maxFileBytes)}
+		return nil, &BlockError{Rule: "size", Reason: fmt.Sprintf("%s is over %d bytes; locum reads and writes files up to that size", rel, w.fileCap)}
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s does not exist", rel)
 	case err != nil:
@@ -358,7 +364,7 @@ func (w *workspace) grep(a args) (string, error) {
 	sort.Strings(files)
 	for _, p := range files {
 		rel, _ := filepath.Rel(w.root, p)
-		data, err := untrusted.ReadFile(p, maxFileBytes)
+		data, err := untrusted.ReadFile(p, w.fileCap)
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			continue
 		}
@@ -407,11 +413,11 @@ func (w *workspace) existing(abs, rel string, mustExist bool) ([]byte, os.FileMo
 }
 
 func (w *workspace) write(abs, rel string, data []byte, mode os.FileMode) error {
-	if len(data) > maxFileBytes {
-		return &BlockError{Rule: "size", Reason: fmt.Sprintf("the new %s would be %d bytes, over the %d-byte cap for one file", rel, len(data), maxFileBytes)}
+	if int64(len(data)) > w.fileCap {
+		return &BlockError{Rule: "size", Reason: fmt.Sprintf("the new %s would be %d bytes, over the %d-byte cap for one file", rel, len(data), w.fileCap)}
 	}
-	if w.written+int64(len(data)) > maxTotalWrite {
-		return &BlockError{Rule: "total_size", Reason: fmt.Sprintf("this run has written %d bytes; the cap for one run is %d", w.written, maxTotalWrite)}
+	if w.written+int64(len(data)) > w.totalCap {
+		return &BlockError{Rule: "total_size", Reason: fmt.Sprintf("this run has written %d bytes; the cap for one run is %d", w.written, w.totalCap)}
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return err
