@@ -64,6 +64,9 @@ func newConversation(s *packs.Settings, window int64) *conversation {
 		rounds: int(s.Int("verify_rounds")), maxTokens: s.Int("max_output_tokens"), effort: s.String("effort")}
 	c.limit = int(s.Int("max_input_bytes")) - toolBytes()
 	if window > 0 {
+		// The reply needs room in the window too: at most half of it, so a small window still
+		// leaves the prompt the other half; max_tokens is lowered to match.
+		c.maxTokens = min(c.maxTokens, window/2)
 		if w := int(window-c.maxTokens)*bytesPerToken - toolBytes(); w < c.limit {
 			c.limit = w
 		}
