@@ -43,7 +43,28 @@ func TestFoldOnceNotEveryTurn(t *testing.T) {
 		}
 		assert.LessOrEqual(t, size(c.msgs), c.limit)
 	}
-	t.Logf("%d folds in 40 turns", folds)
+	// The neighbour's way for comparison: trim the oldest results to just under the limit, each
+	// turn it is over.
+	trim := &conversation{folds: map[int]string{}, limit: 10000}
+	trim.msgs = []runner.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
+	trims := 0
+	for i := 0; i < 40; i++ {
+		trim.turn(1000)
+		changed := false
+		for j := range trim.msgs[:len(trim.msgs)-2] {
+			if size(trim.msgs) <= trim.limit {
+				break
+			}
+			if line := trim.folds[j]; line != "" {
+				trim.msgs[j].Content, trim.folds[j], changed = line, "", true
+			}
+		}
+		if changed {
+			trims++
+		}
+	}
+	t.Logf("%d folds in 40 turns; trimming to the limit changes the prefix on %d", folds, trims)
+	assert.Greater(t, trims, 3*folds)
 	// 40 turns of 1 KB each under a 10 KB limit: a handful of folds, not one per turn.
 	assert.Less(t, folds, 10)
 	assert.Greater(t, folds, 0)
