@@ -140,7 +140,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return nil, err
 	}
 	res.Sent = thinking
-	calledTools := len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly)
+	calledTools := len(req.Tools) > 0 && len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly)
 	if res.Class != rails.ClassAnswer && !calledTools {
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Detail: replyDetail(res)}
 	}
