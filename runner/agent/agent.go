@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -292,8 +293,29 @@ func (a *agent) gate(ctx context.Context, r *runner.Run, n int) (rails.ShellResu
 
 // commit commits every change of the worktree on the run's branch.
 func (a *agent) commit(ctx context.Context, r *runner.Run, summary string) error {
-	if _, err := Git(ctx, a.wt, "add", "--all"); err != nil {
-		return err
+	var paths []string
+	for rel := range a.ws.touched {
+		paths = append(paths, rel)
+	}
+	sort.Strings(paths)
+	if len(paths) > 0 {
+		// A file the repository ignores stays out of the commit, as it would for git add.
+		ignored, _ := Git(ctx, a.wt, append([]string{"check-ignore", "--"}, paths...)...)
+		skip := map[string]bool{}
+		for _, p := range strings.Split(ignored, "\n") {
+			skip[p] = p != ""
+		}
+		var add []string
+		for _, p := range paths {
+			if !skip[p] {
+				add = append(add, ":(literal)"+p)
+			}
+		}
+		if len(add) > 0 {
+			if _, err := Git(ctx, a.wt, append([]string{"add", "--"}, add...)...); err != nil {
+				return err
+			}
+		}
 	}
 	names, err := Git(ctx, a.wt, "diff", "--cached", "--name-only", "-z", a.base)
 	if err != nil {

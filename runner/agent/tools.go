@@ -157,10 +157,13 @@ type workspace struct {
 	verify  func(ctx context.Context) (string, error)
 	// fileCap and totalCap are maxFileBytes and maxTotalWrite; tests lower them.
 	fileCap, totalCap int64
+	// touched are the files the tools wrote: the commit takes these and nothing the verify
+	// command left behind (build output, caches).
+	touched map[string]bool
 }
 
 func newWorkspace(root string, verify func(ctx context.Context) (string, error)) *workspace {
-	return &workspace{root: root, read: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite}
+	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite}
 }
 
 // resolve confines a path the model gave to the worktree (symbolic links followed) and returns
@@ -448,6 +451,7 @@ func (w *workspace) write(abs, rel string, data []byte, mode os.FileMode) error 
 	}
 	w.written += int64(len(data))
 	w.read[rel] = true
+	w.touched[rel] = true
 	return nil
 }
 
