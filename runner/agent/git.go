@@ -40,7 +40,7 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = append(gitEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -48,6 +48,20 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 		return out.String(), &GitError{Args: args, Output: out.String(), Err: err}
 	}
 	return out.String(), nil
+}
+
+// gitEnv is the environment without the variables that point git at another repository, index or
+// work tree (set when locum runs inside a git hook): every command here names its own directory.
+func gitEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // runIDPattern is the shape of a run id (runner.NewRunID). A branch name is made from it, so an
