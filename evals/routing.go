@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
@@ -101,6 +102,9 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	case declared.Effort != "" && rr.Effort != declared.Effort:
 		return Route{}, roleRefusal(role, fmt.Sprintf("it was measured at effort %s, but the pack runs it at %s", rr.Effort, declared.Effort))
 	}
+	if err := CheckEarns(record, append(append([]string(nil), rr.Tasks...), declared.Tasks...)); err != nil {
+		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s cannot earn it: %v", r.Record.Path, err))
+	}
 	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
 }
 
@@ -133,16 +137,20 @@ func SignRouting(root string, r Routing, sign func(map[string]any) error) error 
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(root, RoutingFile)
+	// A committed link at .locum/routing.json (or .locum) must not aim the write elsewhere.
+	file, err := untrusted.Confine(root, RoutingFile)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(file, out, 0o644)
+	return rails.WriteAtomic(file, out, 0o644)
 }
 
 // FileSHA256 is the lower-case hex SHA-256 of a file.
 func FileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := untrusted.ReadFile(path, maxRecordBytes)
 	if err != nil {
 		return "", err
 	}
@@ -165,7 +173,7 @@ func sha256Hex(b []byte) string {
 
 // WriteRouting derives the routing from a verified record and writes it signed.
 func WriteRouting(root, name string, routes map[string]RoutedRole, sign func(map[string]any) error) error {
-	data, err := os.ReadFile(RecordPath(root, name))
+	data, err := untrusted.ReadFileIn(root, RecordPath(root, name), maxRecordBytes)
 	if err != nil {
 		return err
 	}

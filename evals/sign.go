@@ -126,6 +126,17 @@ func (e *UntrustedKeyError) Error() string {
 	return fmt.Sprintf("it is signed by %s, which .locum/workspace.json does not list in trust.keys", e.Key)
 }
 
+// Trusts reports whether trusted lists the public half of key.
+func Trusts(trusted []string, key ed25519.PrivateKey) bool {
+	pub := key.Public().(ed25519.PublicKey)
+	for _, t := range trusted {
+		if k, err := ParsePublicKey(t); err == nil && k.Equal(pub) {
+			return true
+		}
+	}
+	return false
+}
+
 // Verify checks doc's signature and that its signer is one of trusted.
 func Verify(doc map[string]any, trusted []string) error {
 	signer, _ := doc["signer"].(string)

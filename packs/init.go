@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/locumdev/locum/schema"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // SkillInstallPath is where init installs the delegate-local skill for Claude Code.
@@ -88,8 +90,12 @@ func refused(format string, args ...any) error { return &refusal{msg: fmt.Sprint
 
 // writeOwned writes content to root/rel unless a different file is already there.
 func writeOwned(root, rel string, content []byte, force bool) (InitAction, error) {
-	file := filepath.Join(root, filepath.FromSlash(rel))
-	have, err := os.ReadFile(file)
+	// A committed link (.claude -> elsewhere) must not aim the write out of the repository.
+	file, err := untrusted.Confine(root, filepath.FromSlash(rel))
+	if err != nil {
+		return InitAction{}, err
+	}
+	have, err := untrusted.ReadFile(file, untrusted.ConfigCap)
 	switch {
 	case err == nil && bytes.Equal(have, content):
 		return InitAction{File: rel, Action: "unchanged"}, nil

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"unicode/utf8"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // BudgetError is input over the byte ceiling. It is a refusal before any request.
@@ -45,7 +47,7 @@ type FileError struct {
 	Reason string
 }
 
-func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
+func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", untrusted.Escape(e.Path), e.Reason) }
 
 // ReadTextFile reads a UTF-8 text file under the budget: its size on disk is checked before it is
 // read, so an oversized file is refused without loading it, and its bytes are checked again after

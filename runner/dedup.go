@@ -161,6 +161,7 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
 		res, err := r.Client.Embed(ctx, model, inputs)
 		if err != nil {
+			r.AddUsage(Usage{}, 0)
 			return err
 		}
 		r.AddUsage(res.Usage, res.Elapsed)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ type HTTPError struct {
 	Method, URL string
 	Status      int
 	Message     string // the server's own error message, when it gave one
+	Hint        string // what to do, when locum can tell
 }
 
 func (e *HTTPError) Error() string {
@@ -25,6 +27,9 @@ func (e *HTTPError) Error() string {
 	if e.Message != "" {
 		// One line, whatever the server put in it.
 		msg += ": " + untrusted.Escape(e.Message)
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
 	}
 	return msg
 }
@@ -36,7 +41,27 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("no server answers at %s (%v); start one (LM Studio: lms server start; Ollama: ollama serve) or point --base-url at it", e.URL, rootCause(e.Err))
+	return fmt.Sprintf("no server answers at %s (%v); start one (%s) or point --base-url at it", e.URL, rootCause(e.Err), strings.Join(StartCommands(e.URL), ", or "))
+}
+
+// StartCommands names what starts the server that usually listens on the endpoint's port, or
+// each server's command when the port is no server's own.
+func StartCommands(endpoint string) []string {
+	port := ""
+	if u, err := url.Parse(endpoint); err == nil {
+		port = u.Port()
+	}
+	switch port {
+	case "11434":
+		return []string{"ollama serve"}
+	case "8080":
+		return []string{"llama-server -m MODEL.gguf"}
+	case "1234":
+		return []string{"lms server start"}
+	case "8000":
+		return []string{"vllm serve MODEL"}
+	}
+	return []string{"lms server start", "ollama serve", "llama-server -m MODEL.gguf"}
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,39 +13,86 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
-// starting git: the .git directory, or for a worktree the directory its .git file points to. It
-// returns "" when root is not a git repository. (Paths git shares between worktrees, such as
-// refs/, are not asked for here.)
+// starting git: a path under the .git directory, or for a worktree or submodule under the
+// directory its .git file points to. It returns "" when there is no git directory locum can
+// trust to write in: the repository may have come as an archive with a .git of its own making.
+// So a .git that is a link is not used; a .git file is used only when it points outside the
+// working tree (never at a committed folder) to a directory with a HEAD; and the path returned
+// stays inside the git directory after symbolic links. (Paths git shares between worktrees, such
+// as refs/, are not asked for here.)
 func GitPath(root, rel string) string {
-	dotgit := filepath.Join(root, ".git")
-	st, err := os.Stat(dotgit)
+	dir := trustedGitDir(root)
+	if dir == "" {
+		return ""
+	}
+	p, err := untrusted.Confine(dir, filepath.FromSlash(rel))
 	if err != nil {
 		return ""
 	}
-	dir := dotgit
-	if !st.IsDir() {
-		data, err := untrusted.ReadFile(dotgit, 4096)
-		if err != nil {
-			return ""
-		}
-		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-		if !ok {
-			return ""
-		}
-		dir = strings.TrimSpace(target)
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(root, dir)
-		}
+	return p
+}
+
+func trustedGitDir(root string) string {
+	dotgit := filepath.Join(root, ".git")
+	st, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return ""
+	case st.IsDir():
+		return dotgit
+	case !st.Mode().IsRegular():
+		return ""
 	}
-	return filepath.Join(dir, filepath.FromSlash(rel))
+	data, err := untrusted.ReadFile(dotgit, 4096)
+	if err != nil {
+		return ""
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	dir := strings.TrimSpace(target)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	if realRoot, err := filepath.EvalSymlinks(root); err != nil {
+		return ""
+	} else if rel, err := filepath.Rel(realRoot, real); err == nil && filepath.IsLocal(rel) {
+		return "" // a folder of the working tree: committed, not git's
+	}
+	if head, err := os.Lstat(filepath.Join(real, "HEAD")); err != nil || !head.Mode().IsRegular() {
+		return ""
+	}
+	return real
+}
+
+// RepoStateDir is where locum keeps what it writes for a repository when it has no git directory
+// it can trust: root/.locum/rel, if that stays inside the repository after symbolic links, else
+// the operator's state directory, keyed by the repository's path.
+func RepoStateDir(root, rel string) string {
+	if p, err := untrusted.Confine(root, filepath.Join(".locum", filepath.FromSlash(rel))); err == nil {
+		return p
+	}
+	dirs, err := packs.FindUserDirs(nil)
+	if err != nil {
+		return filepath.Join(os.TempDir(), "locum-"+strconv.Itoa(os.Getuid()), rel)
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dirs.State, "repos", hex.EncodeToString(sum[:8]), filepath.FromSlash(rel))
 }
 
 // RunsDir is where run journals live: under the git directory in a repository, else in the

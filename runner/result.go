@@ -59,14 +59,20 @@ func (r *Result) Receipt() string {
 	if r.Routing != nil {
 		fmt.Fprintf(&b, " routing=%s", *r.Routing)
 	}
-	fmt.Fprintf(&b, " attempts=%d in=%s out=%s", r.Attempts, tokens(r.In), tokens(r.Out))
-	if r.TTFTms != nil {
+	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
+	// one answer, and its receipt calls them so.
+	counted := "attempts"
+	if r.Mode == "dedup" {
+		counted = "requests"
+	}
+	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted, r.Attempts, tokens(r.In), tokens(r.Out))
+	if r.TTFTms != nil && *r.TTFTms >= 0 {
 		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
 	} else {
 		b.WriteString(" ttft=?")
 	}
 	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
-	if r.Rate != nil {
+	if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
 		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
 	} else {
 		b.WriteString(" rate=?")
@@ -83,7 +89,7 @@ func orQ(s *string) string {
 }
 
 func tokens(n *int64) string {
-	if n == nil {
+	if n == nil || !plausibleTokens(*n) {
 		return "?"
 	}
 	return strconv.FormatInt(*n, 10) + "t"
@@ -145,6 +151,9 @@ func Classify(err error) (Status, string, int) {
 		embed    *BadEmbeddingError
 		verdict  *NoVerdictError
 		oversize *OversizeError
+		fit      *ContextError
+		cut      *InputTruncatedError
+		loading  *LoadingError
 		restore  *rails.RestoreError
 	)
 	switch {
@@ -159,18 +168,24 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "off_loopback", 1
 	case errors.As(err, &budget), errors.As(err, &oversize):
 		return StatusRefused, "input_budget", 1
+	case errors.As(err, &fit):
+		return StatusRefused, "context_window", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):
 		return StatusError, "verify_no_verdict", 2
+	case errors.As(err, &cut):
+		return StatusError, "input_truncated", 2
 	case errors.As(err, &reply):
 		return StatusError, "reply_" + string(reply.Class), 2
 	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):
 		return StatusError, "bad_input", 2
 	case errors.As(err, &unreach):
 		return StatusError, "no_server", 2
+	case errors.As(err, &loading):
+		return StatusError, "loading", 2
 	case errors.As(err, &httpErr):
 		return StatusError, "http", 2
 	case errors.As(err, &redirect):

@@ -13,7 +13,9 @@ import (
 // SummarizeOptions is one digest of a file span.
 type SummarizeOptions struct {
 	File, Lines, Focus string
-	Cwd, Root          string
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol    string
+	Cwd, Root string
 }
 
 // Claim is one sentence of a digest and the gate's verdict on it. The verdict is the gate's
@@ -74,7 +76,7 @@ func SummarizeSteps(opts SummarizeOptions, claims *[]Claim) []Step {
 }
 
 func (s *summarize) scopeStep(_ context.Context, r *Run) error {
-	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines)
+	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines, s.opts.Symbol)
 	if err != nil {
 		return err
 	}
@@ -109,7 +111,7 @@ func (s *summarize) digest(ctx context.Context, r *Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true}
+		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: narrowFlags}
 		if useSchema {
 			req.ResponseSchema = DigestSchema
 		}
@@ -232,6 +234,9 @@ func (s *summarize) report(r *Run) error {
 	r.Detail("digest_bytes", digestBytes)
 	r.Detail("span_bytes", spanBytes)
 	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
+	if len(claims) == 0 {
+		return &RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}
+	}
 	if supported == 0 {
 		return &RedError{Reason: fmt.Sprintf("no claim of the digest is backed by the file (%d unsupported): do not trust it; read the span instead", unsupported)}
 	}

@@ -22,7 +22,7 @@ type FileError struct {
 	Err    error
 }
 
-func (e *FileError) Error() string { return e.Path + ": " + e.Reason }
+func (e *FileError) Error() string { return Escape(e.Path) + ": " + e.Reason }
 func (e *FileError) Unwrap() error { return e.Err }
 
 // TooLargeError is input over its ceiling. It says what the ceiling is; the content is never
@@ -35,9 +35,9 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Size < 0 {
-		return fmt.Sprintf("%s is over %d bytes, the most locum reads of it", e.What, e.Limit)
+		return fmt.Sprintf("%s is over %d bytes, the most locum reads of it", Escape(e.What), e.Limit)
 	}
-	return fmt.Sprintf("%s is %d bytes, over the %d bytes locum reads of it", e.What, e.Size, e.Limit)
+	return fmt.Sprintf("%s is %d bytes, over the %d bytes locum reads of it", Escape(e.What), e.Size, e.Limit)
 }
 
 // Open opens a regular file for reading: its type is checked before the open (a FIFO would block
@@ -108,7 +108,7 @@ type ConfineError struct {
 }
 
 func (e *ConfineError) Error() string {
-	return fmt.Sprintf("%s leads out of %s (to %s); locum reads only what is inside it", e.Path, e.Root, e.Target)
+	return fmt.Sprintf("%s leads out of %s (to %s); locum reads only what is inside it", Escape(e.Path), Escape(e.Root), Escape(e.Target))
 }
 
 // Confine resolves path (absolute, or relative to root) with its symbolic links and returns it

@@ -60,13 +60,18 @@ func safe(s string) bool {
 	return true
 }
 
-// hidden reports the C1 controls and the format characters that reorder or hide text on a
-// terminal (the Trojan Source set, zero-width joiners and marks, the byte-order mark).
+// hidden reports the C1 controls and the format characters that break, reorder or hide text on
+// a terminal (the Trojan Source set, zero-width joiners and marks, line and paragraph separators,
+// the Arabic letter mark, interlinear annotations, the byte-order mark).
 func hidden(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f:
 		return true
 	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069, r == 0xfeff:
+		return true
+	case r == 0x2028 || r == 0x2029 || r == 0x061c || (r >= 0xfff9 && r <= 0xfffb):
+		// Line and paragraph separators break a line on some terminals; the Arabic letter mark
+		// reorders; interlinear annotations hide text.
 		return true
 	}
 	return false

@@ -122,15 +122,16 @@ func TestUnmarshalRefusesWhatTwoDecodersWouldReadApart(t *testing.T) {
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, with \\ kept":    "plain text, with \\ kept",
-		"two\nlines":                  `two\nlines`,
-		"L3-3 ok\nunsupported: 0":     `L3-3 ok\nunsupported: 0`,
-		"\x1b]0;title\x07\x1b[31mred": `\x1b]0;title\x07\x1b[31mred`,
-		"tab\tcr\rdel\x7f":            `tab\tcr\rdel\x7f`,
-		"c1 \u009b csi":               `c1 \u009b csi`,
-		"bidi \u202e reversed \u2066": `bidi \u202e reversed \u2066`,
-		"bad \xff utf8":               `bad \xff utf8`,
-		"unicode é ok, 漢字 ok":         "unicode é ok, 漢字 ok",
+		"plain text, with \\ kept":                     "plain text, with \\ kept",
+		"two\nlines":                                   `two\nlines`,
+		"L3-3 ok\nunsupported: 0":                      `L3-3 ok\nunsupported: 0`,
+		"\x1b]0;title\x07\x1b[31mred":                  `\x1b]0;title\x07\x1b[31mred`,
+		"tab\tcr\rdel\x7f":                             `tab\tcr\rdel\x7f`,
+		"c1 \u009b csi":                                `c1 \u009b csi`,
+		"bidi \u202e reversed \u2066":                  `bidi \u202e reversed \u2066`,
+		"sep \u2028 para \u2029 alm \u061c ann \ufff9": `sep \u2028 para \u2029 alm \u061c ann \ufff9`,
+		"bad \xff utf8":                                `bad \xff utf8`,
+		"unicode é ok, 漢字 ok":                          "unicode é ok, 漢字 ok",
 	} {
 		assert.Equal(t, want, Escape(in), in)
 	}

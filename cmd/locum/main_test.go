@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,16 +47,34 @@ func TestScripts(t *testing.T) {
 			"keygen":    cmdKeygen,
 			"trust":     cmdTrust,
 			"mkrouting": cmdMkRouting,
+			"resign":    cmdResign,
+			"mkrecord":  cmdMkRecord,
+			"flipchar":  cmdFlipChar,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
+			}
+			// [listening:HOST:PORT]: something answers there (a developer's own model server),
+			// so a script that needs the port free skips.
+			if addr, ok := strings.CutPrefix(cond, "listening:"); ok {
+				conn, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					return false, nil
+				}
+				conn.Close()
+				return true, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
 			e.Setenv("HOME", e.WorkDir+"/home")
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})
@@ -293,4 +314,83 @@ func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(json.Unmarshal(data, &r.Roles))
 	ts.Check(evals.SignRouting(ts.MkAbs("."), r, func(doc map[string]any) error { return evals.Sign(doc, key) }))
+}
+
+// cmdResign sets one string field of a signed JSON document and signs it again with a key, as a
+// record captured under other conditions would be: resign KEYFILE FILE PATH VALUE, where PATH is
+// dot-separated object keys (fingerprints.code).
+func cmdResign(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: resign KEYFILE FILE PATH VALUE")
+	}
+	key, err := evals.LoadPrivateKey(ts.MkAbs(args[0]))
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var doc map[string]any
+	ts.Check(dec.Decode(&doc))
+	obj := doc
+	path := strings.Split(args[2], ".")
+	for _, k := range path[:len(path)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			ts.Fatalf("resign: %s is not an object", k)
+		}
+		obj = next
+	}
+	obj[path[len(path)-1]] = args[3]
+	delete(doc, "signature")
+	ts.Check(evals.Sign(doc, key))
+	out, err := json.MarshalIndent(doc, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out, '\n'), 0o644))
+}
+
+// cmdMkRecord writes the part of an A/B record that routing reads back, k = 5 and the shipped
+// tasks' fingerprints: mkrecord FILE.
+func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkrecord FILE")
+	}
+	fps := map[string]string{}
+	for _, task := range evals.Tasks() {
+		fps[task.ID] = task.Fingerprint()
+	}
+	data, err := json.Marshal(map[string]any{"k": evals.EarnK, "fingerprints": fps})
+	ts.Check(err)
+	ts.Check(os.MkdirAll(ts.MkAbs(filepath.Dir(args[0])), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdFlipChar changes the last character of the first match of a regular expression in a file to
+// another of its kind (a hex digit stays a hex digit, a base64 character a base64 character), as
+// a one-byte edit would: flipchar FILE REGEXP.
+func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipchar FILE REGEXP")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	loc := regexp.MustCompile(args[1]).FindIndex(data)
+	if loc == nil {
+		ts.Fatalf("flipchar: no match for %s in %s", args[1], args[0])
+	}
+	i := loc[1] - 1
+	switch c := data[i]; {
+	case c == '9':
+		data[i] = '0'
+	case c == 'f' || c == 'z':
+		data[i] = 'a'
+	case c == 'Z':
+		data[i] = 'A'
+	case c == '+':
+		data[i] = '/'
+	case c == '/':
+		data[i] = '+'
+	default:
+		data[i] = c + 1
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/untrusted"
@@ -28,7 +29,8 @@ func (e *env) statusCommand() *cli.Command {
 		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, vLLM, or unknown), lists its models with\n" +
 			"their loaded context windows where the server tells, and says whether the chat and\n" +
 			"embedding models are listed (llama-server answers any name, so only a listed model counts).\n" +
-			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers.",
+			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers\n" +
+			"or it is still loading its model.",
 		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -64,7 +66,8 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	} else if c.Declares("dedup") {
 		if s, err := c.Resolve("dedup", e.lookup, nil); err == nil {
 			set, _ := s.Get("embed_model")
-			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source}
+			builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
+			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
 		}
 	}
 	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: 5 * time.Second})
@@ -89,14 +92,23 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "endpoint\t%s\t(%s)\n", rep.Endpoint, rep.Source)
 	if !rep.Up {
-		fmt.Fprintf(w, "server\tnot answering\t\n")
+		switch {
+		case rep.Error != nil && rep.Error.Kind == "loading":
+			who := "the server"
+			if rep.ServerName != nil {
+				who = *rep.ServerName
+			}
+			fmt.Fprintf(w, "server\t%s is loading its model\t(retry shortly)\n", who)
+		default:
+			fmt.Fprintf(w, "server\tnot answering\t\n")
+		}
 		if len(rep.Start) > 0 {
 			fmt.Fprintf(w, "start one\t%s\t\n", strings.Join(rep.Start, "   or   "))
 		}
 		w.Flush()
 		return
 	}
-	server := rep.ServerName
+	server := *rep.ServerName
 	if rep.Version != "" {
 		server += " " + rep.Version
 	}
@@ -127,7 +139,11 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 		m     *runner.ModelPresence
 	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
 		if p.m == nil {
-			fmt.Fprintf(w, "%s\tnot set\t(--model, or a role's earned routing)\n", p.label)
+			how := "(--model, or a role's earned routing)"
+			if p.label == "embed model" && rep.EmbedNote != "" {
+				how = "(" + rep.EmbedNote + ")"
+			}
+			fmt.Fprintf(w, "%s\tnot set\t%s\n", p.label, how)
 			continue
 		}
 		state := "listed"

@@ -21,6 +21,7 @@ func (e *env) transformCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to edit (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "verify", Usage: "the command that judges the edit (required): exit 0 keeps it, 1 retries, anything else restores and stops"},
 		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
@@ -38,7 +39,7 @@ func (e *env) transformCommand() *cli.Command {
 			"original bytes and mode, also after a crash: the next locum start restores it.\n\n" +
 			"The task is the argument, --task-file, or - to read it from stdin.\n" +
 			"Exit 0 kept; 1 red after the last attempt, or refused before any request; 2 could not run.",
-		UsageText:    `locum transform --file PATH [--lines A-B] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
+		UsageText:    `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -70,7 +71,7 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(e.stderr, "locum transform: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
 	}
 	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{
-		File: cmd.String("file"), Lines: cmd.String("lines"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
+		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
 		RollbackKey: rb.Key,
 	}))
 	e.transformSummary(res)
@@ -141,6 +142,9 @@ func (e *env) transformSummary(res *runner.Result) {
 		return
 	}
 	line := fmt.Sprintf("transform: %s %s lines %v", outcome, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
+	if sym, ok := d["symbol"].(string); ok {
+		line += " (" + untrusted.Escape(sym) + ")"
+	}
 	if diff, ok := d["diff"].(string); ok {
 		line += " (" + diff + ")"
 	}

@@ -146,6 +146,10 @@ func statusOf(err error) string {
 		return StatusInterrupted
 	case kind == "verify_no_verdict":
 		return StatusVerifyFailed
+	case kind == "context_window" || kind == "input_truncated":
+		// The engine's own check of the prompt against the loaded context, or a server that cut
+		// the prompt: the conversation did not fit.
+		return StatusContextExhausted
 	case status == runner.StatusRefused || kind == "bad_input":
 		return StatusRefused
 	}
@@ -200,11 +204,7 @@ func (a *agent) connect(ctx context.Context, r *runner.Run) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range info.Models {
-			if m.ID == r.Spec.Model || m.ID == r.Spec.Model+":latest" {
-				window = m.Context
-			}
-		}
+		window = info.ContextOf(r.Spec.Model)
 	}
 	r.Event("context", map[string]any{"context_window": nilIfZero(window)})
 	a.conv = newConversation(r.Spec.Settings, window)

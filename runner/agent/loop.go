@@ -152,13 +152,15 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			return err
 		}
 		c.turns++
-		r.SetAttempts(c.turns)
 		r.Detail("turns", c.turns)
 		res, err := r.Chat(ctx, "turn", runner.ChatRequest{Model: r.Spec.Model, Messages: c.msgs, MaxTokens: c.maxTokens, Effort: c.effort, Tools: Tools})
-		if res == nil {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		// A reply that is not an answer is the loop's to handle (a nudge); any other error (the
+		// server, the transport, a prompt the server would cut) ends the run.
+		var reply *rails.ReplyError
+		if err != nil && !errors.As(err, &reply) || res == nil {
 			return err
 		}
 		c.add(res.Usage)
