@@ -27,6 +27,10 @@ const (
 	maxDiff       = 2 << 10
 	maxListed     = 400
 	maxMatches    = 200
+	// grep reads at most this many files and bytes: a repository of any size answers in bounded
+	// time, and says where it stopped.
+	maxGrepFiles = 5000
+	maxGrepBytes = 32 << 20
 )
 
 // Tools are the tools an agent run offers, with the argument names hosts and tests rely on.
@@ -157,13 +161,14 @@ type workspace struct {
 	verify  func(ctx context.Context) (string, error)
 	// fileCap and totalCap are maxFileBytes and maxTotalWrite; tests lower them.
 	fileCap, totalCap int64
+	grepFiles         int
 	// touched are the files the tools wrote: the commit takes these and nothing the verify
 	// command left behind (build output, caches).
 	touched map[string]bool
 }
 
 func newWorkspace(root string, verify func(ctx context.Context) (string, error)) *workspace {
-	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite}
+	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite, grepFiles: maxGrepFiles}
 }
 
 // resolve confines a path the model gave to the worktree (symbolic links followed) and returns
@@ -305,7 +310,12 @@ func splitLines(s string) []string {
 }
 
 func (w *workspace) listDir(a args) (string, error) {
-	abs, rel, err := w.resolve(a.str("path"))
+	dir := a.str("path")
+	if dir == "" {
+		// Models often mean the root by an empty path.
+		dir = "."
+	}
+	abs, rel, err := w.resolve(dir)
 	if err != nil {
 		return "", err
 	}
@@ -365,9 +375,15 @@ func (w *workspace) grep(a args) (string, error) {
 		return nil
 	})
 	sort.Strings(files)
-	for _, p := range files {
+	var scanned int64
+	for i, p := range files {
+		if i == w.grepFiles || scanned > maxGrepBytes {
+			fmt.Fprintf(&b, "[stopped after %d of %d files: narrow the path]\n", i, len(files))
+			break
+		}
 		rel, _ := filepath.Rel(w.root, p)
 		data, err := untrusted.ReadFile(p, w.fileCap)
+		scanned += int64(len(data))
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			continue
 		}
@@ -387,7 +403,7 @@ func (w *workspace) grep(a args) (string, error) {
 		}
 	}
 	if matches == 0 {
-		return "no match", nil
+		return "no match\n" + b.String(), nil
 	}
 	return b.String(), nil
 }

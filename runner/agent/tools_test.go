@@ -144,3 +144,26 @@ func TestParseArgsRefusesWhatTheToolDoesNotTake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a)
 }
+
+func TestGrepAndListDir(t *testing.T) {
+	w := testWorkspace(t, map[string]string{"a.go": "func Add()\nfunc Sub()\n", "sub/b.go": "func AddMore()\n", "bin.dat": "Add\x00"})
+	out, _, err := call(t, w, "grep", `{"pattern":"func Add"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "a.go:1: func Add()\nsub/b.go:1: func AddMore()\n", out)
+	out, _, err = call(t, w, "grep", `{"pattern":"Nothing"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "no match\n", out)
+	_, _, err = call(t, w, "grep", `{"pattern":"("}`)
+	assert.ErrorContains(t, err, "not a valid RE2 regular expression")
+	out, _, err = call(t, w, "list_dir", `{"path":""}`)
+	require.NoError(t, err)
+	assert.Equal(t, "a.go\nbin.dat\nsub/\n", out)
+}
+
+func TestGrepStopsAtItsBound(t *testing.T) {
+	w := testWorkspace(t, map[string]string{"a.go": "x\n", "b.go": "x\n", "c.go": "x\n"})
+	w.grepFiles = 2
+	out, _, err := call(t, w, "grep", `{"pattern":"x"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "a.go:1: x\nb.go:1: x\n[stopped after 2 of 3 files: narrow the path]\n", out)
+}
