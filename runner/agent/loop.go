@@ -10,6 +10,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 const systemPrompt = `You are a careful software engineer working in a git checkout of a repository. Do the task with the tools: read_file, list_dir, grep to look; edit_file (one exact search text, found once, replaced) and write_file to change files; run_verify to run the check that judges your work; finish when the task is done. Read a file before you change it. Paths are relative to the repository root. There is no shell. Keep changes to what the task asks. Always answer with a tool call.`
@@ -198,6 +199,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 		finished, summary := false, ""
 		for _, tc := range calls {
 			r.Event("tool_call", map[string]any{"turn": c.turns, "id": tc.ID, "name": tc.Name, "arguments": capText(tc.Arguments, 4<<10)})
+			progress(r, c.turns, tc)
 			out, fold, changed, done, err := a.call(ctx, r, tc, seen)
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return context.Cause(ctx)
@@ -301,6 +303,24 @@ func finishSummary(tc runner.ToolCall) string {
 		return ""
 	}
 	return a.str("summary")
+}
+
+// progress tells a person at a terminal what the run is doing, one line per call: a run takes
+// minutes, and the receipt comes only at the end. The path is the model's text: escaped.
+func progress(r *runner.Run, turn int, tc runner.ToolCall) {
+	w := r.Spec.Progress
+	if w == nil {
+		return
+	}
+	what := ""
+	if a, err := ParseArgs(tc.Name, tc.Arguments); err == nil {
+		what = a.str("path")
+		if p := a.str("pattern"); p != "" {
+			what = p + " " + what
+		}
+	}
+	line := fmt.Sprintf("agent: turn %d: %s %s", turn, untrusted.Escape(tc.Name), untrusted.Escape(capText(strings.TrimSpace(what), 80)))
+	fmt.Fprintln(w, strings.TrimSpace(line))
 }
 
 func canonical(a args) string {
