@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -110,7 +112,7 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 		size += len(m.Content)
 	}
 	r.Journal.Event("request", map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
-		"max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
+		"prompt_sha256": promptHash(req.Messages), "max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
 	// A probe that fails, or a prompt refused for the context, sends no chat request: it is not
 	// an attempt.
 	if _, err := r.Client.Probe(ctx); err != nil {
@@ -196,7 +198,7 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	if spec.Settings != nil {
 		settings = spec.Settings.All()
 	}
-	run.Journal.Event("run_start", map[string]any{"mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
+	run.Journal.Event("run_start", map[string]any{"journal_version": JournalVersion, "mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
 		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root})
 
 	err := run.steps(ctx, steps)
@@ -325,6 +327,15 @@ const (
 )
 
 func plausibleTokens(n int64) bool { return n >= 0 && n < maxTokens }
+
+// promptHash lets two runs' prompts be compared without the journal holding them.
+func promptHash(msgs []Message) string {
+	h := sha256.New()
+	for _, m := range msgs {
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", m.Role, len(m.Content), m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 func msOrNil(d time.Duration, known bool) any {
 	if !known || d <= 0 {

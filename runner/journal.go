@@ -119,6 +119,10 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
+// JournalVersion is the format of the journal run_start names in journal_version. A journal
+// without the field predates it and reads as version 0: the same events, fewer fields.
+const JournalVersion = 1
+
 // Journal appends one JSON line per event of a run. A journal that cannot be written warns once
 // and stops writing; the run goes on, since losing the log must not lose the work.
 type Journal struct {
@@ -256,6 +260,10 @@ func ReadRun(dir, id string) (string, []map[string]any, error) {
 // directory, which a repository can bring along.
 const maxJournal = 256 << 20
 
+// ReadJournal returns the events of the journal at path: a regular file, read up to a ceiling; a
+// line that is not one JSON object, or names a key twice, is skipped.
+func ReadJournal(path string) ([]map[string]any, error) { return readEvents(path) }
+
 func readEvents(path string) ([]map[string]any, error) {
 	f, err := untrusted.Open(path)
 	if err != nil {
@@ -264,10 +272,10 @@ func readEvents(path string) ([]map[string]any, error) {
 	defer f.Close()
 	var events []map[string]any
 	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev map[string]any
-		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
 			events = append(events, ev)
 		}
 	}

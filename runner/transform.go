@@ -105,7 +105,7 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	t.start, t.n = sc.rng.Start, sc.rng.End-sc.rng.Start+1
 	t.origSpan = t.span()
 	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
-	r.Event("scope", map[string]any{"file": t.display, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
+	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
 	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
 }
 

@@ -19,7 +19,7 @@ func (e *env) runsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "read back the run journal",
-		UsageText: "locum runs list | show RUN_ID [--diff] | accept RUN_ID | reject RUN_ID",
+		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
 		OnUsageError: onUsageError,
@@ -27,9 +27,9 @@ func (e *env) runsCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unknown runs command %q", cmd.Args().First())
 			}
-			return usagef(cmd, "missing runs command (list or show)")
+			return usagef(cmd, "missing runs command (list, show, analyze, diff, prune, accept or reject)")
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			{
 				Name:         "list",
 				Usage:        "list the runs, newest first",
@@ -67,7 +67,7 @@ func (e *env) runsCommand() *cli.Command {
 				OnUsageError: onUsageError,
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if cmd.Bool("diff") {
-						return e.runsDiff(ctx, cmd)
+						return e.agentDiff(ctx, cmd)
 					}
 					if cmd.NArg() != 1 {
 						return usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
@@ -89,7 +89,7 @@ func (e *env) runsCommand() *cli.Command {
 			},
 			e.runsAcceptCommand(),
 			e.runsRejectCommand(),
-		},
+		}, e.analyzeCommands()...),
 	}
 }
 

@@ -42,7 +42,7 @@ func (e *env) reviewError(cmd *cli.Command, err error) error {
 	return withCode(code, fmt.Errorf("locum runs %s: %s", cmd.Name, untrusted.EscapeLines(err.Error())))
 }
 
-func (e *env) runsDiff(ctx context.Context, cmd *cli.Command) error {
+func (e *env) agentDiff(ctx context.Context, cmd *cli.Command) error {
 	rv, err := e.review(ctx, cmd)
 	if err != nil {
 		return err
