@@ -222,8 +222,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if cut := truncated(fit, res.Usage, req.Narrow); cut != nil {
 		return res, cut
 	}
-	calledTools := len(req.Tools) > 0 && len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly)
-	if res.Class != rails.ClassAnswer && !calledTools {
+	if len(req.Tools) > 0 && len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly) {
+		// Tools were offered and the reply called them: that is the answer, though its text is empty.
+		res.Class = rails.ClassAnswer
+	}
+	if res.Class != rails.ClassAnswer {
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
 	}
 	return res, nil

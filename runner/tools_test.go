@@ -53,7 +53,7 @@ func TestChatDecodesRecordedToolCalls(t *testing.T) {
 				Tools:    []Tool{{Name: "get_weather", Parameters: map[string]any{"type": "object"}}}})
 			require.NoError(t, err, "a reply that calls a tool is not an empty answer when tools were offered")
 			assert.Equal(t, []ToolCall{{ID: tc.id, Name: "get_weather", Arguments: `{"city":"Paris"}`}}, res.ToolCalls)
-			assert.Equal(t, rails.ClassEmpty, res.Class)
+			assert.Equal(t, rails.ClassAnswer, res.Class, "a reply that calls the tools offered is an answer")
 			reqs := s.RequestsTo("/v1/chat/completions")
 			require.Len(t, reqs, 1)
 			var sent map[string]any

@@ -187,7 +187,7 @@ func (a *agent) scope(ctx context.Context, r *runner.Run) error {
 	a.base = strings.TrimSpace(sha)
 	r.Detail("base", a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
-	r.Event("scope", map[string]any{"base": a.base, "prompt_bytes": size(first)})
+	r.Event("scope", map[string]any{"base": a.base, "verify": a.opts.Verify, "prompt_bytes": size(first)})
 	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int("max_input_bytes"); n > limit {
 		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
 	}
