@@ -483,6 +483,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 	var reply rails.Reply
 	res := &ChatResult{Streamed: true}
 	prog := newProgress(c.cfg.Progress, start)
+	prog.observe = c.cfg.Observe
 	sawChunk := false
 	for dec.Next() {
 		ev := dec.Event()
@@ -563,12 +564,16 @@ func causeOr(ctx context.Context, err error) error {
 	return err
 }
 
-// progress draws one live line on a terminal while a reply streams.
+// progress draws one live line on a terminal while a reply streams, and tells an observer.
 type progress struct {
 	w     io.Writer
 	start time.Time
 	last  time.Time
 	drew  bool
+
+	observe       StreamObserver
+	observed      time.Time
+	chars, deltas int
 }
 
 func newProgress(w io.Writer, start time.Time) *progress {
@@ -576,6 +581,14 @@ func newProgress(w io.Writer, start time.Time) *progress {
 }
 
 func (p *progress) update(chars int) {
+	if chars > p.chars {
+		p.deltas++
+	}
+	p.chars = chars
+	if p.observe != nil && time.Since(p.observed) >= 250*time.Millisecond {
+		p.observed = time.Now()
+		p.observe(chars, p.deltas, time.Since(p.start))
+	}
 	if p.w == nil || time.Since(p.last) < 250*time.Millisecond {
 		return
 	}
@@ -585,6 +598,9 @@ func (p *progress) update(chars int) {
 }
 
 func (p *progress) done() {
+	if p.observe != nil && p.deltas > 0 {
+		p.observe(p.chars, p.deltas, time.Since(p.start))
+	}
 	if p.w != nil && p.drew {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

@@ -40,6 +40,8 @@ type Config struct {
 	Transport http.RoundTripper
 	// Progress receives live progress lines of a streamed reply (a terminal); nil for none.
 	Progress io.Writer
+	// Observe, when set, hears a streamed reply grow.
+	Observe StreamObserver
 }
 
 // Client talks to one OpenAI-compatible server through the rails.

@@ -38,6 +38,8 @@ type RunSpec struct {
 	// Stderr receives warnings; Progress, when set, live progress of a streamed reply.
 	Stderr   io.Writer
 	Progress io.Writer
+	// Observer, when set, hears each stage of the run as it happens (prefill, decode, verify).
+	Observer Observer
 	// Dial replaces the loopback dialer; Transport replaces the network (offline checks).
 	Dial      rails.DialFunc
 	Transport http.RoundTripper
@@ -64,6 +66,7 @@ type Run struct {
 	decodeTime   time.Duration
 	details      map[string]any
 	guards       []guard
+	step         string // the step of the request in flight, for progress
 }
 
 type guard struct {
@@ -100,8 +103,19 @@ func (r *Run) Connect() error {
 		Dial:              r.Spec.Dial,
 		Transport:         r.Spec.Transport,
 		Progress:          r.Spec.Progress,
+		Observe:           r.streamObserver(),
 	})
 	return nil
+}
+
+// streamObserver forwards a streamed reply's growth to the run's observer.
+func (r *Run) streamObserver() StreamObserver {
+	if r.Spec.Observer == nil {
+		return nil
+	}
+	return func(chars, deltas int, elapsed time.Duration) {
+		r.observe(ProgressEvent{Stage: StageDecode, Step: r.step, Chars: chars, Deltas: deltas, Elapsed: elapsed})
+	}
 }
 
 // Chat sends one chat request through the run's client, journalling the request and the reply
@@ -119,6 +133,8 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
 		return nil, err
 	}
+	r.step = step
+	r.observe(ProgressEvent{Stage: StagePrefill, Step: step})
 	res, err := r.Client.Chat(ctx, req)
 	var refused *ContextError
 	if errors.As(err, &refused) {

@@ -309,3 +309,45 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// EventLine renders one journal event for a person: time, event, then its fields as key=value.
+func EventLine(ev map[string]any) string {
+	ts, _ := ev["ts"].(string)
+	if len(ts) >= 23 {
+		ts = ts[11:23]
+	}
+	name, _ := ev["event"].(string)
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		if k != "ts" && k != "event" && k != "run" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-10s", ts, name)
+	for _, k := range keys {
+		v := ev[k]
+		if v == nil {
+			continue
+		}
+		var text string
+		switch x := v.(type) {
+		case string:
+			text = x
+			if len(text) > 200 {
+				text = text[:200] + "..."
+			}
+			// A journal is the repository's file: what it says is shown, never obeyed.
+			text = untrusted.Escape(text)
+			if strings.ContainsAny(text, " \"") {
+				text = strconv.Quote(text)
+			}
+		default:
+			data, _ := json.Marshal(x)
+			text = string(data)
+		}
+		fmt.Fprintf(&b, " %s=%s", k, text)
+	}
+	return b.String()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 )
 
@@ -78,4 +79,35 @@ func CheckStatus(ctx context.Context, c *Client, source string, chat, embed *Mod
 		rep.EmbedModel, rep.EmbedNote = nil, NoEmbedModel
 	}
 	return rep
+}
+
+// StatusTimeout bounds a status probe: a server that takes longer is as good as down to a caller
+// deciding where to send work.
+const StatusTimeout = 5 * time.Second
+
+// CheckEndpoint checks the endpoint the shared settings name. An endpoint the loopback rail refuses is
+// an error, before any request; a server that does not answer is a report with Up false.
+func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) (*StatusReport, error) {
+	base, _ := shared.Get("base_url")
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	if err != nil {
+		return nil, err
+	}
+	client := NewClient(Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
+	return CheckStatus(ctx, client, base.Source, chat, embed), nil
+}
+
+// DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
+// declares dedup; nil otherwise.
+func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *ModelPresence {
+	if !c.Declares("dedup") {
+		return nil
+	}
+	s, err := c.Resolve("dedup", env, nil)
+	if err != nil {
+		return nil
+	}
+	set, _ := s.Get("embed_model")
+	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
+	return &ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
 }

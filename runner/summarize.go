@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // SummarizeOptions is one digest of a file span.
@@ -241,4 +242,28 @@ func (s *summarize) report(r *Run) error {
 		return &RedError{Reason: fmt.Sprintf("no claim of the digest is backed by the file (%d unsupported): do not trust it; read the span instead", unsupported)}
 	}
 	return nil
+}
+
+// ClaimLines renders a digest for a person: each supported claim as `L40-52 text`, then
+// `unsupported: N` and each unsupported claim with the gate's reason. The model's text is data:
+// escaped, never obeyed.
+func ClaimLines(claims []Claim) string {
+	var b strings.Builder
+	var unsupported []Claim
+	for _, cl := range claims {
+		if cl.Supported() {
+			fmt.Fprintf(&b, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text))
+		} else {
+			unsupported = append(unsupported, cl)
+		}
+	}
+	if len(claims) == 0 {
+		b.WriteString("the digest is empty\n")
+	} else {
+		fmt.Fprintf(&b, "unsupported: %d\n", len(unsupported))
+	}
+	for _, cl := range unsupported {
+		fmt.Fprintf(&b, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text), untrusted.Escape(cl.Reason))
+	}
+	return b.String()
 }

@@ -240,6 +240,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 		t.text, t.n = next, len(repl)
 		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
 
+		r.observe(ProgressEvent{Stage: StageVerify, Step: "edit", Attempt: attempt})
 		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
 		if err != nil {
 			return &NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}

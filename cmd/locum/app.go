@@ -177,6 +177,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.packsCommand(),
 			e.verifyCommand(),
 			e.initCommand(),
+			e.mcpCommand(),
 		},
 	}
 }

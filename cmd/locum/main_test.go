@@ -37,6 +37,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"serve":     cmdServe,
 			"waitfile":  cmdWaitFile,
+			"waitgrep":  cmdWaitGrep,
 			"signal":    cmdSignal,
 			"pidgone":   cmdPidGone,
 			"mode":      cmdMode,
@@ -161,6 +162,24 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear", args[0])
+}
+
+// cmdWaitGrep waits (up to 20 seconds) for a file to hold a line matching a pattern: waitgrep
+// PATTERN PATH. A scripted server's request log exists from the start; this waits for a request.
+func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitgrep PATTERN PATH")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(ts.MkAbs(args[1])); err == nil && re.Match(data) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("no line of %s matched %s", args[1], args[0])
 }
 
 func readPid(ts *testscript.TestScript, file string) int {

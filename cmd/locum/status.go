@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -52,26 +49,19 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
-	if err != nil {
-		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
-	}
 	var chat, embed *runner.ModelPresence
 	if m := cmd.String("model"); m != "" {
 		chat = &runner.ModelPresence{ID: m, Source: "flag --model"}
 	}
 	if m := cmd.String("embed-model"); m != "" {
 		embed = &runner.ModelPresence{ID: m, Source: "flag --embed-model"}
-	} else if c.Declares("dedup") {
-		if s, err := c.Resolve("dedup", e.lookup, nil); err == nil {
-			set, _ := s.Get("embed_model")
-			builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
-			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
-		}
+	} else {
+		embed = runner.DefaultEmbedModel(c, e.lookup)
 	}
-	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: 5 * time.Second})
-	rep := runner.CheckStatus(ctx, client, base.Source, chat, embed)
+	rep, err := runner.CheckEndpoint(ctx, shared, chat, embed)
+	if err != nil {
+		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
+	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
-	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) summarizeCommand() *cli.Command {
@@ -54,22 +53,7 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))
 	if !cmd.Bool("json") && claims != nil {
-		var unsupported []runner.Claim
-		for _, cl := range claims {
-			if cl.Supported() {
-				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text))
-			} else {
-				unsupported = append(unsupported, cl)
-			}
-		}
-		if len(claims) == 0 {
-			fmt.Fprintln(e.stdout, "the digest is empty")
-		} else {
-			fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
-		}
-		for _, cl := range unsupported {
-			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text), untrusted.Escape(cl.Reason))
-		}
+		fmt.Fprint(e.stdout, runner.ClaimLines(claims))
 	}
 	return e.finish(cmd, res)
 }

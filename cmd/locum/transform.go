@@ -133,25 +133,9 @@ func (e *env) progress() io.Writer {
 }
 
 func (e *env) transformSummary(res *runner.Result) {
-	d := res.Details
-	if d == nil || d["file"] == nil {
-		return
+	if line := res.Outcome(); line != "" {
+		fmt.Fprintln(e.stderr, line)
 	}
-	outcome, _ := d["outcome"].(string)
-	if outcome == "" {
-		return
-	}
-	line := fmt.Sprintf("transform: %s %s lines %v", outcome, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
-	if sym, ok := d["symbol"].(string); ok {
-		line += " (" + untrusted.Escape(sym) + ")"
-	}
-	if diff, ok := d["diff"].(string); ok {
-		line += " (" + diff + ")"
-	}
-	if v, ok := d["verify_exit"]; ok && v != nil {
-		line += fmt.Sprintf(", verify exit %v", v)
-	}
-	fmt.Fprintln(e.stderr, line)
 }
 
 // finish prints the receipt (and the JSON result) and maps the result to the exit code.
