@@ -10,13 +10,14 @@ import (
 )
 
 // Modes are the kinds of work a pack can declare.
-var Modes = []string{"transform", "summarize", "dedup", "eval"}
+var Modes = []string{"transform", "summarize", "dedup", "eval", "agent"}
 
 type valueKind int
 
 const (
-	kindCount  valueKind = iota // a whole number, at least 1
-	kindCosine                  // a plain decimal from -1 to 1
+	kindCount       valueKind = iota // a whole number, at least 1
+	kindCountOrZero                  // a whole number, 0 allowed
+	kindCosine                       // a plain decimal from -1 to 1
 	kindDuration
 	kindDurationOrZero // a duration where 0 means none
 	kindText
@@ -48,14 +49,17 @@ var keySpecs = []keySpec{
 	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
 	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
-	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}, repoMax: 32768, doc: "max_tokens sent with every request"},
-	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}, doc: "thinking cap: none, low, medium or high"},
-	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}, doc: "route to the model a signed A/B record earned for this role"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, doc: "max_tokens sent with every request"},
+	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
+	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
 	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, doc: "edit attempts before the verdict is red"},
 	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}, doc: "deadline for each run of the verify command"},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, doc: "deadline for each run of the verify command"},
+	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
 	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
@@ -266,6 +270,15 @@ func (s keySpec) check(v string) (string, error) {
 		}
 		if s.max > 0 && n > s.max {
 			return "", fmt.Errorf("a whole number from 1 to %d", s.max)
+		}
+		return strconv.FormatInt(n, 10), nil
+	case kindCountOrZero:
+		if !wholeNumber.MatchString(v) {
+			return "", fmt.Errorf("a whole number")
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s.max > 0 && n > s.max {
+			return "", fmt.Errorf("a whole number from 0 to %d", s.max)
 		}
 		return strconv.FormatInt(n, 10), nil
 	case kindCosine:

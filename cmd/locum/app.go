@@ -168,6 +168,7 @@ func (e *env) rootCommand() *cli.Command {
 		Commands: []*cli.Command{
 			e.statusCommand(),
 			e.transformCommand(),
+			e.agentCommand(),
 			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),
