@@ -1,12 +1,10 @@
 package evals
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +18,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // CaptureOptions is one A/B capture.
@@ -30,15 +29,17 @@ type CaptureOptions struct {
 	Host        HostCommand
 	HostModel   string
 	Models      map[string]string // role to local model
-	Effort      string
-	MaxTokens   int64
 	TurnTimeout time.Duration
 	Root        string
-	Client      *runner.Client
 	Roles       map[string]packs.Role
 	Key         ed25519.PrivateKey
 	Version     string
 	BinarySHA   string
+	// Local is the run arm L's turns go through, the engine every mode runs on: its settings give
+	// the endpoint, the input budget, the thinking cap (effort) and max_output_tokens, so the
+	// record measures the rails its routing will later run under; the run journal gets every
+	// request and reply.
+	Local runner.RunSpec
 	// Log receives one progress line per turn.
 	Log io.Writer
 }
@@ -52,6 +53,8 @@ type Conditions struct {
 	K            int               `json:"k"`
 	Models       map[string]string `json:"models"`
 	Effort       string            `json:"effort"`
+	MaxOutput    int64             `json:"max_output_tokens"`
+	MaxInput     int64             `json:"max_input_bytes"`
 	Endpoint     string            `json:"endpoint"`
 	HostCommand  string            `json:"host_command"`
 	HostModel    string            `json:"host_model"`
@@ -83,7 +86,7 @@ func JournalPath(root, name string) string {
 	if p := runner.GitPath(root, "locum/ab-journal"); p != "" {
 		return filepath.Join(p, name+".jsonl")
 	}
-	return filepath.Join(root, ".locum", "ab-journal", name+".jsonl")
+	return filepath.Join(runner.RepoStateDir(root, "ab-journal"), name+".jsonl")
 }
 
 type journalLine struct {
@@ -91,6 +94,8 @@ type journalLine struct {
 	Conditions *Conditions `json:"conditions,omitempty"`
 	Version    string      `json:"host_version,omitempty"`
 	Turn       *Turn       `json:"turn,omitempty"`
+	// Digests are the local models' digests, as the server reported them when arm L ran.
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // Capture runs the A/B capture: arm L first (so a local failure stops it before any host call),
@@ -104,54 +109,22 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	}
 	cond := o.conditions()
 	jpath := JournalPath(o.Root, o.Name)
-	done, hostVersion, err := readJournal(jpath, cond)
+	journal, done, hostVersion, err := openCaptureJournal(jpath, cond, o.logf)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
-		return nil, err
-	}
-	jf, err := os.OpenFile(jpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("capture journal: %w", err)
-	}
-	defer jf.Close()
-	write := func(l journalLine) error {
-		data, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := jf.Write(append(data, '\n')); err != nil {
-			return fmt.Errorf("capture journal: %w", err)
-		}
-		return jf.Sync()
-	}
-	if done == nil {
-		done = map[string]Turn{}
-		if err := write(journalLine{Kind: "conditions", Conditions: &cond}); err != nil {
-			return nil, err
-		}
-	} else if len(done) > 0 {
+	defer journal.close()
+	write := journal.write
+	if len(done) > 0 {
 		o.logf("resuming %s: %d turns already in the journal\n", o.Name, len(done))
 	}
 
-	for _, task := range Tasks() {
-		role := TaskRole(task.ID, o.Roles)
-		for run := 1; run <= o.K; run++ {
-			key := fmt.Sprintf("%s/%s/%d", ArmLocal, task.ID, run)
-			if _, ok := done[key]; ok {
-				continue
-			}
-			t, err := o.localTurn(ctx, task, role, run)
-			if err != nil {
-				return nil, fmt.Errorf("local turn %s: %w", key, err)
-			}
-			if err := write(journalLine{Kind: "turn", Turn: &t}); err != nil {
-				return nil, err
-			}
-			done[key] = t
-			o.logTurn(t)
-		}
+	digests, err := o.localArm(ctx, done, write)
+	if err != nil {
+		return nil, err
+	}
+	if digests == nil {
+		digests = journal.digests
 	}
 
 	version, err := o.Host.Version(ctx)
@@ -193,8 +166,12 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	}
 
 	rec := o.record(cond, version, done)
+	rec.Local.Digests = digests
 	data, err := MarshalSigned(rec, o.Key)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := untrusted.Confine(o.Root, recordPath); err != nil {
 		return nil, err
 	}
 	if err := WriteExclusive(recordPath, data); err != nil {
@@ -206,27 +183,102 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	if err := rails.WriteAtomic(RegisterPath(o.Root, o.Name), RenderRegister(rec, o.Roles), 0o644); err != nil {
 		return rec, err
 	}
-	jf.Close()
+	journal.close()
 	os.Remove(jpath)
 	return rec, nil
 }
 
-func (o CaptureOptions) localTurn(ctx context.Context, task Task, role string, run int) (Turn, error) {
+// localArm runs the local turns the journal lacks as one engine run: connect (the loopback
+// rail), then a step per turn. The first step that fails stops the capture before any host call.
+func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, write func(journalLine) error) (map[string]string, error) {
+	var digests map[string]string
+	steps := []runner.Step{
+		{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }},
+		{Name: "digests", Run: func(ctx context.Context, r *runner.Run) error {
+			all := r.Client.ModelDigests(ctx)
+			digests = map[string]string{}
+			for _, m := range o.Models {
+				if d := all[m]; d != "" {
+					digests[m] = d
+				}
+			}
+			r.Event("digests", map[string]any{"digests": digests})
+			return write(journalLine{Kind: "digests", Digests: digests})
+		}},
+	}
+	var failed error
+	for _, task := range Tasks() {
+		role := TaskRole(task.ID, o.Roles)
+		for run := 1; run <= o.K; run++ {
+			key := fmt.Sprintf("%s/%s/%d", ArmLocal, task.ID, run)
+			if _, ok := done[key]; ok {
+				continue
+			}
+			steps = append(steps, runner.Step{Name: "turn " + key, Run: func(ctx context.Context, r *runner.Run) error {
+				t, err := o.localTurn(ctx, r, task, role, run)
+				if err == nil {
+					err = write(journalLine{Kind: "turn", Turn: &t})
+				}
+				if err != nil {
+					failed = fmt.Errorf("local turn %s: %w", key, err)
+					return err
+				}
+				done[key] = t
+				o.logTurn(t)
+				return nil
+			}})
+		}
+	}
+	if len(steps) == 2 {
+		return nil, nil
+	}
+	spec := o.Local
+	spec.Mode, spec.Root = "eval", o.Root
+	if spec.Routing == "" {
+		spec.Routing = "operator"
+	}
+	if spec.Model == "" {
+		spec.Model = joinModels(o.Models)
+	}
+	res := runner.Execute(ctx, spec, steps)
+	if res.ExitCode == 0 {
+		return digests, nil
+	}
+	if failed == nil {
+		failed = context.Cause(ctx)
+	}
+	if failed == nil && res.Error != nil {
+		failed = errors.New(res.Error.Message)
+	}
+	if failed == nil {
+		failed = errors.New("the local arm stopped")
+	}
+	return nil, failed
+}
+
+// localTurn is one sample of a task by the local model, asked as every mode asks: the prompt under
+// the input budget, streamed, at the settings' effort and output cap, classified before grading.
+func (o CaptureOptions) localTurn(ctx context.Context, r *runner.Run, task Task, role string, run int) (Turn, error) {
+	s := r.Spec.Settings
 	seed := TurnSeed(o.Seed, task.ID, run)
 	model := o.Models[role]
+	if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
+		return Turn{}, err
+	}
 	start := time.Now()
-	res, err := o.Client.Chat(ctx, runner.ChatRequest{Model: model, MaxTokens: o.MaxTokens, Effort: o.Effort, Seed: &seed,
-		Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+	res, err := r.Chat(ctx, fmt.Sprintf("turn %s/%s/%d", ArmLocal, task.ID, run), runner.ChatRequest{Model: model, MaxTokens: s.Int("max_output_tokens"),
+		Effort: s.String("effort"), Seed: &seed, Stream: true, Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
 	t := Turn{Arm: ArmLocal, Task: task.ID, Run: run, Seed: &seed, Model: model, WallMs: time.Since(start).Milliseconds(), Evidence: []string{}}
 	var reply *rails.ReplyError
 	switch {
 	case err == nil:
-		t.Completed, t.Output = true, res.Answer
+		t.Completed, t.Output, t.Reply = true, res.Answer, string(rails.ClassAnswer)
 		g := task.Grade(res.Answer)
 		t.Passed, t.Evidence = g.Passed, g.Evidence
 	case errors.As(err, &reply):
-		// The server answered; the answer is unusable. That is an outcome, graded as a failure.
-		t.Completed, t.Error = true, reply.Error()
+		// The server answered; there is no answer to grade. That is an outcome, counted as a
+		// failure to pass and as one the predicate could not attribute.
+		t.Completed, t.Error, t.Reply = true, reply.Error(), string(reply.Class)
 		t.Evidence = []string{"FAIL the reply was " + string(reply.Class)}
 	default:
 		return t, err
@@ -237,7 +289,7 @@ func (o CaptureOptions) localTurn(ctx context.Context, task Task, role string, r
 func (o CaptureOptions) record(cond Conditions, hostVersion string, done map[string]Turn) *Record {
 	rec := &Record{
 		Version: 1, Name: o.Name, Created: time.Now().UTC().Format(time.RFC3339), K: o.K, Seed: o.Seed,
-		Local:  LocalArm{Models: o.Models, Effort: o.Effort, Endpoint: cond.Endpoint},
+		Local:  LocalArm{Models: o.Models, Effort: cond.Effort, Endpoint: cond.Endpoint},
 		Host:   HostArm{Command: cond.HostCommand, Version: hostVersion, Model: o.HostModel},
 		Commit: cond.Commit, Tree: cond.Tree, Machine: cond.Machine,
 		Locum:        LocumBuild{Version: o.Version, BinarySHA256: o.BinarySHA},
@@ -272,60 +324,15 @@ func SortTurns(turns []Turn) {
 
 func (o CaptureOptions) conditions() Conditions {
 	commit, tree := gitState(o.Root)
-	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: o.Effort,
-		Endpoint: o.Client.BaseURL(), HostCommand: strings.Join(o.Host.Argv, " "), HostModel: o.HostModel,
+	s := o.Local.Settings
+	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: s.String("effort"),
+		MaxOutput: s.Int("max_output_tokens"), MaxInput: s.Int("max_input_bytes"),
+		Endpoint: s.String("base_url"), HostCommand: strings.Join(o.Host.Argv, " "), HostModel: o.HostModel,
 		Fingerprints: map[string]string{}, Binary: o.BinarySHA}
 	for _, t := range Tasks() {
 		c.Fingerprints[t.ID] = t.Fingerprint()
 	}
 	return c
-}
-
-// readJournal returns the turns of a journal taken under cond (nil, with no journal), and the
-// host version it recorded; a journal under other conditions is a *JournalMismatchError.
-func readJournal(path string, cond Conditions) (map[string]Turn, string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	done := map[string]Turn{}
-	version := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	first := true
-	for sc.Scan() {
-		var l journalLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			// A line cut short by a crash is the last one; what came before stands.
-			break
-		}
-		if first {
-			first = false
-			if l.Kind != "conditions" || l.Conditions == nil {
-				return nil, "", &JournalMismatchError{Path: path, Fields: []string{"the journal's header"}}
-			}
-			if diff := l.Conditions.differ(cond); len(diff) > 0 {
-				return nil, "", &JournalMismatchError{Path: path, Fields: diff}
-			}
-			continue
-		}
-		switch l.Kind {
-		case "host":
-			version = l.Version
-		case "turn":
-			if l.Turn != nil {
-				done[l.Turn.Key()] = *l.Turn
-			}
-		}
-	}
-	if first {
-		return nil, "", nil
-	}
-	return done, version, sc.Err()
 }
 
 func (c Conditions) differ(o Conditions) []string {
@@ -340,7 +347,9 @@ func (c Conditions) differ(o Conditions) []string {
 	check("machine", c.Machine == o.Machine)
 	check("seed", c.Seed == o.Seed)
 	check("k", c.K == o.K)
-	check("models", equalMaps(c.Models, o.Models) && c.Effort == o.Effort)
+	check("models", equalMaps(c.Models, o.Models))
+	check("effort", c.Effort == o.Effort)
+	check("output and input caps", c.MaxOutput == o.MaxOutput && c.MaxInput == o.MaxInput)
 	check("endpoint", c.Endpoint == o.Endpoint)
 	check("host command", c.HostCommand == o.HostCommand)
 	check("host model", c.HostModel == o.HostModel)

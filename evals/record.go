@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // The arms of an A/B capture.
@@ -52,6 +53,8 @@ type LocalArm struct {
 	Models   map[string]string `json:"models"`
 	Effort   string            `json:"effort"`
 	Endpoint string            `json:"endpoint"`
+	// Digests are the content digests of the models, where the server reports them (Ollama).
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // HostArm is the host agent as declared: its command, the version it reported, its model as the
@@ -91,6 +94,9 @@ type Turn struct {
 	Evidence  []string `json:"evidence"`
 	Output    string   `json:"output"`
 	Error     string   `json:"error,omitempty"`
+	// Reply is a local turn's reply class (answer, empty, think_only, truncated,
+	// lost_to_thinking, malformed); the host's replies have none.
+	Reply string `json:"reply,omitempty"`
 }
 
 // Key names a turn's place in the matrix.
@@ -131,13 +137,76 @@ func FoldCells(turns []Turn) map[string]map[string]Cell {
 	return cells
 }
 
-// Qualifies is the routing rule for one task, fixed before any outcome: every one of the k local
-// turns passes, every one of the k host turns completes, and local passes are at least host
-// passes. A positive tie qualifies; a 0/k tie cannot, since local must pass all k.
+// EarnK is the fewest turns per task and arm that earn routing. k = 5 per cell supports a
+// recorded rate and nothing else; a capture may take fewer to explore, and then earns nothing.
+const EarnK = 5
+
+// ThinRecordError is a record, or a capture asked to write routing, with k below EarnK.
+type ThinRecordError struct{ K int }
+
+func (e *ThinRecordError) Error() string {
+	return fmt.Sprintf("k=%d: a record earns routing at k=%d", e.K, EarnK)
+}
+
+// StaleTaskError names the tasks whose prompt, fixture or predicate changed since the record
+// measured them: the record measured prompts that no longer exist.
+type StaleTaskError struct{ Tasks []string }
+
+func (e *StaleTaskError) Error() string {
+	return fmt.Sprintf("task %s changed since capture (its fingerprint of prompt, fixture and predicate differs from the record's); a new capture is needed",
+		strings.Join(e.Tasks, ", "))
+}
+
+// StaleTasks lists, in task order, the tasks among ids whose fingerprint differs from the one
+// recorded (an unknown task is stale too: nothing can regrade it).
+func StaleTasks(recorded map[string]string, ids []string) []string {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var stale, unknown []string
+	for _, t := range Tasks() {
+		if want[t.ID] && recorded[t.ID] != t.Fingerprint() {
+			stale = append(stale, t.ID)
+		}
+		delete(want, t.ID)
+	}
+	for id := range want {
+		unknown = append(unknown, id)
+	}
+	sort.Strings(unknown)
+	return append(stale, unknown...)
+}
+
+// CheckEarns is what routing rests on in the record itself, read again wherever routing is
+// used: k at least EarnK, and every task of the role measured under the prompt that ships.
+func CheckEarns(recordData []byte, tasks []string) error {
+	var r struct {
+		K            int               `json:"k"`
+		Fingerprints map[string]string `json:"fingerprints"`
+	}
+	if err := untrusted.Unmarshal(recordData, &r); err != nil {
+		return fmt.Errorf("the A/B record: %w", err)
+	}
+	if r.K < EarnK {
+		return &ThinRecordError{K: r.K}
+	}
+	if stale := StaleTasks(r.Fingerprints, tasks); len(stale) > 0 {
+		return &StaleTaskError{Tasks: stale}
+	}
+	return nil
+}
+
+// Qualifies is the routing rule for one task, fixed before any outcome: k is at least EarnK,
+// every one of the k local turns passes, every one of the k host turns completes, and local
+// passes are at least host passes. A positive tie qualifies; a 0/k tie cannot, since local must
+// pass all k.
 func Qualifies(local, host Cell, k int) (bool, string) {
 	switch {
 	case k <= 0:
 		return false, "no turns"
+	case k < EarnK:
+		return false, (&ThinRecordError{K: k}).Error()
 	case local.Passed < k:
 		return false, fmt.Sprintf("L%d/H%d: local passed %d of %d", local.Passed, host.Passed, local.Passed, k)
 	case host.Completed < k:
@@ -172,13 +241,21 @@ func DeriveRoles(rec *Record, roles map[string]packs.Role) map[string]RoutedRole
 	for name, role := range roles {
 		rr := RoutedRole{Enabled: len(role.Tasks) > 0, Model: rec.Local.Models[name], Effort: rec.Local.Effort, Tasks: append([]string(nil), role.Tasks...)}
 		var reasons []string
+		if rec.K < EarnK {
+			rr.Enabled = false
+			reasons = append(reasons, (&ThinRecordError{K: rec.K}).Error())
+		}
 		for _, task := range role.Tasks {
 			cell := rec.Cells[task]
 			ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
-			if !ok {
+			if !ok && rec.K >= EarnK {
 				rr.Enabled = false
 				reasons = append(reasons, task+" "+why)
 			}
+		}
+		if stale := StaleTasks(rec.Fingerprints, role.Tasks); len(stale) > 0 {
+			rr.Enabled = false
+			reasons = append(reasons, (&StaleTaskError{Tasks: stale}).Error())
 		}
 		if rr.Model == "" {
 			rr.Enabled = false
@@ -248,7 +325,8 @@ func marshalIndent(doc map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteExclusive creates file with data, refusing to replace anything already there.
+// WriteExclusive creates file with data, refusing to replace anything already there. O_EXCL
+// refuses a planted link at the name itself; the caller confines the folder.
 func WriteExclusive(file string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
@@ -269,17 +347,72 @@ func WriteExclusive(file string, data []byte) error {
 	return f.Close()
 }
 
+// The outcomes of a turn, as the register counts them; a cell's four sum to k.
+const (
+	OutcomeCompliant      = "compliant"
+	OutcomeNonCompliant   = "non-compliant"
+	OutcomeDidNotComplete = "did not complete"
+	OutcomeUnattributed   = "could not attribute"
+)
+
+// Outcome sorts a turn: it did not complete (a host that failed or ran out of time); it
+// completed with nothing the predicate could grade, so no verdict can be attributed to the
+// model (a local reply with no answer: empty, thinking only, truncated, lost to thinking,
+// malformed; a host that printed nothing); or the predicate judged its answer compliant or not.
+func (t Turn) Outcome() string {
+	switch {
+	case !t.Completed:
+		return OutcomeDidNotComplete
+	case t.Passed:
+		return OutcomeCompliant
+	case t.Arm == ArmLocal && t.Error != "", t.Arm == ArmHost && strings.TrimSpace(t.Output) == "":
+		return OutcomeUnattributed
+	}
+	return OutcomeNonCompliant
+}
+
+// Outcomes counts a record's turns by task, arm and outcome.
+func Outcomes(turns []Turn) map[string]map[string]map[string]int {
+	out := map[string]map[string]map[string]int{}
+	for _, t := range turns {
+		if out[t.Task] == nil {
+			out[t.Task] = map[string]map[string]int{}
+		}
+		if out[t.Task][t.Arm] == nil {
+			out[t.Task][t.Arm] = map[string]int{}
+		}
+		out[t.Task][t.Arm][t.Outcome()]++
+	}
+	return out
+}
+
 // RenderRegister is the human page of a record, deterministic to the byte.
 func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A/B record: %s\n\n", rec.Name)
 	fmt.Fprintf(&b, "Rendered by locum from `%s.json`; do not edit: `locum eval --verify` compares this page with a fresh render, byte for byte.\n\n", rec.Name)
-	fmt.Fprintf(&b, "- Captured %s at commit `%s` (tree %s) by locum %s.\n", rec.Created, rec.Commit, rec.Tree, rec.Locum.Version)
-	fmt.Fprintf(&b, "- Local arm (L): %s, at effort %s, on %s.\n", joinModels(rec.Local.Models), rec.Local.Effort, rec.Local.Endpoint)
+	fmt.Fprintf(&b, "- Date: %s. Captured by locum %s (binary sha256 `%s`) at commit `%s` (tree %s).\n", rec.Created, rec.Locum.Version, rec.Locum.BinarySHA256, rec.Commit, rec.Tree)
+	fmt.Fprintf(&b, "- Seed %d; k = %d turns per task and arm.\n", rec.Seed, rec.K)
+	fmt.Fprintf(&b, "- Local arm (L), at effort %s, on %s:\n", rec.Local.Effort, rec.Local.Endpoint)
+	for _, role := range sortedNames(rec.Local.Models) {
+		model := rec.Local.Models[role]
+		digest := "digest not reported by the server"
+		if d := rec.Local.Digests[model]; d != "" {
+			digest = "digest `" + d + "`"
+		}
+		fmt.Fprintf(&b, "  - role %s: %s, %s.\n", role, model, digest)
+	}
 	fmt.Fprintf(&b, "- Host arm (H): `%s`, version %q, model %s as declared (locum cannot observe it).\n", rec.Host.Command, rec.Host.Version, rec.Host.Model)
-	fmt.Fprintf(&b, "- Machine: %s, %d MiB, %s/%s, %s.\n", rec.Machine.CPU, rec.Machine.MemoryBytes>>20, rec.Machine.OS, rec.Machine.Arch, rec.Machine.Go)
-	fmt.Fprintf(&b, "- Seed %d; k = %d turns per task and arm.\n\n", rec.Seed, rec.K)
-	b.WriteString("| task | L passed | H passed | H completed | qualifies |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "- Machine: %s, %d MiB, %s/%s, %s.\n\n", rec.Machine.CPU, rec.Machine.MemoryBytes>>20, rec.Machine.OS, rec.Machine.Arch, rec.Machine.Go)
+	outcomes := Outcomes(rec.Turns)
+	b.WriteString("| task | arm | compliant | non-compliant | did not complete | could not attribute | k |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, t := range Tasks() {
+		for _, arm := range []string{ArmLocal, ArmHost} {
+			o := outcomes[t.ID][arm]
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d |\n", t.ID, arm, o[OutcomeCompliant], o[OutcomeNonCompliant], o[OutcomeDidNotComplete], o[OutcomeUnattributed], rec.K)
+		}
+	}
+	b.WriteString("\n| task | L passed | H passed | H completed | qualifies |\n| --- | --- | --- | --- | --- |\n")
 	for _, t := range Tasks() {
 		cell := rec.Cells[t.ID]
 		ok, why := Qualifies(cell[ArmLocal], cell[ArmHost], rec.K)
@@ -291,12 +424,7 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	}
 	b.WriteString("\n| role | tasks | routing |\n| --- | --- | --- |\n")
 	derived := DeriveRoles(rec, roles)
-	names := make([]string, 0, len(derived))
-	for n := range derived {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedNames(derived) {
 		r := derived[n]
 		state := fmt.Sprintf("enabled: %s at effort %s", r.Model, r.Effort)
 		if !r.Enabled {
@@ -304,10 +432,23 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, strings.Join(r.Tasks, ", "), state)
 	}
-	b.WriteString("\nThe rule, fixed before any outcome: a task qualifies when all k local turns pass and all k host turns complete, " +
-		"with local passes at least host passes (a positive tie qualifies, a 0/k tie does not); a role is enabled when every task it names qualifies.\n\n")
+	b.WriteString("\nCompliant: the predicate passed the answer. Non-compliant: it failed it. Did not complete: the turn ended without an answer " +
+		"(the host failed or ran out of time). Could not attribute: the turn completed with nothing to grade (a local reply that was empty, " +
+		"thinking only, truncated or lost to thinking; a host that printed nothing), so no verdict rests on the model.\n\n")
+	fmt.Fprintf(&b, "The rule, fixed before any outcome: a record earns routing at k >= %d; a task qualifies when all k local turns pass and all k host turns complete, "+
+		"with local passes at least host passes (a positive tie qualifies, a 0/k tie does not); a role is enabled when every task it names qualifies "+
+		"and was measured under the prompt that ships.\n\n", EarnK)
 	fmt.Fprintf(&b, "k = %d per cell supports a recorded rate and nothing else: not general reliability, not the quality of other tasks, not the host model's identity.\n", rec.K)
 	return []byte(b.String())
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func joinModels(models map[string]string) string {

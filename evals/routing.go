@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // RoutingFile is where a workspace keeps its earned routing, relative to the root.
@@ -46,20 +48,27 @@ type Route struct {
 
 // roleRefusal is the one-line refusal of a role, with what to do.
 func roleRefusal(role, why string) error {
-	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, or name a model with --model ID", role, why)}
+	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, name a model with --model ID, or accept one in your user config (roles.%s.model)", role, why, role)}
 }
 
 // ResolveRole returns the model and effort a role was measured with, only when a signed,
 // trusted, unedited routing file enables it and the A/B record it came from is there unchanged.
 // Every other case is a *runner.RefusalError saying why.
 func ResolveRole(v *schema.Validator, root string, trust []string, role string, declared packs.Role) (Route, error) {
-	data, err := os.ReadFile(filepath.Join(root, RoutingFile))
-	if errors.Is(err, fs.ErrNotExist) {
+	return ResolveRoleTrusting(v, root, TrustedKeys{Keys: trust}, role, declared)
+}
+
+// ResolveRoleTrusting is ResolveRole with the trusted keys and where they come from.
+func ResolveRoleTrusting(v *schema.Validator, root string, trust TrustedKeys, role string, declared packs.Role) (Route, error) {
+	if _, err := os.Lstat(filepath.Join(root, RoutingFile)); errors.Is(err, fs.ErrNotExist) {
 		return Route{}, roleRefusal(role, RoutingFile+" is missing")
 	}
+	data, err := untrusted.ReadFileIn(root, RoutingFile, untrusted.ConfigCap)
 	if err != nil {
 		return Route{}, roleRefusal(role, fmt.Sprintf("%s cannot be read: %v", RoutingFile, err))
 	}
+	// One decoding is checked and used: a second reading of the bytes could see other routes
+	// than the ones the signature covers.
 	doc, err := schema.Decode(RoutingFile, data)
 	if err != nil {
 		return Route{}, roleRefusal(role, err.Error())
@@ -67,7 +76,7 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	obj, _ := doc.(map[string]any)
 	if obj != nil {
 		// The signature is judged before the shape: an unsigned or forged file says so plainly.
-		if err := Verify(obj, trust); err != nil {
+		if err := VerifyTrusting(obj, trust); err != nil {
 			return Route{}, roleRefusal(role, RoutingFile+" cannot be trusted: "+err.Error())
 		}
 	}
@@ -75,10 +84,10 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 		return Route{}, roleRefusal(role, "it does not fit spec/routing.schema.json: "+firstLine(err.Error()))
 	}
 	var r Routing
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := fromDoc(doc, &r); err != nil {
 		return Route{}, roleRefusal(role, err.Error())
 	}
-	record, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(r.Record.Path)))
+	record, err := untrusted.ReadFileIn(root, filepath.FromSlash(r.Record.Path), maxRecordBytes)
 	if err != nil {
 		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record it came from, %s, cannot be read", r.Record.Path))
 	}
@@ -98,7 +107,23 @@ func ResolveRole(v *schema.Validator, root string, trust []string, role string, 
 	case declared.Effort != "" && rr.Effort != declared.Effort:
 		return Route{}, roleRefusal(role, fmt.Sprintf("it was measured at effort %s, but the pack runs it at %s", rr.Effort, declared.Effort))
 	}
+	if err := CheckEarns(record, append(append([]string(nil), rr.Tasks...), declared.Tasks...)); err != nil {
+		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s cannot earn it: %v", r.Record.Path, err))
+	}
 	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
+}
+
+// maxRecordBytes bounds an A/B record read from a repository.
+const maxRecordBytes = 16 << 20
+
+// fromDoc turns an already decoded and checked document into v, so v holds exactly what was
+// checked.
+func fromDoc(doc any, v any) error {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }
 
 // SignRouting signs r and writes it to root/.locum/routing.json.
@@ -117,16 +142,20 @@ func SignRouting(root string, r Routing, sign func(map[string]any) error) error 
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(root, RoutingFile)
+	// A committed link at .locum/routing.json (or .locum) must not aim the write elsewhere.
+	file, err := untrusted.Confine(root, RoutingFile)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(file, out, 0o644)
+	return rails.WriteAtomic(file, out, 0o644)
 }
 
 // FileSHA256 is the lower-case hex SHA-256 of a file.
 func FileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := untrusted.ReadFile(path, maxRecordBytes)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +178,7 @@ func sha256Hex(b []byte) string {
 
 // WriteRouting derives the routing from a verified record and writes it signed.
 func WriteRouting(root, name string, routes map[string]RoutedRole, sign func(map[string]any) error) error {
-	data, err := os.ReadFile(RecordPath(root, name))
+	data, err := untrusted.ReadFileIn(root, RecordPath(root, name), maxRecordBytes)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package evals
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,14 +19,35 @@ import (
 )
 
 // workspaceWithRouting writes an A/B record and a routing file signed by a key made here.
-func workspaceWithRouting(t *testing.T, enabled bool) (root string, key ed25519.PrivateKey, trust []string) {
+func workspaceWithRouting(t testing.TB, enabled bool) (root string, key ed25519.PrivateKey, trust []string) {
+	t.Helper()
+	return workspaceWithRecord(t, enabled, recordBody(t, EarnK, nil))
+}
+
+// recordBody is the part of a record routing reads back: k and the fingerprints, the current ones
+// with changed applied.
+func recordBody(t testing.TB, k int, changed map[string]string) []byte {
+	t.Helper()
+	fps := map[string]string{}
+	for _, task := range Tasks() {
+		fps[task.ID] = task.Fingerprint()
+	}
+	for id, fp := range changed {
+		fps[id] = fp
+	}
+	data, err := json.Marshal(map[string]any{"k": k, "fingerprints": fps})
+	require.NoError(t, err)
+	return data
+}
+
+func workspaceWithRecord(t testing.TB, enabled bool, body []byte) (root string, key ed25519.PrivateKey, trust []string) {
 	t.Helper()
 	root = t.TempDir()
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	record := filepath.Join(root, ".locum", "evals", "ab", "local-worker.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(record), 0o755))
-	require.NoError(t, os.WriteFile(record, []byte(`{"k":5}`), 0o644))
+	require.NoError(t, os.WriteFile(record, body, 0o644))
 	sum, err := FileSHA256(record)
 	require.NoError(t, err)
 	var r Routing
@@ -99,6 +121,33 @@ func TestResolveRole(t *testing.T) {
 			assert.Contains(t, refusal.Error(), "--model ID")
 		})
 	}
+	// A signed, trusted routing file that enables a role still refuses it when the record it rests
+	// on could not earn it: too few turns, or a task whose prompt changed since.
+	thin := []struct {
+		name string
+		body func(t *testing.T) []byte
+		want string
+	}{
+		{"k below 5", func(t *testing.T) []byte { return recordBody(t, 1, nil) }, "cannot earn it: k=1: a record earns routing at k=5"},
+		{"prompt changed", func(t *testing.T) []byte {
+			return recordBody(t, EarnK, map[string]string{"code": strings.Repeat("0", 64)})
+		}, "cannot earn it: task code changed since capture"},
+		{"no fingerprints", func(t *testing.T) []byte { return []byte(`{"k":5}`) }, "task code changed since capture"},
+	}
+	for _, tc := range thin {
+		t.Run(tc.name, func(t *testing.T) {
+			root, _, own := workspaceWithRecord(t, true, tc.body(t))
+			_, err := ResolveRole(v, root, own, "code", code)
+			var refusal *runner.RefusalError
+			require.True(t, errors.As(err, &refusal), "got %v", err)
+			assert.Contains(t, refusal.Error(), tc.want)
+		})
+	}
+	t.Run("a changed prompt of another role's task", func(t *testing.T) {
+		root, _, own := workspaceWithRecord(t, true, recordBody(t, EarnK, map[string]string{"codify": strings.Repeat("0", 64)}))
+		_, err := ResolveRole(v, root, own, "code", code)
+		assert.NoError(t, err)
+	})
 	t.Run("effort other than the pack's", func(t *testing.T) {
 		root, _, own := workspaceWithRouting(t, true)
 		_, err := ResolveRole(v, root, own, "code", packs.Role{Effort: "high"})

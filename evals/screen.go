@@ -26,8 +26,9 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []runner.Step {
 			if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
 				return err
 			}
+			// Streamed like every mode, so the receipt splits prefill from decode.
 			res, err := r.Chat(ctx, "screen "+task.ID, runner.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int("max_output_tokens"),
-				Effort: s.String("effort"), Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+				Effort: s.String("effort"), Stream: true, Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
 			out := ScreenResult{Task: task.ID, Reply: string(rails.ClassAnswer)}
 			var reply *rails.ReplyError
 			switch {

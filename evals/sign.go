@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -43,6 +44,10 @@ func GenerateKey(file string) (string, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return "", err
+	}
+	// The folder too is the operator's alone (~/.config/locum on a fresh machine).
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", fmt.Errorf("the key's folder: %w", err)
 	}
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -114,11 +119,57 @@ var (
 	ErrBadSignature = errors.New("its signature does not match its contents: it was edited after signing, or signed by another key")
 )
 
-// UntrustedKeyError is a document signed by a key the workspace does not list.
-type UntrustedKeyError struct{ Key string }
+// UntrustedKeyError is a document signed by a key the trusted list does not name.
+type UntrustedKeyError struct {
+	Key string
+	// Keys says which list was asked, when it is not the workspace's trust.keys.
+	Keys *TrustedKeys
+}
 
 func (e *UntrustedKeyError) Error() string {
+	if e.Keys != nil {
+		msg := fmt.Sprintf("it is signed by %s, which %s does not list", e.Key, e.Keys.Where)
+		for _, k := range e.Keys.Vouched {
+			if pk, err := ParsePublicKey(k); err == nil {
+				if sk, err := ParsePublicKey(e.Key); err == nil && pk.Equal(sk) {
+					msg += "; the repository's .locum/workspace.json trusts it, but a repository cannot vouch for itself: if you accept its A/B records, add the key to trust_keys in your user config"
+					break
+				}
+			}
+		}
+		return msg
+	}
 	return fmt.Sprintf("it is signed by %s, which .locum/workspace.json does not list in trust.keys", e.Key)
+}
+
+// Trusts reports whether trusted lists the public half of key.
+func Trusts(trusted []string, key ed25519.PrivateKey) bool {
+	pub := key.Public().(ed25519.PublicKey)
+	for _, t := range trusted {
+		if k, err := ParsePublicKey(t); err == nil && k.Equal(pub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TrustedKeys are the keys whose signatures route a role on this machine, and where they come
+// from: the operator's (the user config), never a repository's own list.
+type TrustedKeys struct {
+	Keys  []string
+	Where string
+	// Vouched are keys a repository lists for itself; named in the refusal, never trusted.
+	Vouched []string
+}
+
+// VerifyTrusting is Verify against keys, with a refusal that says where the keys come from.
+func VerifyTrusting(doc map[string]any, keys TrustedKeys) error {
+	err := Verify(doc, keys.Keys)
+	var ue *UntrustedKeyError
+	if errors.As(err, &ue) && keys.Where != "" {
+		ue.Keys = &keys
+	}
+	return err
 }
 
 // Verify checks doc's signature and that its signer is one of trusted.

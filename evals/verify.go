@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Finding is one thing --verify found. A failure is exit 1; a note changes nothing.
@@ -58,7 +58,7 @@ func (v *Verification) note(format string, args ...any) {
 // render, and the routing file against a fresh derivation (checkRouting).
 func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles map[string]packs.Role, checkRouting bool) (*Verification, error) {
 	path := RecordPath(root, name)
-	data, err := os.ReadFile(path)
+	data, err := untrusted.ReadFileIn(root, path, maxRecordBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &MissingRecordError{Path: path}
 	}
@@ -100,7 +100,7 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 	for _, task := range tasks {
 		if fp := rec.Fingerprints[task.ID]; fp != task.Fingerprint() {
 			moved[task.ID] = true
-			v.note("task %s changed since capture (its fingerprint differs); verdicts are regraded under the predicates as they ship", task.ID)
+			v.fail("task %s changed since capture: its fingerprint (prompt, fixture and predicate) differs from the record's, so the record measured a prompt that no longer exists; routing it earned is refused until a new capture", task.ID)
 		}
 	}
 	for _, t := range rec.Turns {
@@ -142,7 +142,7 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 	if folded := FoldCells(rec.Turns); !sameCells(folded, rec.Cells) {
 		v.fail("the cells do not re-fold from the turns: recorded %s, re-folded %s", cellsText(rec.Cells), cellsText(folded))
 	}
-	register, err := os.ReadFile(RegisterPath(root, name))
+	register, err := untrusted.ReadFileIn(root, RegisterPath(root, name), maxRecordBytes)
 	switch {
 	case err != nil:
 		v.fail("the register %s cannot be read: %v", relTo(root, RegisterPath(root, name)), err)
@@ -157,7 +157,7 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 }
 
 func (v *Verification) checkRouting(sv *schema.Validator, root, recordRel string, recordData []byte, trust []string) {
-	data, err := os.ReadFile(filepath.Join(root, RoutingFile))
+	data, err := untrusted.ReadFileIn(root, RoutingFile, untrusted.ConfigCap)
 	if errors.Is(err, fs.ErrNotExist) {
 		v.note("%s does not exist; locum eval --write writes it", RoutingFile)
 		return

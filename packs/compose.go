@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Recipe is a verify recipe of the composition, named <category>/<name>:<id>, or workspace:<id>
@@ -26,8 +27,10 @@ type Recipe struct {
 type Composition struct {
 	Root      string
 	Workspace *Workspace // nil when the repository has no workspace file
-	Packs     []*Pack
-	Recipes   []Recipe
+	// User is the operator's config; nil when there is none or the caller did not load it.
+	User    *UserConfig
+	Packs   []*Pack
+	Recipes []Recipe
 }
 
 // Compose finds, validates and composes the packs of the workspace at root. Built-in packs are
@@ -83,10 +86,16 @@ func FindPack(v *schema.Validator, root, ref string) (*Pack, error) {
 	}
 	rel := filepath.Join(".locum", "packs", filepath.FromSlash(ref))
 	file := filepath.Join(root, rel, "pack.json")
-	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
 		return nil, &UnknownPackError{Ref: ref}
 	}
-	return LoadFile(v, file, filepath.Join(rel, "pack.json"))
+	// A pack folder, or its pack.json, that is a link out of the repository would compose a
+	// pack nobody committed.
+	real, err := untrusted.Confine(root, filepath.Join(rel, "pack.json"))
+	if err != nil {
+		return nil, err
+	}
+	return LoadFile(v, real, filepath.Join(rel, "pack.json"))
 }
 
 // composeRecipes names every recipe and refuses an id that two sources declare: a later one would

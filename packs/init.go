@@ -10,10 +10,30 @@ import (
 	"slices"
 
 	"github.com/locumdev/locum/schema"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // SkillInstallPath is where init installs the delegate-local skill for Claude Code.
 const SkillInstallPath = ".claude/skills/delegate-local/SKILL.md"
+
+// HostConfigPath is the project-scoped MCP host config init writes; Claude Code, Cursor and other
+// hosts read it at the repository root.
+const HostConfigPath = ".mcp.json"
+
+// hostConfig starts locum mcp from the repository root, where the host runs project servers.
+var hostConfig = []byte(`{
+  "mcpServers": {
+    "locum": {
+      "command": "locum",
+      "args": ["mcp"]
+    }
+  }
+}
+`)
+
+// maxHostConfig bounds the read of a .mcp.json already there: it is the repository's, not ours.
+const maxHostConfig = 256 << 10
 
 // InitAction says what init did with one file.
 type InitAction struct {
@@ -55,7 +75,57 @@ func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
 	if err != nil {
 		return nil, err
 	}
+	actions = append(actions, a)
+	if a, err = initHostConfig(root, force); err != nil {
+		return nil, err
+	}
 	return append(actions, a), nil
+}
+
+// initHostConfig writes .mcp.json with a locum server. A file that already runs locum mcp is
+// kept as it is, other servers and all; one that does not is refused with what to add, unless
+// force replaces it.
+func initHostConfig(root string, force bool) (InitAction, error) {
+	// The repository's file: regular, bounded, not a link out of the repository.
+	have, err := untrusted.ReadFileIn(root, HostConfigPath, maxHostConfig)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return writeOwned(root, HostConfigPath, hostConfig, force)
+	case err == nil && bytes.Equal(have, hostConfig):
+		return InitAction{File: HostConfigPath, Action: "unchanged"}, nil
+	case force:
+		// Replace the file (or a link in its place) without reading further what is there.
+		if err := writeFileAtomic(filepath.Join(root, HostConfigPath), hostConfig, 0o644); err != nil {
+			return InitAction{}, fmt.Errorf("%s: %w", HostConfigPath, err)
+		}
+		return InitAction{File: HostConfigPath, Action: "overwritten"}, nil
+	case err != nil:
+		return InitAction{}, refused("%v; fix it, or run locum init --force to replace it", err)
+	}
+	runs, err := runsLocumMCP(have)
+	if err != nil {
+		return InitAction{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
+	}
+	if runs {
+		return InitAction{File: HostConfigPath, Action: "kept", Note: "already runs locum mcp"}, nil
+	}
+	return InitAction{}, refused(`%s: /mcpServers/locum: does not run locum mcp; add "locum": {"command": "locum", "args": ["mcp"]} to /mcpServers, or run locum init --force to replace the file`, HostConfigPath)
+}
+
+// runsLocumMCP reports whether a host config's locum server runs `locum mcp`. A key given twice
+// is refused: two readers could take different ones.
+func runsLocumMCP(data []byte) (bool, error) {
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := untrusted.Unmarshal(data, &cfg); err != nil {
+		return false, err
+	}
+	srv, ok := cfg.MCPServers["locum"]
+	return ok && filepath.Base(srv.Command) == "locum" && len(srv.Args) > 0 && srv.Args[0] == "mcp", nil
 }
 
 func initWorkspace(v *schema.Validator, root string, force bool) (InitAction, error) {
@@ -88,8 +158,12 @@ func refused(format string, args ...any) error { return &refusal{msg: fmt.Sprint
 
 // writeOwned writes content to root/rel unless a different file is already there.
 func writeOwned(root, rel string, content []byte, force bool) (InitAction, error) {
-	file := filepath.Join(root, filepath.FromSlash(rel))
-	have, err := os.ReadFile(file)
+	// A committed link (.claude -> elsewhere) must not aim the write out of the repository.
+	file, err := untrusted.Confine(root, filepath.FromSlash(rel))
+	if err != nil {
+		return InitAction{}, err
+	}
+	have, err := untrusted.ReadFile(file, untrusted.ConfigCap)
 	switch {
 	case err == nil && bytes.Equal(have, content):
 		return InitAction{File: rel, Action: "unchanged"}, nil

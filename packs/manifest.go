@@ -14,6 +14,7 @@ import (
 
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/spec"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Manifest is a pack.json, as spec/pack.schema.json describes it.
@@ -134,9 +135,9 @@ func LoadFile(v *schema.Validator, file, display string) (*Pack, error) {
 		file = filepath.Join(file, "pack.json")
 		display = filepath.Join(display, "pack.json")
 	}
-	data, err := os.ReadFile(file)
+	data, err := untrusted.ReadFile(file, untrusted.ConfigCap)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", display, unwrapPathError(err))
+		return nil, fmt.Errorf("%s: %w", display, unwrapFileError(err))
 	}
 	abs, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
@@ -144,6 +145,19 @@ func LoadFile(v *schema.Validator, file, display string) (*Pack, error) {
 	}
 	ref := filepath.Base(filepath.Dir(abs)) + "/" + filepath.Base(abs)
 	return load(v, data, display, ref, abs, os.DirFS(abs))
+}
+
+// unwrapFileError keeps the reason of a file error, since the caller names the file already.
+func unwrapFileError(err error) error {
+	var fe *untrusted.FileError
+	if errors.As(err, &fe) {
+		return errors.New(fe.Reason)
+	}
+	var te *untrusted.TooLargeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("over %d bytes, the most locum reads of a manifest", te.Limit)
+	}
+	return unwrapPathError(err)
 }
 
 func unwrapPathError(err error) error {

@@ -10,13 +10,14 @@ import (
 )
 
 // Modes are the kinds of work a pack can declare.
-var Modes = []string{"transform", "summarize", "dedup", "eval"}
+var Modes = []string{"transform", "summarize", "dedup", "eval", "agent"}
 
 type valueKind int
 
 const (
-	kindCount  valueKind = iota // a whole number, at least 1
-	kindCosine                  // a plain decimal from -1 to 1
+	kindCount       valueKind = iota // a whole number, at least 1
+	kindCountOrZero                  // a whole number, 0 allowed
+	kindCosine                       // a plain decimal from -1 to 1
 	kindDuration
 	kindDurationOrZero // a duration where 0 means none
 	kindText
@@ -40,21 +41,27 @@ type keySpec struct {
 	// global settings come from the workspace's endpoint, not from per-mode defaults.
 	global bool
 	max    int64
-	doc    string
+	// repoMax is the most a repository's file (a pack, the workspace) may set; only the operator
+	// (user config, environment, flag) may go past it. 0: no such cap.
+	repoMax int64
+	doc     string
 }
 
 var keySpecs = []keySpec{
 	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
-	{key: "allow_remote", kind: kindBool, def: "false", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
-	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
-	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}, doc: "max_tokens sent with every request"},
-	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}, doc: "thinking cap: none, low, medium or high"},
-	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}, doc: "route to the model a signed A/B record earned for this role"},
+	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, doc: "max_tokens sent with every request"},
+	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
+	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
 	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, doc: "edit attempts before the verdict is red"},
 	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}, doc: "deadline for each run of the verify command"},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, doc: "deadline for each run of the verify command"},
+	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
 	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
@@ -177,7 +184,7 @@ func (e *ModeError) Error() string {
 type Lookup func(string) (string, bool)
 
 // Resolve gives every setting of mode its value, from (weakest first) the built-in default, each
-// composed pack in cascade order, the workspace, the LOCUM_* environment, and flags (keyed by
+// composed pack in cascade order, the workspace, the user config, the LOCUM_* environment, and flags (keyed by
 // flag name without dashes; only flags the user set). It is the one place settings resolve.
 //
 // The empty mode resolves only the settings every command shares (the endpoint).
@@ -208,8 +215,13 @@ func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) 
 			if spec.key == "base_url" && ws.Endpoint.BaseURL != "" {
 				set = Setting{Key: spec.key, Value: ws.Endpoint.BaseURL, Source: "workspace " + WorkspaceFile}
 			}
-			if spec.key == "allow_remote" && ws.Endpoint.AllowRemote != nil {
-				set = Setting{Key: spec.key, Value: strconv.FormatBool(*ws.Endpoint.AllowRemote), Source: "workspace " + WorkspaceFile}
+		}
+		if u := c.User; u != nil {
+			if spec.key == "base_url" && u.Endpoint.BaseURL != "" {
+				set = Setting{Key: spec.key, Value: u.Endpoint.BaseURL, Source: u.source()}
+			}
+			if spec.key == "allow_remote" && u.Endpoint.AllowRemote != nil {
+				set = Setting{Key: spec.key, Value: strconv.FormatBool(*u.Endpoint.AllowRemote), Source: u.source()}
 			}
 		}
 		if spec.env != "" {
@@ -223,6 +235,12 @@ func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) 
 		norm, err := spec.check(set.Value)
 		if err != nil {
 			return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value, Want: err.Error()}
+		}
+		if spec.repoMax > 0 && fromRepository(set.Source) {
+			if n, _ := strconv.ParseInt(norm, 10, 64); n > spec.repoMax {
+				return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value,
+					Want: fmt.Sprintf("a number up to %d when a file in the repository sets it; only the operator may raise it further (--%s or %s)", spec.repoMax, spec.flag, spec.env)}
+			}
 		}
 		set.Value = norm
 		out.items = append(out.items, set)
@@ -271,6 +289,15 @@ func (s keySpec) check(v string) (string, error) {
 		}
 		if s.max > 0 && n > s.max {
 			return "", fmt.Errorf("a whole number from 1 to %d", s.max)
+		}
+		return strconv.FormatInt(n, 10), nil
+	case kindCountOrZero:
+		if !wholeNumber.MatchString(v) {
+			return "", fmt.Errorf("a whole number")
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s.max > 0 && n > s.max {
+			return "", fmt.Errorf("a whole number from 0 to %d", s.max)
 		}
 		return strconv.FormatInt(n, 10), nil
 	case kindCosine:
@@ -347,4 +374,10 @@ func SettingFlags(mode string) []FlagSpec {
 		out = append(out, FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool})
 	}
 	return out
+}
+
+// fromRepository reports a setting that came from a file someone committed: a pack or the
+// workspace. Such a file may tune a rail within its cap, never widen it past.
+func fromRepository(source string) bool {
+	return strings.HasPrefix(source, "pack ") || strings.HasPrefix(source, "workspace ")
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // WorkspaceFile is where a repository keeps its workspace, relative to the root.
@@ -18,8 +19,7 @@ const WorkspaceFile = ".locum/workspace.json"
 type Workspace struct {
 	Packs    []string `json:"packs"`
 	Endpoint struct {
-		BaseURL     string `json:"base_url,omitempty"`
-		AllowRemote *bool  `json:"allow_remote,omitempty"`
+		BaseURL string `json:"base_url,omitempty"`
 	} `json:"endpoint"`
 	Overrides map[string]map[string]json.RawMessage `json:"overrides,omitempty"`
 	Trust     struct {
@@ -56,16 +56,18 @@ func FindRoot(dir string) (string, error) {
 }
 
 // LoadWorkspace reads root/.locum/workspace.json. A missing file is (nil, nil): the built-in
-// pack is then composed alone.
+// pack is then composed alone. The file is the repository's, so it is read as untrusted: a
+// regular file inside the repository (after symbolic links) of at most untrusted.ConfigCap bytes,
+// no key named twice, and nothing in it that only the operator may say.
 func LoadWorkspace(v *schema.Validator, root string) (*Workspace, error) {
-	data, err := os.ReadFile(filepath.Join(root, WorkspaceFile))
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(root, WorkspaceFile)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	data, err := untrusted.ReadFileIn(root, WorkspaceFile, untrusted.ConfigCap)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", WorkspaceFile, unwrapPathError(err))
+		return nil, err
 	}
-	if _, err := v.Validate(schema.Workspace, WorkspaceFile, data); err != nil {
+	if err := ValidateWorkspace(v, WorkspaceFile, data); err != nil {
 		return nil, err
 	}
 	var ws Workspace
@@ -73,4 +75,41 @@ func LoadWorkspace(v *schema.Validator, root string) (*Workspace, error) {
 		return nil, fmt.Errorf("%s: %w", WorkspaceFile, err)
 	}
 	return &ws, nil
+}
+
+// ValidateWorkspace checks a workspace file's bytes: JSON with no key named twice, nothing only
+// the operator may say, and the schema. file names it in messages.
+func ValidateWorkspace(v *schema.Validator, file string, data []byte) error {
+	doc, err := schema.Decode(file, data)
+	if err != nil {
+		return err
+	}
+	if p := operatorOnly(file, doc); p != nil {
+		return &schema.InvalidError{File: file, Problems: []schema.Problem{*p}}
+	}
+	return v.ValidateValue(schema.Workspace, file, doc)
+}
+
+// operatorOnly finds a setting in a repository's file that only the operator may give: leaving
+// loopback sends the repository's text off the machine, so a committed file never decides it.
+func operatorOnly(file string, doc any) *schema.Problem {
+	obj, _ := doc.(map[string]any)
+	ep, _ := obj["endpoint"].(map[string]any)
+	if _, ok := ep["allow_remote"]; ok {
+		return &schema.Problem{File: file, Pointer: "/endpoint/allow_remote", Message: AllowRemoteRefusal}
+	}
+	for mode, keys := range mapOf(obj["overrides"]) {
+		if _, ok := mapOf(keys)["allow_remote"]; ok {
+			return &schema.Problem{File: file, Pointer: "/overrides/" + mode + "/allow_remote", Message: AllowRemoteRefusal}
+		}
+	}
+	return nil
+}
+
+// AllowRemoteRefusal is what a repository's file that tries to leave loopback is told.
+const AllowRemoteRefusal = "allow_remote is the operator's: pass --allow-remote, set LOCUM_ALLOW_REMOTE=1, or set it in your user config; a file in the repository cannot"
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }

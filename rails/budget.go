@@ -7,18 +7,29 @@ import (
 	"io/fs"
 	"os"
 	"unicode/utf8"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // BudgetError is input over the byte ceiling. It is a refusal before any request.
 type BudgetError struct {
 	What  string // "prompt", or a file's name
-	Size  int64
+	Size  int64  // -1 when only "more than Limit" is known
 	Limit int64
+	// Remedy replaces the default advice (narrow the span with --lines).
+	Remedy string
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); narrow it with --lines A-B, or raise the budget only as far as the model's context holds",
-		e.What, e.Size, e.Limit)
+	remedy := e.Remedy
+	if remedy == "" {
+		remedy = "narrow it with --lines A-B"
+	}
+	if e.Size < 0 {
+		return fmt.Sprintf("%s is over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds", e.What, e.Limit, remedy)
+	}
+	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds",
+		e.What, e.Size, e.Limit, remedy)
 }
 
 // CheckBudget refuses size over limit.
@@ -36,7 +47,7 @@ type FileError struct {
 	Reason string
 }
 
-func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
+func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", untrusted.Escape(e.Path), e.Reason) }
 
 // ReadTextFile reads a UTF-8 text file under the budget: its size on disk is checked before it is
 // read, so an oversized file is refused without loading it, and its bytes are checked again after

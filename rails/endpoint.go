@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -56,6 +57,12 @@ func ParseEndpoint(raw string, allowRemote bool) (*url.URL, error) {
 	}
 	if strings.Contains(u.Host, "%") {
 		return fail("an IPv6 zone is not allowed in a base URL")
+	}
+	if port != "" {
+		// url.Parse takes any digits; a dialer would fail later with a less useful message.
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || (len(port) > 1 && port[0] == '0') {
+			return fail("port %s is not a port number from 1 to 65535", port)
+		}
 	}
 	if !allowRemote {
 		if reason := loopbackProblem(host); reason != "" {

@@ -5,75 +5,94 @@ package rails
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"time"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // The file guard keeps a transform's promise: the file ends as the edit that passed, or as the
-// original bytes and mode. Restoring on the way out covers errors and signals; the crash record
-// covers what a process cannot catch (SIGKILL, power loss): before the first write, the original
-// is recorded under the git directory, and the next locum start restores it.
+// original bytes, mode bits and owner. Restoring on the way out covers errors and signals; the
+// crash record covers what a process cannot catch (SIGKILL, power loss): before the first write,
+// the original is recorded under the rollback directory, and the next locum start restores it.
+// A record is authenticated with the operator's secret (see rollback.go), since the rollback
+// directory may be one a repository brought along.
 
-// CrashRecord is what the guard leaves under the rollback directory while a file is edited.
-type CrashRecord struct {
-	Path       string      `json:"path"`
-	Mode       fs.FileMode `json:"mode"`
-	Original   string      `json:"original_sha256"`
-	Written    string      `json:"written_sha256"`
-	PID        int         `json:"pid"`
-	Started    time.Time   `json:"started"`
-	RecordFile string      `json:"-"`
+// maxGuardedFile bounds the file a guard snapshots: a transform reads it whole to write it back.
+const maxGuardedFile = 64 << 20
+
+// FileMeta is what a restore puts back besides the bytes: the mode with its setuid, setgid and
+// sticky bits, and the owner. UID -1 leaves the owner to whoever writes the file.
+type FileMeta struct {
+	Mode fs.FileMode
+	UID  int
+	GID  int
+}
+
+func metaOf(st fs.FileInfo) FileMeta {
+	m := FileMeta{Mode: st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: -1, GID: -1}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		m.UID, m.GID = int(sys.Uid), int(sys.Gid)
+	}
+	return m
 }
 
 // FileGuard holds a file's original bytes while it is edited.
 type FileGuard struct {
 	path     string
 	original []byte
-	mode     fs.FileMode
-	dir      string // rollback directory; "" when no crash record is kept
+	meta     FileMeta
+	rb       Rollback
 	record   *CrashRecord
 	lock     *os.File
 	restored bool
 }
 
-// GuardFile snapshots path and, when rollbackDir is set, copies the original into the rollback
-// directory and locks that copy for as long as the guard lives, so a recovery started by another
-// locum process leaves a live edit alone. The crash record itself is written by the first Write,
-// since until then the file is untouched.
-func GuardFile(path string, rollbackDir string) (*FileGuard, error) {
+// GuardFile snapshots path and, when rb has a directory and a key, copies the original into the
+// rollback directory and locks that copy for as long as the guard lives, so a recovery started by
+// another locum process leaves a live edit alone. The crash record itself is written by the first
+// Write, since until then the file is untouched.
+func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(abs)
+	data, err := untrusted.ReadFile(abs, maxGuardedFile)
 	if err != nil {
 		return nil, err
 	}
-	g := &FileGuard{path: abs, original: data, mode: st.Mode().Perm(), dir: rollbackDir}
-	if rollbackDir == "" {
+	g := &FileGuard{path: abs, original: data, meta: metaOf(st), rb: rb}
+	if rb.Dir == "" || rb.Key == nil {
 		return g, nil
 	}
-	if err := os.MkdirAll(rollbackDir, 0o700); err != nil {
-		return nil, fmt.Errorf("rollback directory: %w", err)
+	if err := rb.makeDir(); err != nil {
+		return nil, err
 	}
-	base := filepath.Join(rollbackDir, recordName(abs))
-	if _, err := os.Stat(base + ".json"); err == nil {
+	base := filepath.Join(rb.Dir, recordName(abs))
+	if _, err := os.Lstat(base + ".json"); err == nil {
 		return nil, fmt.Errorf("%s already has a rollback record (%s): another locum run is editing it, or one was interrupted; run locum recover --list", path, base+".json")
 	}
-	lock, err := os.OpenFile(base+".orig", os.O_CREATE|os.O_RDWR, 0o600)
+	// O_NOFOLLOW and a single link: a copy planted as a link would make the snapshot overwrite
+	// whatever it points at.
+	lock, err := os.OpenFile(base+".orig", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("rollback copy: %w", err)
+	}
+	if st, err := lock.Stat(); err != nil || !st.Mode().IsRegular() || st.Sys().(*syscall.Stat_t).Nlink != 1 {
+		lock.Close()
+		return nil, fmt.Errorf("rollback copy %s is not a plain file of locum's; remove it", base+".orig")
 	}
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		lock.Close()
@@ -94,18 +113,21 @@ func GuardFile(path string, rollbackDir string) (*FileGuard, error) {
 		return nil, fmt.Errorf("rollback copy: %w", err)
 	}
 	sum := hash(data)
-	g.record = &CrashRecord{Path: abs, Mode: g.mode, Original: sum, Written: sum, PID: os.Getpid(), Started: time.Now().UTC(), RecordFile: base + ".json"}
+	g.record = &CrashRecord{
+		Version: recordVersion, Path: abs, Mode: uint32(g.meta.Mode), UID: g.meta.UID, GID: g.meta.GID, Size: int64(len(data)),
+		Original: sum, Written: sum, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RecordFile: base + ".json",
+	}
 	return g, nil
 }
 
 // Original is the file's bytes as they were.
 func (g *FileGuard) Original() []byte { return g.original }
 
-// Mode is the file's permission bits as they were.
-func (g *FileGuard) Mode() fs.FileMode { return g.mode }
+// Mode is the file's mode bits as they were, setuid, setgid and sticky included.
+func (g *FileGuard) Mode() fs.FileMode { return g.meta.Mode }
 
-// Write replaces the file atomically with content, keeping its mode. The crash record learns
-// the new content's hash first, so a crash between the two still restores.
+// Write replaces the file atomically with content, keeping its mode and owner. The crash record
+// learns the new content's hash first, so a crash between the two still restores.
 func (g *FileGuard) Write(content []byte) error {
 	if g.record != nil {
 		g.record.Written = hash(content)
@@ -114,20 +136,47 @@ func (g *FileGuard) Write(content []byte) error {
 		}
 	}
 	g.restored = false
-	return WriteAtomic(g.path, content, g.mode)
+	return writeAtomic(g.path, content, g.meta)
 }
 
-// Restore puts the original bytes and mode back, atomically.
+// RestoreError is a restore that did not put the original back. The rollback record and its copy
+// are kept, so `locum recover --restore` can try again once the cause is fixed.
+type RestoreError struct {
+	Path   string
+	Kept   string // the rollback copy that still holds the original; "" when none was kept
+	Reason error
+}
+
+func (e *RestoreError) Error() string {
+	msg := fmt.Sprintf("could not restore %s: %v", e.Path, e.Reason)
+	if e.Kept != "" {
+		msg += fmt.Sprintf("; the original is kept in %s: fix the cause, then run locum recover --restore %s", e.Kept, e.Path)
+	}
+	return msg
+}
+
+func (e *RestoreError) Unwrap() error { return e.Reason }
+
+// Restore puts the original bytes, mode and owner back, atomically, and reads the file back to
+// check it. Until that check passes the rollback copy stays.
 func (g *FileGuard) Restore() error {
-	if err := WriteAtomic(g.path, g.original, g.mode); err != nil {
-		return fmt.Errorf("restoring %s: %w", g.path, err)
+	err := writeAtomic(g.path, g.original, g.meta)
+	if err == nil {
+		err = checkRestored(g.path, hash(g.original))
+	}
+	if err != nil {
+		kept := ""
+		if g.record != nil && g.lock != nil {
+			kept = g.lock.Name()
+		}
+		return &RestoreError{Path: g.path, Kept: kept, Reason: err}
 	}
 	g.restored = true
 	return nil
 }
 
-// Release removes the crash record and its lock: the verdict is in and the file is as it should
-// stay.
+// Release removes the crash record and its copy: the verdict is in and the file is as it should
+// stay. After a failed Restore, call Keep instead.
 func (g *FileGuard) Release() {
 	if g.record != nil {
 		os.Remove(g.record.RecordFile)
@@ -140,9 +189,10 @@ func (g *FileGuard) Release() {
 	}
 }
 
-// Abandon drops the guard's lock and keeps its crash record, as a process killed mid-edit
-// would: the offline checks use it to prove that the next start restores the file.
-func (g *FileGuard) Abandon() {
+// Keep drops the guard's lock and keeps its crash record and copy, for the next start or
+// `locum recover` to restore: after a restore that failed, or (in the offline checks) to stand
+// for a process killed mid-edit.
+func (g *FileGuard) Keep() {
 	if g.lock != nil {
 		g.lock.Close()
 		g.lock = nil
@@ -151,11 +201,11 @@ func (g *FileGuard) Abandon() {
 }
 
 func (g *FileGuard) saveRecord() error {
-	data, err := json.MarshalIndent(g.record, "", "  ")
+	data, err := g.record.seal(g.rb.Key)
 	if err != nil {
 		return err
 	}
-	if err := WriteAtomic(g.record.RecordFile, data, 0o600); err != nil {
+	if err := writeAtomic(g.record.RecordFile, data, FileMeta{Mode: 0o600, UID: -1}); err != nil {
 		return fmt.Errorf("rollback record: %w", err)
 	}
 	return nil
@@ -164,6 +214,10 @@ func (g *FileGuard) saveRecord() error {
 // WriteAtomic writes content to path through a temporary file in the same directory and a
 // rename, with mode, and syncs it, so the path holds either the old bytes or the new.
 func WriteAtomic(path string, content []byte, mode fs.FileMode) error {
+	return writeAtomic(path, content, FileMeta{Mode: mode, UID: -1})
+}
+
+func writeAtomic(path string, content []byte, meta FileMeta) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".locum-*")
 	if err != nil {
 		return err
@@ -177,7 +231,13 @@ func WriteAtomic(path string, content []byte, mode fs.FileMode) error {
 	if _, err := tmp.Write(content); err != nil {
 		return fail(err)
 	}
-	if err := tmp.Chmod(mode); err != nil {
+	// The owner first: chown clears the setuid and setgid bits the chmod then sets.
+	if meta.UID >= 0 {
+		if err := tmp.Chown(meta.UID, meta.GID); err != nil && mayChown() {
+			return fail(err)
+		}
+	}
+	if err := tmp.Chmod(meta.Mode); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Sync(); err != nil {
@@ -193,6 +253,23 @@ func WriteAtomic(path string, content []byte, mode fs.FileMode) error {
 	return nil
 }
 
+// mayChown reports whether a failed chown is an error: root may give a file to anyone; anyone
+// else only keeps their own files theirs, and a group they are not in is refused, which is not
+// worth failing a restore for.
+func mayChown() bool { return os.Geteuid() == 0 }
+
+// checkRestored reads the file back and compares it with the original's hash.
+func checkRestored(path, want string) error {
+	data, err := untrusted.ReadFile(path, maxGuardedFile)
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	if hash(data) != want {
+		return errors.New("reading it back found other bytes than the original")
+	}
+	return nil
+}
+
 func hash(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
@@ -201,138 +278,4 @@ func hash(b []byte) string {
 func recordName(abs string) string {
 	s := sha256.Sum256([]byte(abs))
 	return hex.EncodeToString(s[:8])
-}
-
-// Recovery is what a locum start did, or could not do, about a record an interrupted run left.
-type Recovery struct {
-	Record CrashRecord
-	// Action: "restored" (the file held locum's edit and now holds the original), "cleared"
-	// (the file already held the original), "conflict" (the file changed since the crash; nothing
-	// was touched), "live" (another locum run holds it).
-	Action string
-}
-
-// ConflictError is a file that changed after an interrupted run: locum will not guess which
-// version to keep.
-type ConflictError struct {
-	Conflicts []Recovery
-}
-
-func (e *ConflictError) Error() string {
-	msg := ""
-	for i, c := range e.Conflicts {
-		if i > 0 {
-			msg += "\n"
-		}
-		msg += fmt.Sprintf("locum: %s was being edited by a run that was interrupted (pid %d, %s), and changed since; locum will not guess which version to keep",
-			c.Record.Path, c.Record.PID, c.Record.Started.Format(time.RFC3339))
-	}
-	return msg + "\nresolve it: locum recover --list, then locum recover --restore PATH (put the original back) or locum recover --discard PATH (keep the file as it is)"
-}
-
-// ListRecords reads the crash records in dir and says what recovery would do with each.
-func ListRecords(dir string) ([]Recovery, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Recovery
-	for _, e := range entries {
-		if filepath.Ext(e.Name()) != ".json" {
-			continue
-		}
-		file := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(file)
-		if err != nil {
-			continue
-		}
-		var rec CrashRecord
-		if json.Unmarshal(data, &rec) != nil {
-			continue
-		}
-		rec.RecordFile = file
-		out = append(out, Recovery{Record: rec, Action: classifyRecord(rec)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Record.Path < out[j].Record.Path })
-	return out, nil
-}
-
-func classifyRecord(rec CrashRecord) string {
-	base := rec.RecordFile[:len(rec.RecordFile)-len(".json")]
-	if lock, err := os.OpenFile(base+".orig", os.O_RDWR, 0); err == nil {
-		busy := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
-		if !busy {
-			_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-		}
-		lock.Close()
-		if busy {
-			return "live"
-		}
-	}
-	current, err := os.ReadFile(rec.Path)
-	switch {
-	case err != nil:
-		return "conflict"
-	case hash(current) == rec.Original:
-		return "cleared"
-	case hash(current) == rec.Written:
-		return "restored"
-	}
-	return "conflict"
-}
-
-// Recover restores every file an interrupted run left edited, clears records whose file already
-// holds the original, and leaves records of live runs alone. Files that changed since are left
-// untouched and returned in a *ConflictError.
-func Recover(dir string) ([]Recovery, error) {
-	recs, err := ListRecords(dir)
-	if err != nil {
-		return nil, err
-	}
-	var done []Recovery
-	var conflicts []Recovery
-	for _, r := range recs {
-		switch r.Action {
-		case "restored":
-			if err := RestoreRecord(r.Record); err != nil {
-				return done, err
-			}
-			done = append(done, r)
-		case "cleared":
-			DiscardRecord(r.Record)
-		case "conflict":
-			conflicts = append(conflicts, r)
-		}
-	}
-	if len(conflicts) > 0 {
-		return done, &ConflictError{Conflicts: conflicts}
-	}
-	return done, nil
-}
-
-// RestoreRecord puts a record's original bytes and mode back and removes the record.
-func RestoreRecord(rec CrashRecord) error {
-	base := rec.RecordFile[:len(rec.RecordFile)-len(".json")]
-	orig, err := os.ReadFile(base + ".orig")
-	if err != nil {
-		return fmt.Errorf("the original of %s is missing from the rollback record: %w", rec.Path, err)
-	}
-	if hash(orig) != rec.Original {
-		return fmt.Errorf("the rollback copy of %s does not match its recorded hash; restore it by hand from %s", rec.Path, base+".orig")
-	}
-	if err := WriteAtomic(rec.Path, orig, rec.Mode); err != nil {
-		return fmt.Errorf("restoring %s: %w", rec.Path, err)
-	}
-	DiscardRecord(rec)
-	return nil
-}
-
-// DiscardRecord removes a record, keeping the file as it is.
-func DiscardRecord(rec CrashRecord) {
-	base := rec.RecordFile[:len(rec.RecordFile)-len(".json")]
-	os.Remove(rec.RecordFile)
-	os.Remove(base + ".orig")
 }

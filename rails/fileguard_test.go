@@ -12,17 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func guarded(t *testing.T, content string, mode os.FileMode) (file, dir string) {
+func guarded(t *testing.T, content string, mode os.FileMode) (file string, dir Rollback) {
 	t.Helper()
-	root := t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
 	file = filepath.Join(root, "f.txt")
 	require.NoError(t, os.WriteFile(file, []byte(content), mode))
 	require.NoError(t, os.Chmod(file, mode))
-	return file, filepath.Join(root, ".git", "locum", "rollback")
+	key, err := LoadRollbackKey(filepath.Join(t.TempDir(), "state"), true)
+	require.NoError(t, err)
+	return file, Rollback{Dir: filepath.Join(root, ".git", "locum", "rollback"), Root: root, Key: key}
 }
 
 // crash simulates a process that died mid-edit: its lock is released, its record stays.
-func crash(g *FileGuard) { g.Abandon() }
+func crash(g *FileGuard) { g.Keep() }
 
 func TestGuardWriteAndRestoreKeepBytesAndMode(t *testing.T) {
 	file, dir := guarded(t, "a\r\nb\r\n", 0o751)
@@ -37,7 +40,7 @@ func TestGuardWriteAndRestoreKeepBytesAndMode(t *testing.T) {
 	assert.Equal(t, "a\r\nb\r\n", string(data))
 	st, _ = os.Stat(file)
 	assert.Equal(t, os.FileMode(0o751), st.Mode().Perm())
-	entries, _ := os.ReadDir(dir)
+	entries, _ := os.ReadDir(dir.Dir)
 	assert.Empty(t, entries, "the record is removed after the verdict")
 }
 
@@ -81,7 +84,7 @@ func TestRecoverLeavesAChangedFileAndSaysHow(t *testing.T) {
 
 	recs, _ := ListRecords(dir)
 	require.Len(t, recs, 1)
-	require.NoError(t, RestoreRecord(recs[0].Record))
+	require.NoError(t, RestoreRecord(recs[0]))
 	data, _ = os.ReadFile(file)
 	assert.Equal(t, "original\n", string(data))
 }

@@ -26,11 +26,14 @@ type ShellCommand struct {
 	Timeout time.Duration
 	// TailBytes is how much of the combined output to keep, from the end; 0 keeps 4 KiB.
 	TailBytes int
-	// Grace is how long the group has after SIGTERM before SIGKILL; 0 is 2 seconds.
+	// Grace is how long the group has after SIGTERM before SIGKILL; 0 is 1 second.
 	Grace time.Duration
 	// Stdout, when set, receives standard output (the tail then keeps standard error only).
 	Stdout io.Writer
 }
+
+// outputDrain is how long output may still arrive after the command has exited or been stopped.
+const outputDrain = 500 * time.Millisecond
 
 // ShellResult is how a command ended. Exactly one of these holds: it exited (Exited, ExitCode),
 // it was ended by a signal it did not expect (Signal), it ran out of time (TimedOut), or the
@@ -70,7 +73,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	}
 	grace := c.Grace
 	if grace == 0 {
-		grace = 2 * time.Second
+		grace = time.Second
 	}
 	runCtx := ctx
 	var cancel context.CancelFunc
@@ -90,6 +93,10 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A child that left the group (setsid) can hold the output pipe open for as long as it likes;
+	// Wait would wait for it. The command's own exit, or its stop, is the verdict: the pipe gets
+	// a short while after that to drain, then is closed.
+	cmd.WaitDelay = outputDrain
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return ShellResult{}, fmt.Errorf("starting %s: %w", c.describe(), err)
@@ -111,6 +118,9 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		}
 	}()
 	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited 0; only its leftover child kept the pipe
+	}
 	close(done)
 	<-stopped
 	// Children that outlive the shell would keep the file or the port the next attempt needs.

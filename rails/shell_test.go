@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,4 +108,53 @@ func assertGone(t *testing.T, pidFile string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("child %d still running", pid)
+}
+
+// A detached child that keeps the output pipe open must not keep the verdict waiting: before
+// WaitDelay, Wait waited for the pipe, so this ran into the timeout (or forever without one).
+func TestRunShellDoesNotWaitForADetachedChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	for _, tc := range []struct {
+		command string
+		code    int
+	}{
+		{"setsid sleep 60 & echo $! > " + pidFile + "; echo verdict; exit 1", 1},
+		{"setsid sleep 60 & echo $! > " + pidFile + "; exit 0", 0},
+	} {
+		res, err := RunShell(context.Background(), ShellCommand{Command: tc.command, Timeout: 30 * time.Second})
+		require.NoError(t, err)
+		assert.False(t, res.TimedOut, "the run waited for the detached child until its timeout")
+		assert.True(t, res.Exited)
+		assert.Equal(t, tc.code, res.ExitCode)
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+func TestRunShellStopsWithADetachedChildOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan ShellResult, 1)
+	go func() {
+		res, _ := RunShell(ctx, ShellCommand{Command: "setsid sleep 60 & echo $! > " + ready + ".tmp; mv " + ready + ".tmp " + ready + "; sleep 60"})
+		done <- res
+	}()
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	res := <-done
+	assert.True(t, res.Canceled)
+	data, _ := os.ReadFile(ready)
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }

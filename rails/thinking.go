@@ -3,6 +3,7 @@ package rails
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // ServerKind is which OpenAI-compatible server answers; each obeys a different thinking switch.
@@ -57,8 +58,14 @@ func ThinkingFields(kind ServerKind, effort string, m ModelThinking) map[string]
 	switch kind {
 	case Ollama:
 		switch {
-		case !m.Known || !m.Thinks:
-			// A plain model, or one we could not ask about: any switch would be a 400.
+		case !m.Known:
+			// A model we could not ask about: "none" is the one value every Ollama accepts for
+			// any model (a plain one included), so the cap still holds at none and low.
+			if off {
+				fields["reasoning_effort"] = "none"
+			}
+		case !m.Thinks:
+			// A plain model: any other value would be a 400.
 		case m.Levels:
 			fields["reasoning_effort"] = level
 		case off:
@@ -136,42 +143,65 @@ func Classify(r Reply) Classified {
 	return c
 }
 
-// StripThink removes <think>...</think> blocks from content and returns the rest and what was
-// inside them. An unclosed <think> swallows the remainder: the model was cut off mid-thought.
+// StripThink removes the think block that opens content and returns the rest and what was inside
+// it. Only an opening block is thinking: a <think> or </think> later in the reply is the answer's
+// own text (code that handles such tags), and reaches the mode unaltered. An unclosed opening
+// <think> swallows the remainder: the model was cut off mid-thought.
 func StripThink(content string) (answer, thinking string) {
-	var out, think strings.Builder
+	var think []string
 	rest := content
+	if !strings.HasPrefix(strings.TrimLeftFunc(rest, unicode.IsSpace), "<think>") {
+		// A template that opens the block in the prompt leaves the reply starting inside it,
+		// closed by a stray </think>. Text that already shows an answer's shape (a fence, an edit
+		// marker, an opening tag) before that tag is an answer quoting the tag, not thinking.
+		before, after, ok := strings.Cut(rest, "</think>")
+		if !ok || answerShaped(before) {
+			return content, ""
+		}
+		think = append(think, strings.TrimSpace(before))
+		rest = after
+	}
 	for {
-		i := strings.Index(rest, "<think>")
-		if i < 0 {
-			out.WriteString(rest)
+		body, ok := strings.CutPrefix(strings.TrimLeftFunc(rest, unicode.IsSpace), "<think>")
+		if !ok {
 			break
 		}
-		out.WriteString(rest[:i])
-		rest = rest[i+len("<think>"):]
-		j := strings.Index(rest, "</think>")
-		if j < 0 {
-			think.WriteString(rest)
-			break
+		inside, after, closed := strings.Cut(body, "</think>")
+		think = append(think, strings.TrimSpace(inside))
+		if !closed {
+			return "", strings.TrimSpace(strings.Join(think, "\n"))
 		}
-		think.WriteString(rest[:j])
-		think.WriteString("\n")
-		rest = rest[j+len("</think>"):]
+		rest = after
 	}
-	// A stray closing tag with no opening one: templates that open the block in the prompt.
-	answer = out.String()
-	if k := strings.Index(answer, "</think>"); k >= 0 {
-		think.WriteString(answer[:k])
-		answer = answer[k+len("</think>"):]
+	return strings.TrimLeft(rest, "\r\n"), strings.TrimSpace(strings.Join(think, "\n"))
+}
+
+func answerShaped(s string) bool {
+	for _, mark := range []string{"```", "~~~", "<<<<<<<", "<think>"} {
+		if strings.Contains(s, mark) {
+			return true
+		}
 	}
-	return strings.TrimLeft(answer, "\r\n"), strings.TrimSpace(think.String())
+	return false
 }
 
 // ReplyError is a reply that is not an answer. It is exit 2, with what to do.
 type ReplyError struct {
 	Class           ReplyClass
 	MaxOutputTokens int64
-	Detail          string
+	// Effort is the effort the request was sent with: advice to lower it is no advice at none.
+	Effort string
+	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
+	Narrow string
+	Detail string
+}
+
+// lessThinking is what to do about a model that thought instead of answering.
+func (e *ReplyError) lessThinking() string {
+	if e.Effort == "none" {
+		return "the model thinks even at --effort none: raise --max-output-tokens, or use a model that can answer without thinking"
+	}
+	return "lower --effort (try none) or raise --max-output-tokens"
 }
 
 func (e *ReplyError) Error() string {
@@ -183,11 +213,15 @@ func (e *ReplyError) Error() string {
 		}
 		return msg
 	case ClassThinkOnly:
-		return "the model only thought and gave no answer; lower --effort (try none) or raise --max-output-tokens"
+		return "the model only thought and gave no answer; " + e.lessThinking()
 	case ClassTruncated:
-		return fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens, or narrow the input with --lines", e.MaxOutputTokens)
+		msg := fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens", e.MaxOutputTokens)
+		if e.Narrow != "" {
+			msg += ", or narrow the input with " + e.Narrow
+		}
+		return msg
 	case ClassLostToThinking:
-		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; lower --effort (try none) or raise --max-output-tokens", e.MaxOutputTokens)
+		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; %s", e.MaxOutputTokens, e.lessThinking())
 	case ClassMalformed:
 		return "the server's reply is not a chat completion: " + e.Detail
 	}

@@ -1,6 +1,7 @@
 package rails
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,9 @@ func TestThinkingFields(t *testing.T) {
 		want   map[string]any
 	}{
 		{"ollama plain model gets nothing", Ollama, "low", plain, map[string]any{}},
-		{"ollama unknown model gets nothing", Ollama, "low", ModelThinking{}, map[string]any{}},
+		{"ollama unknown model at low gets none", Ollama, "low", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at none gets none", Ollama, "none", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at medium gets nothing", Ollama, "medium", ModelThinking{}, map[string]any{}},
 		{"ollama boolean thinker low", Ollama, "low", boolThinker, map[string]any{"reasoning_effort": "none"}},
 		{"ollama boolean thinker none", Ollama, "none", boolThinker, map[string]any{"reasoning_effort": "none"}},
 		{"ollama boolean thinker high", Ollama, "high", boolThinker, map[string]any{}},
@@ -72,18 +75,40 @@ func TestClassify(t *testing.T) {
 }
 
 func TestStripThink(t *testing.T) {
-	a, th := StripThink("x<think>a</think>y<think>b</think>z")
-	assert.Equal(t, "xyz", a)
-	assert.Equal(t, "a\nb", th)
-	a, th = StripThink("reasoning opened by the template</think>\nanswer")
-	assert.Equal(t, "answer", a)
-	assert.Equal(t, "reasoning opened by the template", th)
+	cases := []struct {
+		name, content, answer, thinking string
+	}{
+		{"opening block", "<think>a</think>\nanswer", "answer", "a"},
+		{"opening block after blank lines", "\n\n<think>a</think>answer", "answer", "a"},
+		{"only the opening block", "<think>a</think>y<think>b</think>z", "y<think>b</think>z", "a"},
+		{"back-to-back opening blocks", "<think>a</think>\n<think>b</think>z", "z", "a\nb"},
+		{"opened by the template", "reasoning opened by the template</think>\nanswer", "answer", "reasoning opened by the template"},
+		{"unclosed opening block", "<think>still going", "", "still going"},
+		{"a tag inside code is the answer's", "```go\nconst end = \"</think>\"\n```", "```go\nconst end = \"</think>\"\n```", ""},
+		{"a tag after an answer line", "Here it is:\n```\nx := strings.Index(s, \"<think>\")\ny := strings.Index(s, \"</think>\")\n```", "Here it is:\n```\nx := strings.Index(s, \"<think>\")\ny := strings.Index(s, \"</think>\")\n```", ""},
+		{"a tag in an edit block", "<<<<<<< SEARCH\na\n=======\n</think>\n>>>>>>> REPLACE", "<<<<<<< SEARCH\na\n=======\n</think>\n>>>>>>> REPLACE", ""},
+		{"no tags", "plain", "plain", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, th := StripThink(tc.content)
+			assert.Equal(t, tc.answer, a)
+			assert.Equal(t, tc.thinking, th)
+		})
+	}
 }
 
 func TestReplyErrorSaysWhatToDo(t *testing.T) {
 	assert.Contains(t, (&ReplyError{Class: ClassLostToThinking, MaxOutputTokens: 4096}).Error(), "lower --effort")
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "raise --max-output-tokens")
+	assert.NotContains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "--lines", "a mode without --lines is not told to use it")
+	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Narrow: "--lines"}).Error(), "narrow the input with --lines")
 	assert.Contains(t, (&ReplyError{Class: ClassThinkOnly}).Error(), "lower --effort")
+	for _, class := range []ReplyClass{ClassThinkOnly, ClassLostToThinking} {
+		msg := (&ReplyError{Class: class, MaxOutputTokens: 4096, Effort: "none"}).Error()
+		assert.NotContains(t, msg, "lower --effort", "no advice to lower an effort already at none")
+		assert.Contains(t, msg, "thinks even at --effort none")
+	}
 }
 
 func FuzzClassify(f *testing.F) {
@@ -93,7 +118,8 @@ func FuzzClassify(f *testing.F) {
 		c := Classify(Reply{Content: content, Reasoning: reasoning, FinishReason: finish})
 		if c.Class == ClassAnswer {
 			assert.NotEmpty(t, c.Answer)
-			assert.NotContains(t, c.Answer, "<think>")
+			assert.False(t, strings.HasPrefix(strings.TrimSpace(c.Answer), "<think>"), "an opening think block reached the answer")
+			assert.True(t, strings.HasSuffix(content, c.Answer), "the answer is not the reply's own text")
 		}
 	})
 }

@@ -40,6 +40,8 @@ type Config struct {
 	Transport http.RoundTripper
 	// Progress receives live progress lines of a streamed reply (a terminal); nil for none.
 	Progress io.Writer
+	// Observe, when set, hears a streamed reply grow.
+	Observe StreamObserver
 }
 
 // Client talks to one OpenAI-compatible server through the rails.
@@ -51,7 +53,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	server   *ServerInfo
-	thinking map[string]rails.ModelThinking
+	thinking map[string]knownThinking
 	// embedFloats: the server refused encoding_format base64, so ask it for JSON arrays.
 	embedFloats bool
 }
@@ -97,7 +99,7 @@ func NewClient(cfg Config) *Client {
 		http:       hc,
 		chat:       openai.NewChatCompletionService(opts...),
 		embeddings: openai.NewEmbeddingService(opts...),
-		thinking:   map[string]rails.ModelThinking{},
+		thinking:   map[string]knownThinking{},
 	}
 }
 
@@ -231,16 +233,17 @@ func (c *Client) getJSON(ctx context.Context, method, target string, body any, i
 	return res.Header, nil
 }
 
-// modelThinking asks Ollama, once per model and run, whether the model thinks and how.
-func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model string) rails.ModelThinking {
+// modelThinking asks Ollama, once per model and run, whether the model thinks and how. When it
+// cannot tell, the error says why, for the journal.
+func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model string) (rails.ModelThinking, error) {
 	if kind != rails.Ollama {
-		return rails.ModelThinking{}
+		return rails.ModelThinking{}, nil
 	}
 	c.mu.Lock()
 	m, ok := c.thinking[model]
 	c.mu.Unlock()
 	if ok {
-		return m
+		return m.ModelThinking, m.err
 	}
 	var show struct {
 		Capabilities []string `json:"capabilities"`
@@ -250,7 +253,8 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/api/show", map[string]string{"model": model}, &show); err == nil {
+	_, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/api/show", map[string]string{"model": model}, &show)
+	if err == nil {
 		m.Known = true
 		for _, capability := range show.Capabilities {
 			if capability == "thinking" {
@@ -260,8 +264,15 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 		fam := strings.ToLower(show.Details.Family + " " + model)
 		m.Levels = m.Thinks && (strings.Contains(fam, "gptoss") || strings.Contains(fam, "gpt-oss"))
 	}
+	m.err = err
 	c.mu.Lock()
 	c.thinking[model] = m
 	c.mu.Unlock()
-	return m
+	return m.ModelThinking, err
+}
+
+// knownThinking is a model's capabilities as asked, with the error when the asking failed.
+type knownThinking struct {
+	rails.ModelThinking
+	err error
 }

@@ -122,11 +122,11 @@ func TestChatSendsTheCapEachServerObeys(t *testing.T) {
 				s.On("POST", "/api/show", js(tc.show))
 			}
 			s.On("POST", "/v1/chat/completions", answer("ok"))
-			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "m", Effort: tc.effort, MaxTokens: 4096, Messages: []Message{{Role: "user", Content: "hi"}}})
+			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "m", Effort: tc.effort, MaxTokens: 1024, Messages: []Message{{Role: "user", Content: "hi"}}})
 			require.NoError(t, err)
 			assert.Equal(t, "ok", res.Answer)
 			body := sentBody(t, s)
-			assert.EqualValues(t, 4096, body["max_tokens"])
+			assert.EqualValues(t, 1024, body["max_tokens"])
 			assert.NotContains(t, body, "max_completion_tokens")
 			for k, v := range tc.want {
 				assert.Equal(t, v, body[k], k)

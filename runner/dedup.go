@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -15,10 +14,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // JournalPairs is how many of the top pairs the journal keeps; the count says how many there were.
@@ -224,6 +223,7 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
 		res, err := r.Client.Embed(ctx, model, inputs)
 		if err != nil {
+			r.AddUsage(Usage{}, 0)
 			return err
 		}
 		r.AddUsage(res.Usage, res.Elapsed)
@@ -309,7 +309,7 @@ func (c embeddingCache) get(text string) []float32 {
 	if c.dir == "" {
 		return nil
 	}
-	data, err := readSmallRegular(c.file(text), maxCachedVector)
+	data, err := untrusted.ReadFileIn(c.dir, c.file(text), maxCachedVector)
 	if err != nil || len(data) == 0 || len(data)%4 != 0 {
 		return nil
 	}
@@ -321,23 +321,6 @@ func (c embeddingCache) get(text string) []float32 {
 		}
 	}
 	return v
-}
-
-// readSmallRegular reads a regular file (a symlink is not followed) of at most limit bytes.
-func readSmallRegular(name string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > limit {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", name, limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // put stores a vector; a cache that cannot be written only costs the next run a request.

@@ -54,18 +54,20 @@ func (r LineRange) Within(n int) (LineRange, error) {
 	return r, nil
 }
 
-// Text is a file as lines, with what it takes to write it back byte for byte: its line ending,
-// whether it ends in one, and a byte-order mark.
+// Text is a file as lines, with what it takes to write it back byte for byte: each line's own
+// ending, and a byte-order mark.
 type Text struct {
-	Lines        []string
-	EOL          string // "\n" or "\r\n"
-	FinalNewline bool
-	BOM          bool
+	Lines []string
+	// Ends holds each line's ending: "\n", "\r\n", or "" for a last line without one.
+	Ends []string
+	EOL  string // the ending most lines use: "\n" or "\r\n"
+	BOM  bool
 }
 
 const bom = "\ufeff"
 
-// SplitText reads file content. The line ending is the one most lines use.
+// SplitText reads file content, keeping each line's ending so that lines an edit does not touch
+// are written back as they were, whatever the mix.
 func SplitText(content string) Text {
 	t := Text{EOL: "\n"}
 	if strings.HasPrefix(content, bom) {
@@ -76,44 +78,81 @@ func SplitText(content string) Text {
 	if lf := strings.Count(content, "\n"); crlf > 0 && crlf*2 >= lf {
 		t.EOL = "\r\n"
 	}
-	if content == "" {
-		return t
-	}
-	t.FinalNewline = strings.HasSuffix(content, "\n")
-	body := strings.TrimSuffix(content, "\n")
-	if t.EOL == "\r\n" {
-		body = strings.TrimSuffix(body, "\r")
-	}
-	for _, l := range strings.Split(body, "\n") {
-		if t.EOL == "\r\n" {
-			l = strings.TrimSuffix(l, "\r")
+	for content != "" {
+		line, rest, found := strings.Cut(content, "\n")
+		end := ""
+		if found {
+			end = "\n"
+			if strings.HasSuffix(line, "\r") {
+				line, end = line[:len(line)-1], "\r\n"
+			}
 		}
-		t.Lines = append(t.Lines, l)
+		t.Lines = append(t.Lines, line)
+		t.Ends = append(t.Ends, end)
+		content = rest
 	}
 	return t
 }
 
-// Join writes the text back with its own line ending, final newline and byte-order mark.
+// Join writes the text back with its own line endings and byte-order mark.
 func (t Text) Join() string {
 	var b strings.Builder
 	if t.BOM {
 		b.WriteString(bom)
 	}
-	b.WriteString(strings.Join(t.Lines, t.EOL))
-	if t.FinalNewline && len(t.Lines) > 0 {
-		b.WriteString(t.EOL)
+	for i, l := range t.Lines {
+		b.WriteString(l)
+		b.WriteString(t.Ends[i])
 	}
 	return b.String()
 }
 
-// Replace returns the text with lines start..end (1-based, inclusive) replaced by repl.
+// Replace returns the text with lines start..end (1-based, inclusive) replaced by repl. Lines
+// outside the span keep their bytes; the new lines take the ending the span used, and the file
+// keeps or lacks its final newline as before.
 func (t Text) Replace(start, end int, repl []string) Text {
+	eol := t.spanEOL(start, end)
 	out := t
-	out.Lines = make([]string, 0, len(t.Lines)-(end-start+1)+len(repl))
+	n := len(t.Lines) - (end - start + 1) + len(repl)
+	out.Lines = make([]string, 0, n)
+	out.Ends = make([]string, 0, n)
 	out.Lines = append(out.Lines, t.Lines[:start-1]...)
+	out.Ends = append(out.Ends, t.Ends[:start-1]...)
 	out.Lines = append(out.Lines, repl...)
+	for range repl {
+		out.Ends = append(out.Ends, eol)
+	}
 	out.Lines = append(out.Lines, t.Lines[end:]...)
+	out.Ends = append(out.Ends, t.Ends[end:]...)
+	for i := range out.Ends {
+		if out.Ends[i] == "" {
+			out.Ends[i] = eol
+		}
+	}
+	if len(out.Lines) > 0 && len(t.Lines) > 0 {
+		out.Ends[len(out.Ends)-1] = t.Ends[len(t.Ends)-1]
+	}
 	return out
+}
+
+// spanEOL is the ending most lines of the span use; the file's for an empty span or a tie.
+func (t Text) spanEOL(start, end int) string {
+	crlf, lf := 0, 0
+	for i := start - 1; i < end && i < len(t.Ends); i++ {
+		switch t.Ends[i] {
+		case "\r\n":
+			crlf++
+		case "\n":
+			lf++
+		}
+	}
+	switch {
+	case crlf > lf:
+		return "\r\n"
+	case lf > crlf:
+		return "\n"
+	}
+	return t.EOL
 }
 
 // EditError is a reply locum could not turn into an edit: a failed attempt, fed back to the

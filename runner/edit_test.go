@@ -67,6 +67,54 @@ func TestTextRoundTrips(t *testing.T) {
 	assert.Equal(t, "\ufeffX\ny", bomText.Replace(1, 1, []string{"X"}).Join())
 }
 
+// A kept edit changes the span's bytes only: in a file of mixed line endings, every line outside
+// the span is written back byte for byte, and the new lines take the span's own ending.
+func TestReplaceKeepsLineEndingsOutsideTheSpan(t *testing.T) {
+	cases := []struct {
+		name, content string
+		start, end    int
+		repl          []string
+		want          string
+	}{
+		{"crlf file, an lf line after the span", "a\r\nb\r\nc\nd\r\n", 2, 2, []string{"B"}, "a\r\nB\r\nc\nd\r\n"},
+		{"crlf file, an lf line before the span", "a\nb\r\nc\r\nd\r\n", 3, 3, []string{"C1", "C2"}, "a\nb\r\nC1\r\nC2\r\nd\r\n"},
+		{"crlf file, a span of lf lines", "a\r\nb\nc\nd\r\ne\r\nf\r\n", 2, 3, []string{"X", "Y", "Z"}, "a\r\nX\nY\nZ\nd\r\ne\r\nf\r\n"},
+		{"lf file, a crlf line kept", "a\nb\r\nc\nd\n", 3, 3, []string{"C"}, "a\nb\r\nC\nd\n"},
+		{"last line without a newline", "a\r\nb\r\nc", 3, 3, []string{"C", "D"}, "a\r\nb\r\nC\r\nD"},
+		{"last line deleted", "a\nb", 2, 2, nil, "a"},
+		{"insert after the last line", "a\nb\n", 3, 2, []string{"c"}, "a\nb\nc\n"},
+		{"whole file", "a\r\nb\n", 1, 2, []string{"x"}, "x\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, SplitText(tc.content).Replace(tc.start, tc.end, tc.repl).Join())
+		})
+	}
+}
+
+func FuzzTextReplace(f *testing.F) {
+	f.Add("a\r\nb\nc\r\n", 2, "X\nY")
+	f.Fuzz(func(t *testing.T, content string, line int, repl string) {
+		txt := SplitText(content)
+		if len(txt.Lines) == 0 || line < 1 || line > len(txt.Lines) {
+			return
+		}
+		if txt.Join() != content {
+			t.Fatalf("%q does not round-trip", content)
+		}
+		same := txt.Replace(line, line, []string{txt.Lines[line-1]}).Join()
+		if same != content {
+			t.Fatalf("replacing line %d of %q with itself gave %q", line, content, same)
+		}
+		out := SplitText(txt.Replace(line, line, strings.Split(strings.ReplaceAll(repl, "\r", ""), "\n")).Join())
+		for i := 0; i < line-1 && i < len(out.Lines); i++ {
+			if out.Lines[i] != txt.Lines[i] || out.Ends[i] != txt.Ends[i] {
+				t.Fatalf("line %d before the span changed", i+1)
+			}
+		}
+	})
+}
+
 func TestSpanReplacement(t *testing.T) {
 	cases := []struct {
 		name, reply string

@@ -2,10 +2,13 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -36,6 +39,8 @@ type RunSpec struct {
 	// Stderr receives warnings; Progress, when set, live progress of a streamed reply.
 	Stderr   io.Writer
 	Progress io.Writer
+	// Observer, when set, hears each stage of the run as it happens (prefill, decode, verify).
+	Observer Observer
 	// Dial replaces the loopback dialer; Transport replaces the network (offline checks).
 	Dial      rails.DialFunc
 	Transport http.RoundTripper
@@ -48,20 +53,24 @@ type Run struct {
 	Journal *Journal
 	Client  *Client
 
-	attempts    int
-	attemptsSet bool
-	in, out     int64
-	inKnown     bool
-	outKnown    bool
-	ttft        time.Duration
-	ttftKnown   bool
-	elapsed     time.Duration
-	calls       int
-	details     map[string]any
+	// calls counts the requests sent to the model (a chat, an embedding batch), whatever their
+	// outcome: the receipt's attempts in every mode.
+	calls     int
+	in, out   int64
+	inKnown   bool
+	outKnown  bool
+	ttft      time.Duration
+	ttftKnown bool
+	elapsed   time.Duration
+	// decodeTokens and decodeTime sum the decodes that were timed (see Decode).
+	decodeTokens int64
+	decodeTime   time.Duration
+	details      map[string]any
 	// journalDetails replace details in the journal's run_end, where the whole value would be
 	// too large to keep (a million dedup pairs).
 	journalDetails map[string]any
 	guards         []guard
+	step           string // the step of the request in flight, for progress
 }
 
 type guard struct {
@@ -89,9 +98,6 @@ func (r *Run) JournalDetail(key string, v any) {
 // Event appends a mode event to the journal.
 func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, fields) }
 
-// SetAttempts overrides the attempts figure (a transform counts its edit attempts).
-func (r *Run) SetAttempts(n int) { r.attempts, r.attemptsSet = n, true }
-
 // Connect checks the endpoint against the loopback rail and makes the client. It is the step
 // every mode that talks to a model runs first, so a refused endpoint is refused before any
 // request.
@@ -109,8 +115,19 @@ func (r *Run) Connect() error {
 		Dial:              r.Spec.Dial,
 		Transport:         r.Spec.Transport,
 		Progress:          r.Spec.Progress,
+		Observe:           r.streamObserver(),
 	})
 	return nil
+}
+
+// streamObserver forwards a streamed reply's growth to the run's observer.
+func (r *Run) streamObserver() StreamObserver {
+	if r.Spec.Observer == nil {
+		return nil
+	}
+	return func(chars, deltas int, elapsed time.Duration) {
+		r.observe(ProgressEvent{Stage: StageDecode, Step: r.step, Chars: chars, Deltas: deltas, Elapsed: elapsed})
+	}
 }
 
 // Chat sends one chat request through the run's client, journalling the request and the reply
@@ -121,23 +138,36 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 		size += len(m.Content)
 	}
 	r.Journal.Event("request", map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
-		"max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
-	res, err := r.Client.Chat(ctx, req)
-	r.calls++
-	if !r.attemptsSet {
-		r.attempts = r.calls
+		"prompt_sha256": promptHash(req.Messages), "max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
+	// A probe that fails, or a prompt refused for the context, sends no chat request: it is not
+	// an attempt.
+	if _, err := r.Client.Probe(ctx); err != nil {
+		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		return nil, err
 	}
+	r.step = step
+	r.observe(ProgressEvent{Stage: StagePrefill, Step: step})
+	res, err := r.Client.Chat(ctx, req)
+	var refused *ContextError
+	if errors.As(err, &refused) {
+		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		return nil, err
+	}
+	r.calls++
 	if res == nil {
 		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err)})
 		return nil, err
 	}
 	r.add(res)
+	if res.CapabilitiesError != "" {
+		r.Journal.Event("capabilities", map[string]any{"step": step, "model": req.Model, "capabilities": "unknown", "error": res.CapabilitiesError})
+	}
 	r.Journal.Event("reply", map[string]any{
 		"step": step, "class": res.Class, "finish_reason": res.FinishReason,
 		"in_tokens": res.Usage.In, "out_tokens": res.Usage.Out,
 		"answer_bytes": len(res.Answer), "thinking_bytes": len(res.Thinking), "response_bytes": res.Bytes,
 		"ttft_ms": msOrNil(res.TTFT, res.Streamed), "elapsed_ms": res.Elapsed.Milliseconds(),
-		"thinking_switch": res.Sent, "answer": capText(res.Answer, 16<<10), "error": errString(err),
+		"thinking_switch": res.Sent, "prompt_fit": res.Fit, "answer": capText(res.Answer, 16<<10), "error": errString(err),
 	})
 	return res, err
 }
@@ -145,32 +175,42 @@ func (r *Run) Chat(ctx context.Context, step string, req ChatRequest) (*ChatResu
 func (r *Run) add(res *ChatResult) {
 	first := r.calls == 1
 	if res.Usage.In != nil && (first || r.inKnown) {
-		r.in += *res.Usage.In
+		r.in = saturatingAdd(r.in, *res.Usage.In)
 		r.inKnown = true
 	} else {
 		r.inKnown = false
 	}
 	if res.Usage.Out != nil && (first || r.outKnown) {
-		r.out += *res.Usage.Out
+		r.out = saturatingAdd(r.out, *res.Usage.Out)
 		r.outKnown = true
 	} else {
 		r.outKnown = false
 	}
-	if res.Streamed && res.TTFT > 0 && (first || r.ttftKnown) {
-		r.ttft += res.TTFT
-		r.ttftKnown = true
-	} else {
-		r.ttftKnown = false
+	// The time to first token is the first attempt's: a retry's prefill reuses the server's
+	// cache and says nothing about the first wait. The journal has each attempt's.
+	if first && res.Streamed && res.TTFT > 0 {
+		r.ttft, r.ttftKnown = res.TTFT, true
+	}
+	if d := res.Decode; d != nil {
+		r.decodeTokens = saturatingAdd(r.decodeTokens, d.Tokens)
+		r.decodeTime += d.Time
 	}
 	r.elapsed += res.Elapsed
 }
 
-// AddUsage adds the figures of a request the run made outside Chat (an embedding batch).
+// saturatingAdd adds two non-negative counts, stopping at the largest int64 rather than
+// wrapping to a negative figure.
+func saturatingAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// AddUsage adds the figures of a request the run made outside Chat (an embedding batch); a
+// request that failed is counted too, with no usage.
 func (r *Run) AddUsage(u Usage, elapsed time.Duration) {
 	r.calls++
-	if !r.attemptsSet {
-		r.attempts = r.calls
-	}
 	r.add(&ChatResult{Usage: u, Elapsed: elapsed})
 }
 
@@ -186,7 +226,7 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	if spec.Settings != nil {
 		settings = spec.Settings.All()
 	}
-	run.Journal.Event("run_start", map[string]any{"mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
+	run.Journal.Event("run_start", map[string]any{"journal_version": JournalVersion, "mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
 		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root})
 
 	err := run.steps(ctx, steps)
@@ -274,7 +314,7 @@ func runGuard(g guard) (err error) {
 
 func (r *Run) result(err error) *Result {
 	status, kind, code := Classify(err)
-	res := &Result{Status: status, Mode: r.Spec.Mode, RunID: r.ID, Attempts: r.attempts, TimeMs: r.elapsed.Milliseconds(),
+	res := &Result{Status: status, Mode: r.Spec.Mode, RunID: r.ID, Attempts: r.calls, TimeMs: r.elapsed.Milliseconds(),
 		Spend: "$0.00", ExitCode: code, Details: r.details}
 	if r.Spec.Model != "" {
 		res.Model = &r.Spec.Model
@@ -283,23 +323,19 @@ func (r *Run) result(err error) *Result {
 		res.Routing = &r.Spec.Routing
 	}
 	if r.calls > 0 {
-		if r.inKnown {
+		if r.inKnown && plausibleTokens(r.in) {
 			res.In = &r.in
 		}
-		if r.outKnown {
+		if r.outKnown && plausibleTokens(r.out) {
 			res.Out = &r.out
 		}
 		if r.ttftKnown {
 			ms := r.ttft.Milliseconds()
 			res.TTFTms = &ms
 		}
-		if r.outKnown {
-			decode := r.elapsed
-			if r.ttftKnown {
-				decode -= r.ttft
-			}
-			if decode > 0 {
-				rate := float64(r.out) / decode.Seconds()
+		if r.decodeTime > 0 && plausibleTokens(r.decodeTokens) {
+			rate := float64(r.decodeTokens) / r.decodeTime.Seconds()
+			if rate <= maxPlausibleRate {
 				res.Rate = &rate
 			}
 		}
@@ -314,6 +350,24 @@ func (r *Run) result(err error) *Result {
 		res.Details = nil
 	}
 	return res
+}
+
+// maxTokens and maxPlausibleRate bound the figures a receipt prints: beyond them a server's
+// figure is nonsense (an overflowed counter), printed as ? rather than as a number.
+const (
+	maxTokens        = 1 << 40
+	maxPlausibleRate = 1e6
+)
+
+func plausibleTokens(n int64) bool { return n >= 0 && n < maxTokens }
+
+// promptHash lets two runs' prompts be compared without the journal holding them.
+func promptHash(msgs []Message) string {
+	h := sha256.New()
+	for _, m := range msgs {
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", m.Role, len(m.Content), m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func msOrNil(d time.Duration, known bool) any {

@@ -74,7 +74,7 @@ func TestExecuteOK(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Equal(t, StatusOK, res.Status)
 	assert.Equal(t, 0, res.ExitCode)
-	assert.Regexp(t, `^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 in=12t out=3t ttft=\? time=\d+ms rate=[0-9.]+t/s spend=\$0\.00$`, res.Receipt())
+	assert.Regexp(t, `^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 in=12t out=3t ttft=\? time=\d+ms rate=\? spend=\$0\.00$`, res.Receipt())
 
 	data, err := json.Marshal(res)
 	require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestGuardsRunOnceOnEveryPath(t *testing.T) {
 
 func TestReceiptUnknownFigures(t *testing.T) {
 	r := &Result{Status: StatusOK, Mode: "dedup", Attempts: 1, TimeMs: 12, Spend: "$0.00"}
-	assert.Equal(t, "OK mode=dedup model=? attempts=1 in=? out=? ttft=? time=12ms rate=? spend=$0.00", r.Receipt())
+	assert.Equal(t, "OK mode=dedup model=? requests=1 in=? out=? ttft=? time=12ms rate=? spend=$0.00", r.Receipt())
 }
 
 func TestJournalWhereGitKeepsIt(t *testing.T) {
@@ -214,8 +214,11 @@ func TestJournalWhereGitKeepsIt(t *testing.T) {
 	assert.Equal(t, filepath.Join(root, ".git", "locum", "runs"), dir)
 
 	wt := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "worktrees", "x"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "worktrees", "x", "HEAD"), []byte("ref: refs/heads/x\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(root, ".git", "worktrees", "x")+"\n"), 0o644))
-	assert.Equal(t, filepath.Join(root, ".git", "worktrees", "x", "locum", "runs"), GitPath(wt, "locum/runs"))
+	real, _ := filepath.EvalSymlinks(filepath.Join(root, ".git", "worktrees", "x"))
+	assert.Equal(t, filepath.Join(real, "locum", "runs"), GitPath(wt, "locum/runs"))
 
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
 	dir, err = RunsDir(t.TempDir())
@@ -244,4 +247,55 @@ func TestListAndReadRuns(t *testing.T) {
 	assert.ErrorContains(t, err, "names 2 runs")
 	_, _, err = ReadRun(dir, "nope")
 	assert.ErrorContains(t, err, "no run")
+}
+
+// A git directory the repository could have brought along is not written in: a .git file naming
+// a committed folder, a .git that is a link, a locum folder inside .git that links out, a gitdir
+// with no HEAD.
+func TestGitPathRefusesWhatARepositoryCouldPlant(t *testing.T) {
+	outside := t.TempDir()
+
+	committed := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(committed, "g"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(committed, "g", "HEAD"), []byte("ref: x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(committed, ".git"), []byte("gitdir: g\n"), 0o644))
+	assert.Empty(t, GitPath(committed, "locum/runs"))
+
+	noHead := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(noHead, ".git"), []byte("gitdir: "+outside+"\n"), 0o644))
+	assert.Empty(t, GitPath(noHead, "locum/runs"))
+
+	linked := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(linked, ".git")))
+	assert.Empty(t, GitPath(linked, "locum/runs"))
+
+	inner := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(inner, ".git"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(inner, ".git", "locum")))
+	assert.Empty(t, GitPath(inner, "locum/runs"))
+	assert.NotEqual(t, filepath.Join(outside, "rollback"), RollbackDir(inner))
+
+	// Outside a git repository, a .locum that links out is not written in either.
+	plain := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(plain, ".locum")))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	assert.True(t, strings.HasPrefix(RollbackDir(plain), filepath.Join(os.Getenv("XDG_STATE_HOME"), "locum", "repos")), RollbackDir(plain))
+}
+
+// Every part of a journal line shown on the terminal is escaped: its time, its event name, its
+// keys and its values, nested ones too.
+func TestEventLineEscapesEveryPart(t *testing.T) {
+	line := EventLine(map[string]any{
+		"ts":         "2026-01-01T00:00:\x1b[31mREDX",
+		"event":      "\x1b]0;pwned\x07evt\nFORGED line",
+		"\x1b[2Jkey": "v",
+		"nested":     map[string]any{"x": "a\u202eb\u0085"},
+		"plain":      "value\nnext",
+		"run":        "r",
+	})
+	assert.NotContains(t, line, "\x1b")
+	assert.NotContains(t, line, "\x07")
+	assert.NotContains(t, line, "\n")
+	assert.NotContains(t, line, "\u202e")
+	assert.NotContains(t, line, "\u0085")
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // HTTPError is a server that answered with an HTTP error status.
@@ -17,12 +19,17 @@ type HTTPError struct {
 	Method, URL string
 	Status      int
 	Message     string // the server's own error message, when it gave one
+	Hint        string // what to do, when locum can tell
 }
 
 func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("the server answered HTTP %d to %s %s", e.Status, e.Method, e.URL)
 	if e.Message != "" {
-		msg += ": " + e.Message
+		// One line, whatever the server put in it.
+		msg += ": " + untrusted.Escape(e.Message)
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
 	}
 	return msg
 }
@@ -34,7 +41,27 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("no server answers at %s (%v); start one (LM Studio: lms server start; Ollama: ollama serve) or point --base-url at it", e.URL, rootCause(e.Err))
+	return fmt.Sprintf("no server answers at %s (%v); start one (%s) or point --base-url at it", e.URL, rootCause(e.Err), strings.Join(StartCommands(e.URL), ", or "))
+}
+
+// StartCommands names what starts the server that usually listens on the endpoint's port, or
+// each server's command when the port is no server's own.
+func StartCommands(endpoint string) []string {
+	port := ""
+	if u, err := url.Parse(endpoint); err == nil {
+		port = u.Port()
+	}
+	switch port {
+	case "11434":
+		return []string{"ollama serve"}
+	case "8080":
+		return []string{"llama-server -m MODEL.gguf"}
+	case "1234":
+		return []string{"lms server start"}
+	case "8000":
+		return []string{"vllm serve MODEL"}
+	}
+	return []string{"lms server start", "ollama serve", "llama-server -m MODEL.gguf"}
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -65,6 +92,9 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
+	if e.What == probeLimit {
+		return fmt.Sprintf("the server did not list its models within %s (%s, not --timeout); it may be loading a model or stuck: check it, then retry", e.After, e.What)
+	}
 	if e.What == "--first-token-timeout" {
 		return fmt.Sprintf("no first token within %s (%s): the server may be dead, or the prefill longer than allowed; raise %s or check the server", e.After, e.What, e.What)
 	}

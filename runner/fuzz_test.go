@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -24,6 +26,22 @@ func FuzzDecodeChat(f *testing.F) {
 		}
 		if res.Usage.In != nil && *res.Usage.In < 0 {
 			t.Fatal("a negative token count")
+		}
+	})
+}
+
+// FuzzRepairNonFinite feeds untrusted bodies to the NaN repair: it never changes a body that is
+// already JSON, and what it changes outside strings is only a value turned null.
+func FuzzRepairNonFinite(f *testing.F) {
+	f.Add([]byte(`{"a":NaN,"s":"b: Infinity"}`))
+	f.Add([]byte(`{"a":[1,-Infinity],"s":"\\\": NaN"}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fixed, changed := repairNonFinite(raw)
+		if json.Valid(raw) && changed {
+			t.Fatalf("changed valid JSON %q to %q", raw, fixed)
+		}
+		if !changed && !bytes.Equal(raw, fixed) {
+			t.Fatalf("reported no change but changed %q to %q", raw, fixed)
 		}
 	})
 }

@@ -3,45 +3,96 @@ package runner
 import (
 	"bufio"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
-// starting git: the .git directory, or for a worktree the directory its .git file points to. It
-// returns "" when root is not a git repository. (Paths git shares between worktrees, such as
-// refs/, are not asked for here.)
+// starting git: a path under the .git directory, or for a worktree or submodule under the
+// directory its .git file points to. It returns "" when there is no git directory locum can
+// trust to write in: the repository may have come as an archive with a .git of its own making.
+// So a .git that is a link is not used; a .git file is used only when it points outside the
+// working tree (never at a committed folder) to a directory with a HEAD; and the path returned
+// stays inside the git directory after symbolic links. (Paths git shares between worktrees, such
+// as refs/, are not asked for here.)
 func GitPath(root, rel string) string {
-	dotgit := filepath.Join(root, ".git")
-	st, err := os.Stat(dotgit)
+	dir := trustedGitDir(root)
+	if dir == "" {
+		return ""
+	}
+	p, err := untrusted.Confine(dir, filepath.FromSlash(rel))
 	if err != nil {
 		return ""
 	}
-	dir := dotgit
-	if !st.IsDir() {
-		data, err := os.ReadFile(dotgit)
-		if err != nil {
-			return ""
-		}
-		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-		if !ok {
-			return ""
-		}
-		dir = strings.TrimSpace(target)
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(root, dir)
-		}
+	return p
+}
+
+func trustedGitDir(root string) string {
+	dotgit := filepath.Join(root, ".git")
+	st, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return ""
+	case st.IsDir():
+		return dotgit
+	case !st.Mode().IsRegular():
+		return ""
 	}
-	return filepath.Join(dir, filepath.FromSlash(rel))
+	data, err := untrusted.ReadFile(dotgit, 4096)
+	if err != nil {
+		return ""
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	dir := strings.TrimSpace(target)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	if realRoot, err := filepath.EvalSymlinks(root); err != nil {
+		return ""
+	} else if rel, err := filepath.Rel(realRoot, real); err == nil && filepath.IsLocal(rel) {
+		return "" // a folder of the working tree: committed, not git's
+	}
+	if head, err := os.Lstat(filepath.Join(real, "HEAD")); err != nil || !head.Mode().IsRegular() {
+		return ""
+	}
+	return real
+}
+
+// RepoStateDir is where locum keeps what it writes for a repository when it has no git directory
+// it can trust: root/.locum/rel, if that stays inside the repository after symbolic links, else
+// the operator's state directory, keyed by the repository's path.
+func RepoStateDir(root, rel string) string {
+	if p, err := untrusted.Confine(root, filepath.Join(".locum", filepath.FromSlash(rel))); err == nil {
+		return p
+	}
+	dirs, err := packs.FindUserDirs(nil)
+	if err != nil {
+		return filepath.Join(os.TempDir(), "locum-"+strconv.Itoa(os.Getuid()), rel)
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dirs.State, "repos", hex.EncodeToString(sum[:8]), filepath.FromSlash(rel))
 }
 
 // RunsDir is where run journals live: under the git directory in a repository, else in the
@@ -67,6 +118,10 @@ func NewRunID(now time.Time) string {
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
+
+// JournalVersion is the format of the journal run_start names in journal_version. A journal
+// without the field predates it and reads as version 0: the same events, fewer fields.
+const JournalVersion = 1
 
 // Journal appends one JSON line per event of a run. A journal that cannot be written warns once
 // and stops writing; the run goes on, since losing the log must not lose the work.
@@ -201,18 +256,26 @@ func ReadRun(dir, id string) (string, []map[string]any, error) {
 	return path, events, err
 }
 
+// maxJournal bounds what is read of one journal: a journal lives in the repository's git
+// directory, which a repository can bring along.
+const maxJournal = 256 << 20
+
+// ReadJournal returns the events of the journal at path: a regular file, read up to a ceiling; a
+// line that is not one JSON object, or names a key twice, is skipped.
+func ReadJournal(path string) ([]map[string]any, error) { return readEvents(path) }
+
 func readEvents(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
+	f, err := untrusted.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var events []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev map[string]any
-		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
 			events = append(events, ev)
 		}
 	}
@@ -245,4 +308,46 @@ func summarizeRun(path string) (RunSummary, error) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// EventLine renders one journal event for a person: time, event, then its fields as key=value.
+func EventLine(ev map[string]any) string {
+	ts, _ := ev["ts"].(string)
+	if len(ts) >= 23 {
+		ts = ts[11:23]
+	}
+	name, _ := ev["event"].(string)
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		if k != "ts" && k != "event" && k != "run" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	// A journal is the repository's file: what it says is shown, never obeyed.
+	fmt.Fprintf(&b, "%s %-10s", untrusted.Escape(ts), untrusted.Escape(name))
+	for _, k := range keys {
+		v := ev[k]
+		if v == nil {
+			continue
+		}
+		var text string
+		switch x := v.(type) {
+		case string:
+			text = x
+			if len(text) > 200 {
+				text = text[:200] + "..."
+			}
+			text = untrusted.Escape(text)
+			if strings.ContainsAny(text, " \"") {
+				text = strconv.Quote(text)
+			}
+		default:
+			data, _ := json.Marshal(x)
+			text = untrusted.Escape(string(data))
+		}
+		fmt.Fprintf(&b, " %s=%s", untrusted.Escape(k), text)
+	}
+	return b.String()
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -60,47 +62,97 @@ type listedModel struct {
 	MaxModelLen int64  `json:"max_model_len"`
 }
 
+// The probe asks for the model list under a limit of its own: a server that cannot list its
+// models in this time will not serve a completion either, and the user should hear so at once.
+const (
+	probeTimeout = 3 * time.Second
+	probeLimit   = "the probe's own limit for GET /models"
+)
+
 func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
-	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 3*time.Second) }
 	var list struct {
 		Data []listedModel `json:"data"`
 	}
-	cctx, cancel := short()
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	header, err := c.getJSON(cctx, http.MethodGet, c.cfg.BaseURL.String()+"/models", nil, &list)
+	stalled := cctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err != nil {
-		return nil, err
+		if te := (*TimeoutError)(nil); errors.As(err, &te) && stalled {
+			return nil, &TimeoutError{What: probeLimit, After: probeTimeout}
+		}
+		return nil, c.probeError(err, header)
 	}
 	info := &ServerInfo{Kind: rails.Unknown}
 	owned := map[string]bool{}
+	tagged := len(list.Data) > 0
 	for _, m := range list.Data {
 		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen})
 		owned[m.OwnedBy] = true
+		tagged = tagged && strings.Contains(m.ID, ":")
 	}
-	switch {
+	// The first answer names most servers; only a server it names, or the one whose port this
+	// is, is asked for its details, so an unknown server gets one request.
+	switch port := c.cfg.BaseURL.Port(); {
 	case owned["vllm"]:
 		info.Kind = rails.VLLM
 		c.vllmVersion(ctx, info)
 	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
 		info.Kind = rails.LlamaServer
 		c.llamaServerContext(ctx, info)
-	default:
-		// Ask first the server whose port this is: one request fewer in the common case.
-		ollamaFirst := c.cfg.BaseURL.Port() == "11434"
-		tries := []func() bool{
-			func() bool { return c.lmStudioDetails(ctx, info) && set(&info.Kind, rails.LMStudio) },
-			func() bool { return c.ollamaDetails(ctx, info) && set(&info.Kind, rails.Ollama) },
-		}
-		if ollamaFirst {
-			tries[0], tries[1] = tries[1], tries[0]
-		}
-		for _, try := range tries {
-			if try() {
-				break
-			}
-		}
+	case owned["organization_owner"]:
+		info.Kind = rails.LMStudio
+		c.lmStudioDetails(ctx, info)
+	case owned["library"] || tagged:
+		// Ollama lists every model as name:tag, owned by its namespace (library for its own).
+		info.Kind = rails.Ollama
+		c.ollamaDetails(ctx, info)
+	case port == "11434" && c.ollamaDetails(ctx, info):
+		info.Kind = rails.Ollama
+	case port == "1234" && c.lmStudioDetails(ctx, info):
+		info.Kind = rails.LMStudio
 	}
 	return info, nil
+}
+
+// probeError says what a failed first request means: a server still loading its model, or a
+// base URL that lacks /v1.
+func (c *Client) probeError(err error, header http.Header) error {
+	var he *HTTPError
+	if !errors.As(err, &he) {
+		return err
+	}
+	switch {
+	case he.Status == http.StatusServiceUnavailable:
+		name := ""
+		if strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") {
+			name = rails.LlamaServer.Display()
+		}
+		return &LoadingError{URL: c.BaseURL(), Server: name, Message: he.Message}
+	case he.Status == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(c.cfg.BaseURL.Path, "/"), "/v1"):
+		he.Hint = "the OpenAI API usually lives under /v1: try --base-url " + strings.TrimSuffix(c.BaseURL(), "/") + "/v1"
+	}
+	return he
+}
+
+// LoadingError is a server that answers but is still loading its model (HTTP 503): not dead, and
+// worth a retry shortly.
+type LoadingError struct {
+	URL     string
+	Server  string // the server's name, when its headers say it
+	Message string
+}
+
+func (e *LoadingError) Error() string {
+	who := "the server"
+	if e.Server != "" {
+		who = e.Server
+	}
+	msg := fmt.Sprintf("%s at %s is loading its model (HTTP 503", who, e.URL)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg + "); retry shortly"
 }
 
 func (c *Client) vllmVersion(ctx context.Context, info *ServerInfo) {
@@ -135,7 +187,8 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo) {
 	}
 }
 
-// ollamaDetails recognises Ollama by /api/version and reads loaded models' contexts from /api/ps.
+// ollamaDetails reads Ollama's version from /api/version and the loaded models' contexts from
+// /api/ps; it reports whether /api/version answered as Ollama does.
 func (c *Client) ollamaDetails(ctx context.Context, info *ServerInfo) bool {
 	var v struct {
 		Version string `json:"version"`
@@ -195,10 +248,5 @@ func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
 			}
 		}
 	}
-	return true
-}
-
-func set(k *rails.ServerKind, v rails.ServerKind) bool {
-	*k = v
 	return true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Status is the first word of a receipt.
@@ -58,14 +59,20 @@ func (r *Result) Receipt() string {
 	if r.Routing != nil {
 		fmt.Fprintf(&b, " routing=%s", *r.Routing)
 	}
-	fmt.Fprintf(&b, " attempts=%d in=%s out=%s", r.Attempts, tokens(r.In), tokens(r.Out))
-	if r.TTFTms != nil {
+	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
+	// one answer, and its receipt calls them so.
+	counted := "attempts"
+	if r.Mode == "dedup" {
+		counted = "requests"
+	}
+	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted, r.Attempts, tokens(r.In), tokens(r.Out))
+	if r.TTFTms != nil && *r.TTFTms >= 0 {
 		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
 	} else {
 		b.WriteString(" ttft=?")
 	}
 	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
-	if r.Rate != nil {
+	if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
 		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
 	} else {
 		b.WriteString(" rate=?")
@@ -74,15 +81,39 @@ func (r *Result) Receipt() string {
 	return b.String()
 }
 
+// Outcome is the transform's one-line outcome, "transform: kept a.go lines 3-9 (+2 -1), verify exit
+// 0"; "" for a run that never reached the file.
+func (r *Result) Outcome() string {
+	d := r.Details
+	if d == nil || d["file"] == nil {
+		return ""
+	}
+	outcome, _ := d["outcome"].(string)
+	if outcome == "" {
+		return ""
+	}
+	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, outcome, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
+	if sym, ok := d["symbol"].(string); ok {
+		line += " (" + untrusted.Escape(sym) + ")"
+	}
+	if diff, ok := d["diff"].(string); ok {
+		line += " (" + diff + ")"
+	}
+	if v, ok := d["verify_exit"]; ok && v != nil {
+		line += fmt.Sprintf(", verify exit %v", v)
+	}
+	return line
+}
+
 func orQ(s *string) string {
 	if s == nil || *s == "" {
 		return "?"
 	}
-	return *s
+	return untrusted.Escape(*s)
 }
 
 func tokens(n *int64) string {
-	if n == nil {
+	if n == nil || !plausibleTokens(*n) {
 		return "?"
 	}
 	return strconv.FormatInt(*n, 10) + "t"
@@ -144,28 +175,41 @@ func Classify(err error) (Status, string, int) {
 		embed    *BadEmbeddingError
 		verdict  *NoVerdictError
 		oversize *OversizeError
+		fit      *ContextError
+		cut      *InputTruncatedError
+		loading  *LoadingError
+		restore  *rails.RestoreError
 	)
 	switch {
 	case err == nil:
 		return StatusOK, "", 0
+	case errors.As(err, &restore):
+		// Whatever the verdict was, the file is not as the run promised: that outranks it.
+		return StatusError, "restore_failed", 2
 	case errors.As(err, &red):
 		return StatusRed, "red", 1
 	case errors.As(err, &endpoint), errors.As(err, &off):
 		return StatusRefused, "off_loopback", 1
 	case errors.As(err, &budget), errors.As(err, &oversize):
 		return StatusRefused, "input_budget", 1
+	case errors.As(err, &fit):
+		return StatusRefused, "context_window", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):
 		return StatusError, "verify_no_verdict", 2
+	case errors.As(err, &cut):
+		return StatusError, "input_truncated", 2
 	case errors.As(err, &reply):
 		return StatusError, "reply_" + string(reply.Class), 2
 	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):
 		return StatusError, "bad_input", 2
 	case errors.As(err, &unreach):
 		return StatusError, "no_server", 2
+	case errors.As(err, &loading):
+		return StatusError, "loading", 2
 	case errors.As(err, &httpErr):
 		return StatusError, "http", 2
 	case errors.As(err, &redirect):

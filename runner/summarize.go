@@ -8,12 +8,15 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // SummarizeOptions is one digest of a file span.
 type SummarizeOptions struct {
 	File, Lines, Focus string
-	Cwd, Root          string
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol    string
+	Cwd, Root string
 }
 
 // Claim is one sentence of a digest and the gate's verdict on it. The verdict is the gate's
@@ -74,7 +77,7 @@ func SummarizeSteps(opts SummarizeOptions, claims *[]Claim) []Step {
 }
 
 func (s *summarize) scopeStep(_ context.Context, r *Run) error {
-	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines)
+	sc, err := scopeFile(r, s.opts.Cwd, s.opts.Root, s.opts.File, s.opts.Lines, s.opts.Symbol)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func (s *summarize) digest(ctx context.Context, r *Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true}
+		req := ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: narrowFlags}
 		if useSchema {
 			req.ResponseSchema = DigestSchema
 		}
@@ -232,8 +235,35 @@ func (s *summarize) report(r *Run) error {
 	r.Detail("digest_bytes", digestBytes)
 	r.Detail("span_bytes", spanBytes)
 	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
+	if len(claims) == 0 {
+		return &RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}
+	}
 	if supported == 0 {
 		return &RedError{Reason: fmt.Sprintf("no claim of the digest is backed by the file (%d unsupported): do not trust it; read the span instead", unsupported)}
 	}
 	return nil
+}
+
+// ClaimLines renders a digest for a person: each supported claim as `L40-52 text`, then
+// `unsupported: N` and each unsupported claim with the gate's reason. The model's text is data:
+// escaped, never obeyed.
+func ClaimLines(claims []Claim) string {
+	var b strings.Builder
+	var unsupported []Claim
+	for _, cl := range claims {
+		if cl.Supported() {
+			fmt.Fprintf(&b, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text))
+		} else {
+			unsupported = append(unsupported, cl)
+		}
+	}
+	if len(claims) == 0 {
+		b.WriteString("the digest is empty\n")
+	} else {
+		fmt.Fprintf(&b, "unsupported: %d\n", len(unsupported))
+	}
+	for _, cl := range unsupported {
+		fmt.Fprintf(&b, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], untrusted.Escape(cl.Text), untrusted.Escape(cl.Reason))
+	}
+	return b.String()
 }

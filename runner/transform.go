@@ -9,16 +9,22 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // TransformOptions is one verify-gated edit.
 type TransformOptions struct {
-	File   string // as the user gave it
-	Lines  string // "" for the whole file
+	File  string // as the user gave it
+	Lines string // "" for the whole file
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol string
 	Verify string
 	Task   string
 	Cwd    string
 	Root   string
+	// RollbackKey authenticates the crash record (rails.LoadRollbackKey); nil keeps no record,
+	// so only the in-process restore protects the file.
+	RollbackKey []byte
 }
 
 // NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
@@ -36,6 +42,9 @@ func (e *NoVerdictError) Error() string {
 	}
 	return msg
 }
+
+// narrowFlags is how a user narrows a file mode's input, for advice.
+const narrowFlags = "--lines or --symbol"
 
 // ContextLines is how many lines around the span the prompt shows, read-only.
 const ContextLines = 3
@@ -88,7 +97,7 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	if strings.TrimSpace(t.opts.Task) == "" {
 		return &BadInputError{Reason: "the task is empty: say what to change"}
 	}
-	sc, err := scopeFile(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines)
+	sc, err := scopeFile(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines, t.opts.Symbol)
 	if err != nil {
 		return err
 	}
@@ -96,7 +105,7 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	t.start, t.n = sc.rng.Start, sc.rng.End-sc.rng.Start+1
 	t.origSpan = t.span()
 	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
-	r.Event("scope", map[string]any{"file": t.display, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
+	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
 	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
 }
 
@@ -109,15 +118,19 @@ type fileScope struct {
 
 func (s *fileScope) span() []string { return s.text.Lines[s.rng.Start-1 : s.rng.End] }
 
-// scopeFile reads the file a mode works on and resolves its span. Without --lines the whole file
-// goes into the prompt, so it is measured against the input budget on disk, before it is read.
-func scopeFile(r *Run, cwd, root, file, lines string) (*fileScope, error) {
+// scopeFile reads the file a mode works on and resolves its span: lines, a Go symbol, or the
+// whole file. Without a span the whole file goes into the prompt, so it is measured against the
+// input budget on disk, before it is read.
+func scopeFile(r *Run, cwd, root, file, lines, symbol string) (*fileScope, error) {
+	if lines != "" && symbol != "" {
+		return nil, &BadInputError{Reason: "--lines and --symbol both name the span: give one"}
+	}
 	path, display, err := resolveInRoot(cwd, root, file)
 	if err != nil {
 		return nil, err
 	}
 	limit := int64(hardFileCap)
-	if lines == "" {
+	if lines == "" && symbol == "" {
 		limit = r.Spec.Settings.Int("max_input_bytes")
 	}
 	data, err := rails.ReadTextFile(path, limit)
@@ -134,7 +147,13 @@ func scopeFile(r *Run, cwd, root, file, lines string) (*fileScope, error) {
 	}
 	sc := &fileScope{path: path, display: display, text: SplitText(string(data))}
 	sc.rng = LineRange{Start: 1, End: len(sc.text.Lines)}
-	if lines != "" {
+	switch {
+	case symbol != "":
+		if sc.rng, err = SymbolRange(display, data, symbol); err != nil {
+			return nil, err
+		}
+		r.Detail("symbol", strings.TrimSpace(symbol))
+	case lines != "":
 		if sc.rng, err = ParseLineRange(lines); err != nil {
 			return nil, err
 		}
@@ -152,23 +171,28 @@ func (t *transform) span() []string {
 }
 
 func (t *transform) guardFile(_ context.Context, r *Run) error {
-	g, err := rails.GuardFile(t.path, RollbackDir(t.opts.Root))
+	g, err := rails.GuardFile(t.path, rails.Rollback{Dir: RollbackDir(t.opts.Root), Root: t.opts.Root, Key: t.opts.RollbackKey})
 	if err != nil {
 		return &BadInputError{Reason: err.Error()}
 	}
 	t.guard = g
 	r.Guard("restore "+t.display, func() error {
-		defer g.Release()
 		switch {
 		case t.kept:
+			g.Release()
 			return nil
 		case !t.wrote:
+			g.Release()
 			r.Detail("outcome", "unchanged")
 			return nil
 		}
 		if err := g.Restore(); err != nil {
+			// The copy is the only one left: it stays for locum recover.
+			g.Keep()
+			r.Detail("outcome", "restore_failed")
 			return err
 		}
+		g.Release()
 		r.Detail("outcome", "restored")
 		return nil
 	})
@@ -176,12 +200,12 @@ func (t *transform) guardFile(_ context.Context, r *Run) error {
 }
 
 // RollbackDir is where crash records live: under the git directory, or under .locum outside a
-// repository.
+// repository (see RepoStateDir).
 func RollbackDir(root string) string {
 	if p := GitPath(root, "locum/rollback"); p != "" {
 		return p
 	}
-	return filepath.Join(root, ".locum", "rollback")
+	return RepoStateDir(root, "rollback")
 }
 
 func (t *transform) edit(ctx context.Context, r *Run) error {
@@ -192,13 +216,12 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 	var lastExit any
 	lastTail := ""
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		r.SetAttempts(attempt)
 		prompt := t.prompt(format, feedback)
 		if err := rails.CheckBudget("the retry prompt", int64(promptBytes(prompt)), s.Int("max_input_bytes")); err != nil {
 			return err
 		}
 		res, err := r.Chat(ctx, "edit", ChatRequest{
-			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true,
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: narrowFlags,
 		})
 		if err != nil {
 			return err
@@ -217,6 +240,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 		t.text, t.n = next, len(repl)
 		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
 
+		r.observe(ProgressEvent{Stage: StageVerify, Step: "edit", Attempt: attempt})
 		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
 		if err != nil {
 			return &NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
@@ -254,7 +278,8 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 	r.Detail("verify_exit", lastExit)
 	r.Detail("verify_tail", lastTail)
 	if lastExit == nil {
-		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file was restored", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
+		// No edit reached the file, so there was nothing to restore.
+		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
 	}
 	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %d attempts; the file was restored\n%s", maxAttempts, indent(lastLines(lastTail, 10)))}
 }
@@ -285,7 +310,11 @@ func (t *transform) prompt(format, feedback string) []Message {
 	if len(before) > 0 {
 		fmt.Fprintf(&b, "Context before the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(before, "\n"))
 	}
-	fmt.Fprintf(&b, "The span, lines %d-%d of %d:\n```\n%s\n```\n", t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
+	what := "The span,"
+	if sym := strings.TrimSpace(t.opts.Symbol); sym != "" && t.start == t.orig.Start {
+		what = "The span, the declaration of " + sym + ","
+	}
+	fmt.Fprintf(&b, "%s lines %d-%d of %d:\n```\n%s\n```\n", what, t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
 	if len(after) > 0 {
 		fmt.Fprintf(&b, "Context after the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(after, "\n"))
 	}
@@ -326,9 +355,9 @@ func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
 	if err != nil || !filepath.IsLocal(rel) {
 		what := "outside the repository"
 		if st.Mode()&os.ModeSymlink != 0 {
-			what = "a symbolic link out of the repository (to " + real + ")"
+			what = "a symbolic link out of the repository (to " + untrusted.Escape(real) + ")"
 		}
-		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", file, what)}
+		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", untrusted.Escape(file), what)}
 	}
 	return real, filepath.ToSlash(rel), nil
 }

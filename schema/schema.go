@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/locumdev/locum/spec"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Name is a schema's file name in package spec.
@@ -31,6 +33,7 @@ const (
 	Result    Name = "result.schema.json"
 	Routing   Name = "routing.schema.json"
 	ABRecord  Name = "ab-record.schema.json"
+	Config    Name = "config.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"
@@ -101,7 +104,21 @@ func (p Problem) String() string {
 	if ptr == "" {
 		ptr = "/"
 	}
-	return fmt.Sprintf("%s: %s: %s", p.File, ptr, p.Message)
+	return fmt.Sprintf("%s: %s: %s", untrusted.Escape(p.File), untrusted.Escape(capText(ptr)), untrusted.Escape(capText(p.Message)))
+}
+
+// capText shortens what a problem line quotes from a document: the document may be anyone's,
+// and a line is for reading.
+func capText(s string) string {
+	const most = 300
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("... (%d bytes more)", len(s)-cut)
 }
 
 // InvalidError lists every problem found in one document, sorted by pointer.
@@ -151,7 +168,24 @@ func Decode(file string, data []byte) (any, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, syntaxAt(file, data, dec.InputOffset(), "unexpected data after the JSON value")
 	}
+	// A key named twice would let two readers of one file see two documents: a signature checked
+	// on one decoding, routes read from another.
+	var dup *untrusted.DuplicateKeyError
+	if err := untrusted.CheckKeys(data); errors.As(err, &dup) {
+		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Pointer: dup.At(), Message: dup.Error()}}}
+	}
 	return v, nil
+}
+
+// DecodeInto decodes data as Decode does (one JSON value, no key named twice) into v.
+func DecodeInto(file string, data []byte, v any) error {
+	if _, err := Decode(file, data); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
 }
 
 func syntaxAt(file string, data []byte, offset int64, reason string) *SyntaxError {

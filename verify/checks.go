@@ -122,6 +122,21 @@ func budgetChecks() []Check {
 			}
 			return nil
 		}},
+		{Name: "budget/prompt-over-the-loaded-context-refused-before-the-request", Run: func(ctx context.Context, env *Env) error {
+			// m has 32768 tokens loaded; the prompt and room for 32768 more cannot fit.
+			rp := newReplay().mimic("lmstudio")
+			res, err := runTransform(ctx, env, rp, "exit 0", map[string]string{"max-output-tokens": "32768"})
+			if err != nil {
+				return couldNot(err)
+			}
+			if res.Status != runner.StatusRefused || res.Error == nil || res.Error.Kind != "context_window" || res.ExitCode != 1 {
+				return fmt.Errorf("a prompt over the loaded context ended %s (%v)", res.Status, res.Error)
+			}
+			if len(rp.chatBodies()) != 0 {
+				return fmt.Errorf("%d chat requests were sent before the refusal", len(rp.chatBodies()))
+			}
+			return nil
+		}},
 		{Name: "budget/non-integer-ceiling-is-exit-2", Run: func(context.Context, *Env) error {
 			for _, v := range []string{"32k", "1.5", "-1", "0", "", "1e3"} {
 				_, err := modeSettings("transform", map[string]string{"max-input-bytes": v})
@@ -303,16 +318,16 @@ func checkCrashRecord(context.Context, *Env) error {
 	if err := os.WriteFile(file, []byte(rollbackOriginal), 0o600); err != nil {
 		return couldNot(err)
 	}
-	dir := runner.RollbackDir(root)
-	g, err := rails.GuardFile(file, dir)
+	rb := rails.Rollback{Dir: runner.RollbackDir(root), Root: root, Key: checkKey()}
+	g, err := rails.GuardFile(file, rb)
 	if err != nil {
 		return err
 	}
 	if err := g.Write([]byte("an edit a crash left behind\n")); err != nil {
 		return err
 	}
-	g.Abandon()
-	done, err := rails.Recover(dir)
+	g.Keep()
+	done, err := rails.Recover(rb)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func Offline(ctx context.Context, w io.Writer) (Report, error) {
 // OfflineChecks lists the checks of --verify-offline, grouped by rail.
 func OfflineChecks() []Check {
 	var all []Check
-	for _, group := range [][]Check{loopbackChecks(), budgetChecks(), thinkingChecks(), rollbackChecks(), dedupChecks(), manifestChecks()} {
+	for _, group := range [][]Check{loopbackChecks(), budgetChecks(), thinkingChecks(), rollbackChecks(), trustChecks(), dedupChecks(), manifestChecks()} {
 		all = append(all, group...)
 	}
 	return all

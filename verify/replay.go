@@ -59,9 +59,9 @@ func (r *replay) mimic(kind string) *replay {
 		r.on("GET", "/v1/models", reply{status: 200, header: map[string]string{"Server": "llama.cpp"}, body: recorded("llama-server-models.json")})
 	case "lmstudio":
 		r.on("GET", "/v1/models", jsonReply(`{"data":[{"id":"m","owned_by":"organization_owner"}]}`))
-		r.on("GET", "/api/v0/models", jsonReply(`{"data":[{"id":"m","state":"loaded","loaded_context_length":4096}]}`))
+		r.on("GET", "/api/v0/models", jsonReply(`{"data":[{"id":"m","state":"loaded","loaded_context_length":32768}]}`))
 	case "vllm":
-		r.on("GET", "/v1/models", jsonReply(`{"data":[{"id":"m","owned_by":"vllm","max_model_len":4096}]}`))
+		r.on("GET", "/v1/models", jsonReply(`{"data":[{"id":"m","owned_by":"vllm","max_model_len":32768}]}`))
 		r.on("GET", "/version", jsonReply(`{"version":"0.11.0"}`))
 	}
 	return r
@@ -98,6 +98,13 @@ func (r *replay) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{StatusCode: rep.status, Status: http.StatusText(rep.status), Header: h, Body: io.NopCloser(bytes.NewReader(rep.body)),
 		ContentLength: int64(len(rep.body)), Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// chatBodies are the chat and embeddings request bodies the replay received.
+func (r *replay) chatBodies() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.bodies...)
 }
 
 // requests is how many requests the replay answered.

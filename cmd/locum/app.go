@@ -40,6 +40,25 @@ func Main(args []string) int {
 	return code
 }
 
+// unbuffered is standard output for a command that talks over it, such as the MCP server: each
+// write reaches the peer at once.
+func (e *env) unbuffered() io.Writer {
+	if b, ok := e.stdout.(*bufio.Writer); ok {
+		return flushEach{b}
+	}
+	return e.stdout
+}
+
+type flushEach struct{ w *bufio.Writer }
+
+func (f flushEach) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.w.Flush()
+	}
+	return n, err
+}
+
 // stderrAfterStdout writes to standard error after flushing what standard output holds.
 type stderrAfterStdout struct {
 	stdout *bufio.Writer
@@ -191,6 +210,7 @@ func (e *env) rootCommand() *cli.Command {
 		Commands: []*cli.Command{
 			e.statusCommand(),
 			e.transformCommand(),
+			e.agentCommand(),
 			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),
@@ -199,6 +219,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.packsCommand(),
 			e.verifyCommand(),
 			e.initCommand(),
+			e.mcpCommand(),
 		},
 	}
 }
@@ -230,5 +251,17 @@ func (e *env) workspace() (*schema.Validator, *packs.Composition, error) {
 	if err != nil {
 		return v, nil, withCode(exitCouldNot, err)
 	}
+	if c.User, err = e.userConfig(v); err != nil {
+		return v, nil, withCode(exitCouldNot, err)
+	}
 	return v, c, nil
+}
+
+// userConfig reads the operator's config.json, if there is one.
+func (e *env) userConfig(v *schema.Validator) (*packs.UserConfig, error) {
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return nil, nil
+	}
+	return packs.LoadUserConfig(v, dirs)
 }

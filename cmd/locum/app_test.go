@@ -33,3 +33,17 @@ func TestStderrFlushesStdoutFirst(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "pair 1\npair 2\nreceipt\nafter\n", string(data))
 }
+
+// A command that talks over standard output (the MCP server) gets each write through at once.
+func TestUnbufferedFlushesEachWrite(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "pipe")
+	f, err := os.Create(name)
+	require.NoError(t, err)
+	defer f.Close()
+	e := &env{stdout: bufio.NewWriter(f)}
+	_, err = e.unbuffered().Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	require.NoError(t, err)
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", string(data))
+}

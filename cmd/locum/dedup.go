@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) dedupCommand() *cli.Command {
@@ -70,7 +71,7 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		}
 		if !cmd.Bool("json") {
 			for _, p := range found.Pairs {
-				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), p.A, p.B)
+				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), untrusted.Escape(p.A), untrusted.Escape(p.B))
 			}
 		}
 		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)

@@ -18,6 +18,7 @@ import (
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) evalCommand() *cli.Command {
@@ -34,7 +35,7 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
 		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
-		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen to this file"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen, or of a capture's local arm, to this file"},
 		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
 	}
 	flags = append(flags, settingFlags("eval")...)
@@ -89,7 +90,7 @@ func (e *env) keygenCommand() *cli.Command {
 				return withCode(exitCouldNot, fmt.Errorf("locum eval keygen: %w", err))
 			}
 			fmt.Fprintf(e.stdout, "%s\n", pub)
-			fmt.Fprintf(e.stderr, "wrote %s (keep it private) and %s.pub; add the line above to trust.keys in .locum/workspace.json\n", out, out)
+			fmt.Fprintf(e.stderr, "wrote %s (keep it private) and %s.pub; add the line above to trust.keys in .locum/workspace.json (for eval --verify), and set signing_key in your user config so routing it signs runs here\n", out, out)
 			return nil
 		},
 	}
@@ -130,9 +131,9 @@ func (e *env) reportVerification(name string, ver *evals.Verification) error {
 	for _, f := range ver.Findings {
 		if f.Fail {
 			fails++
-			fmt.Fprintf(e.stdout, "FAIL %s\n", f.Text)
+			fmt.Fprintf(e.stdout, "FAIL %s\n", untrusted.Escape(f.Text))
 		} else {
-			fmt.Fprintf(e.stdout, "note %s\n", f.Text)
+			fmt.Fprintf(e.stdout, "note %s\n", untrusted.Escape(f.Text))
 		}
 	}
 	if ver.Record != nil {
@@ -150,9 +151,9 @@ func (e *env) printRoutes(routes map[string]evals.RoutedRole) {
 	for _, n := range sortedKeys(routes) {
 		r := routes[n]
 		if r.Enabled {
-			fmt.Fprintf(w, "role %s\tenabled\t%s at effort %s\n", n, r.Model, r.Effort)
+			fmt.Fprintf(w, "role %s\tenabled\t%s at effort %s\n", n, untrusted.Escape(r.Model), r.Effort)
 		} else {
-			fmt.Fprintf(w, "role %s\tdisabled\t%s\n", n, r.Reason)
+			fmt.Fprintf(w, "role %s\tdisabled\t%s\n", n, untrusted.Escape(r.Reason))
 		}
 	}
 	w.Flush()
@@ -167,20 +168,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// signingKey loads the key that signs records and routing: --sign-key, else LOCUM_SIGNING_KEY.
+// signingKey loads the key that signs records and routing: --sign-key, else LOCUM_SIGNING_KEY,
+// else the user config's signing_key.
 func (e *env) signingKey(cmd *cli.Command) (ed25519.PrivateKey, error) {
 	file := cmd.String("sign-key")
 	if file == "" {
 		file, _ = e.lookup("LOCUM_SIGNING_KEY")
 	}
 	if file == "" {
-		return nil, usagef(cmd, "--sign-key (or LOCUM_SIGNING_KEY) is required: records and routing are signed; locum eval keygen --out FILE makes a key")
+		if v, err := schema.New(); err == nil {
+			cfg, err := e.userConfig(v)
+			if err != nil {
+				return nil, withCode(exitCouldNot, err)
+			}
+			file = cfg.SigningKeyPath(e.lookup)
+		}
+	}
+	if file == "" {
+		return nil, usagef(cmd, "--sign-key (or LOCUM_SIGNING_KEY, or signing_key in the user config) is required: records and routing are signed; locum eval keygen --out FILE makes a key")
 	}
 	key, err := evals.LoadPrivateKey(file)
 	if err != nil {
 		return nil, withCode(exitCouldNot, fmt.Errorf("locum eval: %w", err))
 	}
 	return key, nil
+}
+
+// untrustedKey says which key the workspace does not trust and where to trust it.
+func untrustedKey(key ed25519.PrivateKey) string {
+	return fmt.Sprintf("the signing key %s is not in trust.keys of %s, so every command would refuse the routing it signs; add that line to trust.keys, or sign with a key listed there",
+		evals.FormatPublicKey(key.Public().(ed25519.PublicKey)), packs.WorkspaceFile)
 }
 
 func signWith(key ed25519.PrivateKey) func(map[string]any) error {
@@ -196,6 +213,9 @@ func (e *env) evalWrite(cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if !evals.Trusts(trust, key) {
+		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing: %s", untrustedKey(key)))
+	}
 	name := cmd.String("name")
 	ver, err := evals.VerifyRecord(v, c.Root, name, trust, c.Roles(), false)
 	if err != nil {
@@ -204,6 +224,9 @@ func (e *env) evalWrite(cmd *cli.Command) error {
 	if ver.Failed() {
 		_ = e.reportVerification(name, ver)
 		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to write from a record that --verify fails"))
+	}
+	if ver.Record.K < evals.EarnK {
+		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to route from %s: %w", name, &evals.ThinRecordError{K: ver.Record.K}))
 	}
 	if err := rails.WriteAtomic(evals.RegisterPath(c.Root, name), evals.RenderRegister(ver.Record, c.Roles()), 0o644); err != nil {
 		return err
@@ -242,7 +265,7 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	_, c, _, err := e.evalContext()
+	_, c, trust, err := e.evalContext()
 	if err != nil {
 		return err
 	}
@@ -250,19 +273,25 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if k := int(settings.Int("k")); cmd.Bool("write") && k < evals.EarnK {
+		return withCode(exitRed, fmt.Errorf("locum eval --ab --write: refusing before any turn: %w; drop --write to capture k=%d as exploration, which earns nothing", &evals.ThinRecordError{K: k}, k))
+	}
+	if !evals.Trusts(trust, key) {
+		if cmd.Bool("write") {
+			return withCode(exitRed, fmt.Errorf("locum eval --ab --write: refusing before any turn: %s", untrustedKey(key)))
+		}
+		fmt.Fprintf(e.stderr, "locum eval --ab: note: %s; the record will not verify until it does\n", untrustedKey(key))
+	}
 	models, err := armModels(cmd, c.Roles())
 	if err != nil {
 		return err
 	}
-	u, err := rails.ParseEndpoint(settings.String("base_url"), settings.Bool("allow_remote"))
-	if err != nil {
-		return withCode(exitRed, fmt.Errorf("locum eval --ab: %w", err))
-	}
-	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: settings.Bool("allow_remote"), Timeout: settings.Duration("timeout")})
 	rec, err := evals.Capture(ctx, evals.CaptureOptions{
 		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
-		Models: models, Effort: "low", MaxTokens: settings.Int("max_output_tokens"), TurnTimeout: cmd.Duration("turn-timeout"),
-		Root: c.Root, Client: client, Roles: c.Roles(), Key: key, Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
+		Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+		Local: runner.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
+			Stderr: e.stderr, Progress: e.progress()},
 	})
 	if err != nil {
 		_, _, code := runner.Classify(err)
@@ -345,7 +374,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 			if n := len(r.Grade.Evidence); n > 0 {
 				last = r.Grade.Evidence[n-1]
 			}
-			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, last)
+			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
 		}
 		w.Flush()
 		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")

@@ -14,10 +14,12 @@ import (
 func (e *env) initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
-		Usage: "set up this repository: a workspace composing tools/local-llm, and the delegate-local skill for Claude Code",
-		Description: "Writes " + packs.WorkspaceFile + " and " + packs.SkillInstallPath + " at the repository root.\n" +
-			"Run again, it changes nothing. A file you changed is never replaced without --force;\n" +
-			"init refuses with exit 1 and names the first line that differs.",
+		Usage: "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
+		Description: "Writes " + packs.WorkspaceFile + ", " + packs.SkillInstallPath + " and " + packs.HostConfigPath + "\n" +
+			"(a locum server running `locum mcp`, for Claude Code, Cursor and other MCP hosts) at the repository root.\n" +
+			"Run again, it changes nothing; a " + packs.HostConfigPath + " that already runs locum mcp is kept with its other\n" +
+			"servers. A file you changed is never replaced without --force; init refuses with exit 1 and says\n" +
+			"what differs.",
 		UsageText:    "locum init [--force]",
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"}},
 		OnUsageError: onUsageError,

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,16 +37,45 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"serve":     cmdServe,
 			"waitfile":  cmdWaitFile,
+			"waitgrep":  cmdWaitGrep,
 			"signal":    cmdSignal,
 			"pidgone":   cmdPidGone,
 			"mode":      cmdMode,
+			"setmode":   cmdSetMode,
+			"owner":     cmdOwner,
+			"chown":     cmdChown,
+			"mkfifo":    cmdMkfifo,
 			"keygen":    cmdKeygen,
 			"trust":     cmdTrust,
 			"mkrouting": cmdMkRouting,
+			"resign":    cmdResign,
+			"mkrecord":  cmdMkRecord,
+			"flipchar":  cmdFlipChar,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			// [listening:HOST:PORT]: something answers there (a developer's own model server),
+			// so a script that needs the port free skips.
+			if addr, ok := strings.CutPrefix(cond, "listening:"); ok {
+				conn, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					return false, nil
+				}
+				conn.Close()
+				return true, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			// A HOME of the test's own keeps user state out of the developer's home.
 			e.Setenv("HOME", e.WorkDir+"/home")
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})
@@ -132,6 +164,24 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("%s did not appear", args[0])
 }
 
+// cmdWaitGrep waits (up to 20 seconds) for a file to hold a line matching a pattern: waitgrep
+// PATTERN PATH. A scripted server's request log exists from the start; this waits for a request.
+func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitgrep PATTERN PATH")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(ts.MkAbs(args[1])); err == nil && re.Match(data) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("no line of %s matched %s", args[1], args[0])
+}
+
 func readPid(ts *testscript.TestScript, file string) int {
 	data, err := os.ReadFile(ts.MkAbs(file))
 	ts.Check(err)
@@ -169,18 +219,73 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("process %d is still running", pid)
 }
 
-// cmdMode asserts a file's permission bits: mode PATH 0755.
+// octalMode reads 0755 or 4755 as a FileMode, setuid, setgid and sticky bits included.
+func octalMode(ts *testscript.TestScript, text string) os.FileMode {
+	v, err := strconv.ParseUint(text, 8, 32)
+	ts.Check(err)
+	m := os.FileMode(v & 0o777)
+	for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+		if v&bit != 0 {
+			m |= flag
+		}
+	}
+	return m
+}
+
+const specialBits = os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky
+
+// cmdMode asserts a file's mode bits, setuid, setgid and sticky included: mode PATH 0755.
 func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: mode PATH PERM")
 	}
 	st, err := os.Stat(ts.MkAbs(args[0]))
 	ts.Check(err)
-	want, err := strconv.ParseUint(args[1], 8, 32)
-	ts.Check(err)
-	if got := st.Mode().Perm(); got != os.FileMode(want) {
-		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
+	if got, want := st.Mode()&specialBits, octalMode(ts, args[1]); got != want {
+		ts.Fatalf("%s has mode %v, want %v", args[0], got, want)
 	}
+}
+
+// cmdSetMode sets a file's mode, special bits included (testscript's chmod drops them):
+// setmode PATH 4755.
+func cmdSetMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: setmode PATH PERM")
+	}
+	ts.Check(os.Chmod(ts.MkAbs(args[0]), octalMode(ts, args[1])))
+}
+
+// cmdChown gives a file to an owner and group: chown PATH UID GID (as root: guard it with [root]).
+func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: chown PATH UID GID")
+	}
+	uid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	gid, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ts.Check(os.Lchown(ts.MkAbs(args[0]), uid, gid))
+}
+
+// cmdOwner asserts a file's owner and group: owner PATH UID GID.
+func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: owner PATH UID GID")
+	}
+	st, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	sys := st.Sys().(*syscall.Stat_t)
+	if got, want := fmt.Sprintf("%d %d", sys.Uid, sys.Gid), args[1]+" "+args[2]; got != want {
+		ts.Fatalf("%s is owned by %s, want %s", args[0], got, want)
+	}
+}
+
+// cmdMkfifo makes a named pipe: mkfifo PATH.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
 }
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.
@@ -189,10 +294,19 @@ func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
-// cmdTrust adds a public key file's key to .locum/workspace.json: trust FILE.pub.
+// cmdTrust adds a public key file's key to .locum/workspace.json and to the operator's user
+// config: trust [-repo-only] FILE.pub (-repo-only: the workspace alone, as a repository would).
 func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
+	repoOnly := len(args) == 2 && args[0] == "-repo-only"
+	if repoOnly {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: trust [-repo-only] FILE.pub")
+	}
 	pub, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
+	key := strings.TrimSpace(string(pub))
 	file := ts.MkAbs(".locum/workspace.json")
 	ws := map[string]any{"packs": []any{"tools/local-llm"}}
 	if data, err := os.ReadFile(file); err == nil {
@@ -203,12 +317,27 @@ func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
 		trust = map[string]any{}
 	}
 	keys, _ := trust["keys"].([]any)
-	trust["keys"] = append(keys, strings.TrimSpace(string(pub)))
+	trust["keys"] = append(keys, key)
 	ws["trust"] = trust
 	data, err := json.MarshalIndent(ws, "", "  ")
 	ts.Check(err)
 	ts.Check(os.MkdirAll(ts.MkAbs(".locum"), 0o755))
 	ts.Check(os.WriteFile(file, data, 0o644))
+	if repoOnly {
+		return
+	}
+	// The operator's trust: routing signed by the key earns a role on this machine.
+	cfgFile := filepath.Join(ts.Getenv("HOME"), ".config", "locum", "config.json")
+	cfg := map[string]any{}
+	if data, err := os.ReadFile(cfgFile); err == nil {
+		ts.Check(json.Unmarshal(data, &cfg))
+	}
+	tk, _ := cfg["trust_keys"].([]any)
+	cfg["trust_keys"] = append(tk, key)
+	data, err = json.MarshalIndent(cfg, "", "  ")
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Dir(cfgFile), 0o700))
+	ts.Check(os.WriteFile(cfgFile, data, 0o600))
 }
 
 // cmdMkRouting signs a routing file: mkrouting KEYFILE RECORD ROLES.json, where ROLES.json maps
@@ -228,4 +357,83 @@ func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(json.Unmarshal(data, &r.Roles))
 	ts.Check(evals.SignRouting(ts.MkAbs("."), r, func(doc map[string]any) error { return evals.Sign(doc, key) }))
+}
+
+// cmdResign sets one string field of a signed JSON document and signs it again with a key, as a
+// record captured under other conditions would be: resign KEYFILE FILE PATH VALUE, where PATH is
+// dot-separated object keys (fingerprints.code).
+func cmdResign(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: resign KEYFILE FILE PATH VALUE")
+	}
+	key, err := evals.LoadPrivateKey(ts.MkAbs(args[0]))
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var doc map[string]any
+	ts.Check(dec.Decode(&doc))
+	obj := doc
+	path := strings.Split(args[2], ".")
+	for _, k := range path[:len(path)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			ts.Fatalf("resign: %s is not an object", k)
+		}
+		obj = next
+	}
+	obj[path[len(path)-1]] = args[3]
+	delete(doc, "signature")
+	ts.Check(evals.Sign(doc, key))
+	out, err := json.MarshalIndent(doc, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out, '\n'), 0o644))
+}
+
+// cmdMkRecord writes the part of an A/B record that routing reads back, k = 5 and the shipped
+// tasks' fingerprints: mkrecord FILE.
+func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkrecord FILE")
+	}
+	fps := map[string]string{}
+	for _, task := range evals.Tasks() {
+		fps[task.ID] = task.Fingerprint()
+	}
+	data, err := json.Marshal(map[string]any{"k": evals.EarnK, "fingerprints": fps})
+	ts.Check(err)
+	ts.Check(os.MkdirAll(ts.MkAbs(filepath.Dir(args[0])), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdFlipChar changes the last character of the first match of a regular expression in a file to
+// another of its kind (a hex digit stays a hex digit, a base64 character a base64 character), as
+// a one-byte edit would: flipchar FILE REGEXP.
+func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipchar FILE REGEXP")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	loc := regexp.MustCompile(args[1]).FindIndex(data)
+	if loc == nil {
+		ts.Fatalf("flipchar: no match for %s in %s", args[1], args[0])
+	}
+	i := loc[1] - 1
+	switch c := data[i]; {
+	case c == '9':
+		data[i] = '0'
+	case c == 'f' || c == 'z':
+		data[i] = 'a'
+	case c == 'Z':
+		data[i] = 'A'
+	case c == '+':
+		data[i] = '/'
+	case c == '/':
+		data[i] = '+'
+	default:
+		data[i] = c + 1
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) packsCommand() *cli.Command {
@@ -111,7 +111,7 @@ func (e *env) packsList() error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACK\tFROM\tSTATE\tVERSION\tSUMMARY")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ref, r.where, r.composed, orDash(r.version), clip(r.summary, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", esc(r.ref), r.where, r.composed, esc(orDash(r.version)), esc(clip(r.summary, 72)))
 	}
 	return tw.Flush()
 }
@@ -136,15 +136,15 @@ func (e *env) packsShow(ref string) error {
 		view = &packs.Composition{Root: c.Root, Workspace: c.Workspace, Packs: []*packs.Pack{p}}
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "%s %s\n", p.Ref, orDash(p.Portulan.Version))
+	fmt.Fprintf(w, "%s %s\n", esc(p.Ref), esc(orDash(p.Portulan.Version)))
 	if p.Summary != "" {
-		fmt.Fprintf(w, "  %s\n", p.Summary)
+		fmt.Fprintf(w, "  %s\n", esc(p.Summary))
 	}
 	state := "composed by this workspace"
 	if !ok {
 		state = "not composed by this workspace (settings shown as if composed alone)"
 	}
-	fmt.Fprintf(w, "manifest: %s (contract %s), %s\n", p.File, p.Portulan.Pack, state)
+	fmt.Fprintf(w, "manifest: %s (contract %s), %s\n", esc(p.File), esc(p.Portulan.Pack), state)
 
 	var modes []string
 	for _, m := range packs.Modes {
@@ -162,7 +162,7 @@ func (e *env) packsShow(ref string) error {
 			}
 			fmt.Fprintf(tw, "  %s\n", m)
 			for _, set := range s.All() {
-				fmt.Fprintf(tw, "    %s\t%s\t%s\n", set.Key, orDash(set.Value), set.Source)
+				fmt.Fprintf(tw, "    %s\t%s\t%s\n", set.Key, esc(orDash(set.Value)), esc(set.Source))
 			}
 		}
 		tw.Flush()
@@ -176,28 +176,28 @@ func (e *env) packsShow(ref string) error {
 		sort.Strings(names)
 		for _, n := range names {
 			r := p.Contributes.Roles[n]
-			fmt.Fprintf(w, "  %s: earned by %s, effort %s\n", n, strings.Join(r.Tasks, ", "), orDash(r.Effort))
+			fmt.Fprintf(w, "  %s: earned by %s, effort %s\n", esc(n), esc(strings.Join(r.Tasks, ", ")), esc(orDash(r.Effort)))
 		}
 	}
 	if len(p.Contributes.Verify) > 0 {
 		fmt.Fprintln(w, "\nrecipes:")
 		for _, r := range p.Contributes.Verify {
-			fmt.Fprintf(w, "  %s:%s: %s\n", p.Ref, r.ID, r.Run)
+			fmt.Fprintf(w, "  %s:%s: %s\n", esc(p.Ref), esc(r.ID), esc(r.Run))
 		}
 	}
 	if len(p.Contributes.Gates) > 0 {
 		fmt.Fprintln(w, "\ngates:")
 		for _, g := range p.Contributes.Gates {
-			fmt.Fprintf(w, "  %s: tier %s, action %s\n", g.ID, g.Tier, g.ActionKind())
+			fmt.Fprintf(w, "  %s: tier %s, action %s\n", esc(g.ID), esc(g.Tier), esc(g.ActionKind()))
 		}
 	}
 	if len(p.Contributes.Skills) > 0 || len(p.Contributes.Personas) > 0 {
 		fmt.Fprintln(w, "\nfiles:")
 		for _, s := range p.Contributes.Skills {
-			fmt.Fprintf(w, "  skills: %s\n", s)
+			fmt.Fprintf(w, "  skills: %s\n", esc(s))
 		}
 		for _, s := range p.Contributes.Personas {
-			fmt.Fprintf(w, "  persona: %s\n", s)
+			fmt.Fprintf(w, "  persona: %s\n", esc(s))
 		}
 	}
 	return nil
@@ -232,7 +232,7 @@ func (e *env) packsValidate(paths []string) error {
 // report prints ok for a valid file or its problems, and says whether it was valid.
 func (e *env) report(name string, err error) bool {
 	if err == nil {
-		fmt.Fprintf(e.stdout, "ok %s\n", name)
+		fmt.Fprintf(e.stdout, "ok %s\n", esc(name))
 		return true
 	}
 	fmt.Fprintln(e.stderr, configMessage(err))
@@ -261,12 +261,14 @@ func validatePath(v *schema.Validator, wd, p string) error {
 		full = filepath.Join(wd, p)
 	}
 	if filepath.Base(full) == "workspace.json" {
-		data, err := os.ReadFile(full)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+		data, err := untrusted.ReadFile(full, untrusted.ConfigCap)
+		if fe := (*untrusted.FileError)(nil); errors.As(err, &fe) {
+			fe.Path = p
 		}
-		_, err = v.Validate(schema.Workspace, p, data)
-		return err
+		if err != nil {
+			return err
+		}
+		return packs.ValidateWorkspace(v, p, data)
 	}
 	_, err := packs.LoadFile(v, full, p)
 	return err
@@ -311,3 +313,7 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n-3]) + "..."
 }
+
+// esc shows a pack's or workspace's text, which whoever committed it wrote: on one line, with no
+// control sequence reaching the terminal. A recipe a person reviews here must read as it runs.
+func esc(s string) string { return untrusted.Escape(s) }

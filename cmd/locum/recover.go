@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // recoverAtStart restores files an interrupted transform left edited, before any command runs.
@@ -25,14 +28,39 @@ func (e *env) recoverAtStart(args []string) error {
 	if err != nil {
 		return nil
 	}
-	done, err := rails.Recover(runner.RollbackDir(root))
+	dir := runner.RollbackDir(root)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		return nil
+	}
+	rb, err := e.rollback(root, false)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum: %w", err))
+	}
+	done, err := rails.Recover(rb)
 	for _, r := range done {
-		fmt.Fprintf(e.stderr, "locum: restored %s: an interrupted run (pid %d) had left its edit in place\n", r.Record.Path, r.Record.PID)
+		if r.Action == "untrusted" {
+			fmt.Fprintf(e.stderr, "locum: ignoring the rollback record %s: %s; locum never restores or deletes a record it cannot trust. If it is not yours, remove it: %s\n",
+				untrusted.Escape(r.Record.RecordFile), untrusted.Escape(r.Why), untrusted.Escape(r.RemoveHint()))
+			continue
+		}
+		fmt.Fprintf(e.stderr, "locum: restored %s: an interrupted run (pid %d) had left its edit in place\n", untrusted.Escape(r.Record.Path), r.Record.PID)
 	}
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
 	return nil
+}
+
+// rollback is where this repository's crash records live and the operator's key for them; with
+// create, the key is made when there is none yet (a transform is about to write a record).
+func (e *env) rollback(root string, create bool) (rails.Rollback, error) {
+	rb := rails.Rollback{Dir: runner.RollbackDir(root), Root: root}
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return rb, err
+	}
+	rb.Key, err = rails.LoadRollbackKey(dirs.State, create)
+	return rb, err
 }
 
 func (e *env) recoverCommand() *cli.Command {
@@ -67,7 +95,11 @@ func (e *env) recoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			recs, err := rails.ListRecords(runner.RollbackDir(root))
+			rb, err := e.rollback(root, false)
+			if err != nil {
+				return withCode(exitCouldNot, fmt.Errorf("locum recover: %w", err))
+			}
+			recs, err := rails.ListRecords(rb)
 			if err != nil {
 				return err
 			}
@@ -76,7 +108,11 @@ func (e *env) recoverCommand() *cli.Command {
 					fmt.Fprintln(e.stdout, "no rollback records")
 				}
 				for _, r := range recs {
-					fmt.Fprintf(e.stdout, "%s\t%s\tpid %d\t%s\n", r.Action, r.Record.Path, r.Record.PID, r.Record.Started.Format("2006-01-02T15:04:05Z"))
+					if r.Action == "untrusted" {
+						fmt.Fprintf(e.stdout, "untrusted\t%s\t%s; remove it if it is not yours: %s\n", untrusted.Escape(r.Record.RecordFile), untrusted.Escape(r.Why), untrusted.Escape(r.RemoveHint()))
+						continue
+					}
+					fmt.Fprintf(e.stdout, "%s\t%s\tpid %d\t%s\n", r.Action, untrusted.Escape(r.Record.Path), r.Record.PID, r.Record.Started.Format("2006-01-02T15:04:05Z"))
 				}
 				return nil
 			}
@@ -89,12 +125,14 @@ func (e *env) recoverCommand() *cli.Command {
 					return withCode(exitCouldNot, fmt.Errorf("locum recover: %s is being edited by a running locum (pid %d); leave it be", r.Record.Path, r.Record.PID))
 				}
 				if cmd.Bool("restore") {
-					if err := rails.RestoreRecord(r.Record); err != nil {
+					if err := rails.RestoreRecord(r); err != nil {
 						return withCode(exitCouldNot, err)
 					}
 					fmt.Fprintf(e.stdout, "restored %s\n", r.Record.Path)
 				} else {
-					rails.DiscardRecord(r.Record)
+					if err := rails.DiscardRecord(r); err != nil {
+						return withCode(exitCouldNot, err)
+					}
 					fmt.Fprintf(e.stdout, "discarded the record of %s (the file stays as it is)\n", r.Record.Path)
 				}
 			}

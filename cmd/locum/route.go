@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -13,56 +11,33 @@ import (
 	"github.com/locumdev/locum/schema"
 )
 
-// chooseModel picks the model a mode runs: --model alone is an operator's explicit choice
-// (routing=operator); a role (--role, or the mode's default) runs only the model and effort a
-// signed A/B record earned it (routing=earned), and a different --model or effort is refused
-// rather than silently substituted.
+// chooseModel picks the model a mode runs, through the one rule in evals.ChooseModel.
 func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, routing string, err error) {
-	role, _ := settings.Get("role")
-	explicit := cmd.String("model")
-	if explicit != "" && !cmd.IsSet("role") {
-		return explicit, "operator", nil
-	}
-	if role.Value == "" {
-		return "", "", withCode(exitRed, errors.New("locum: no model: name one with --model ID, or route a role earned by a signed A/B record (--role)"))
-	}
-	return e.chooseModelForRole(cmd, c, role.Value, settings)
-}
-
-// chooseModelForRole resolves a role through its earned routing.
-func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
-	role := packs.Setting{Key: "role", Value: roleName}
-	explicit := cmd.String("model")
-	var trust []string
-	if c.Workspace != nil {
-		trust = c.Workspace.Trust.Keys
-	}
 	v, err := schema.New()
 	if err != nil {
 		return "", "", err
 	}
-	route, err := evals.ResolveRole(v, c.Root, trust, role.Value, c.Roles()[role.Value])
-	if explicit != "" && (err != nil || explicit != route.Model) {
-		measured := "no earned model"
-		if err == nil {
-			measured = "only " + route.Model + ", the model its A/B record measured"
-		}
-		return "", "", withCode(exitCouldNot, fmt.Errorf("locum: --role %s and --model %s: the role runs %s, never a substitute; drop --role to run %s as an operator's choice", role.Value, explicit, measured, explicit))
-	}
+	model, routing, err = evals.ChooseModel(v, c, settings, evals.ModelChoice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
+	return model, routing, routeError(err)
+}
+
+// chooseModelForRole resolves a role through its earned routing.
+func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
+	v, err := schema.New()
 	if err != nil {
-		var refusal *runner.RefusalError
-		if errors.As(err, &refusal) {
-			return "", "", withCode(exitRed, fmt.Errorf("locum: %w", err))
-		}
 		return "", "", err
 	}
-	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
-		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
-			return "", "", withCode(exitCouldNot, fmt.Errorf("locum: --role %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use --model to run a candidate", role.Value, route.Effort, effort.Source, effort.Value))
-		}
-		settings.Set("effort", route.Effort, "routing "+evals.RoutingFile)
+	model, routing, err = evals.ModelForRole(v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
+	return model, routing, routeError(err)
+}
+
+// routeError gives a routing refusal or contradiction its exit code before any run starts.
+func routeError(err error) error {
+	if err == nil {
+		return nil
 	}
-	return route.Model, "earned", nil
+	_, _, code := runner.Classify(err)
+	return withCode(code, fmt.Errorf("locum: %w", err))
 }
 
 // chatRun is what every chat mode starts from: the working directory, the composition, and a run

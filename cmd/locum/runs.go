@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) runsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "read back the run journal",
-		UsageText: "locum runs list | show RUN_ID",
+		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
 		OnUsageError: onUsageError,
@@ -25,9 +23,9 @@ func (e *env) runsCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unknown runs command %q", cmd.Args().First())
 			}
-			return usagef(cmd, "missing runs command (list or show)")
+			return usagef(cmd, "missing runs command (list, show, analyze, diff, prune, accept or reject)")
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			{
 				Name:         "list",
 				Usage:        "list the runs, newest first",
@@ -46,13 +44,13 @@ func (e *env) runsCommand() *cli.Command {
 						return err
 					}
 					if len(runs) == 0 {
-						fmt.Fprintf(e.stdout, "no runs in %s\n", dir)
+						fmt.Fprintf(e.stdout, "no runs in %s\n", untrusted.Escape(dir))
 						return nil
 					}
 					w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(w, "RUN\tMODE\tSTATUS\tMODEL")
 					for _, r := range runs {
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.ID, orDash(r.Mode), r.Status, orDash(r.Model))
+						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)))
 					}
 					return w.Flush()
 				},
@@ -60,9 +58,13 @@ func (e *env) runsCommand() *cli.Command {
 			{
 				Name:         "show",
 				Usage:        "show one run's events (RUN_ID, or a unique prefix of it)",
-				UsageText:    "locum runs show RUN_ID",
+				UsageText:    "locum runs show RUN_ID [--diff]",
+				Flags:        []cli.Flag{&cli.BoolFlag{Name: "diff", Usage: "show an agent run's branch as a diff from where it started"}},
 				OnUsageError: onUsageError,
-				Action: func(_ context.Context, cmd *cli.Command) error {
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Bool("diff") {
+						return e.agentDiff(ctx, cmd)
+					}
 					if cmd.NArg() != 1 {
 						return usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
 					}
@@ -74,14 +76,16 @@ func (e *env) runsCommand() *cli.Command {
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}
-					fmt.Fprintf(e.stdout, "journal %s\n", path)
+					fmt.Fprintf(e.stdout, "journal %s\n", untrusted.Escape(path))
 					for _, ev := range events {
-						fmt.Fprintln(e.stdout, eventLine(ev))
+						fmt.Fprintln(e.stdout, runner.EventLine(ev))
 					}
 					return nil
 				},
 			},
-		},
+			e.runsAcceptCommand(),
+			e.runsRejectCommand(),
+		}, e.analyzeCommands()...),
 	}
 }
 
@@ -91,45 +95,4 @@ func (e *env) runsDir() (string, error) {
 		return "", err
 	}
 	return runner.RunsDir(root)
-}
-
-// eventLine renders one journal event for a person: time, event, then its fields as key=value.
-func eventLine(ev map[string]any) string {
-	ts, _ := ev["ts"].(string)
-	if len(ts) >= 23 {
-		ts = ts[11:23]
-	}
-	name, _ := ev["event"].(string)
-	keys := make([]string, 0, len(ev))
-	for k := range ev {
-		if k != "ts" && k != "event" && k != "run" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %-10s", ts, name)
-	for _, k := range keys {
-		v := ev[k]
-		if v == nil {
-			continue
-		}
-		var text string
-		switch x := v.(type) {
-		case string:
-			text = x
-			if len(text) > 200 {
-				text = text[:200] + "..."
-			}
-			if strings.ContainsAny(text, " \n\t") {
-				data, _ := json.Marshal(text)
-				text = string(data)
-			}
-		default:
-			data, _ := json.Marshal(x)
-			text = string(data)
-		}
-		fmt.Fprintf(&b, " %s=%s", k, text)
-	}
-	return b.String()
 }

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) statusCommand() *cli.Command {
@@ -27,7 +26,8 @@ func (e *env) statusCommand() *cli.Command {
 		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, vLLM, or unknown), lists its models with\n" +
 			"their loaded context windows where the server tells, and says whether the chat and\n" +
 			"embedding models are listed (llama-server answers any name, so only a listed model counts).\n" +
-			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers.",
+			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers\n" +
+			"or it is still loading its model.",
 		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -49,25 +49,19 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
-	if err != nil {
-		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
-	}
 	var chat, embed *runner.ModelPresence
 	if m := cmd.String("model"); m != "" {
 		chat = &runner.ModelPresence{ID: m, Source: "flag --model"}
 	}
 	if m := cmd.String("embed-model"); m != "" {
 		embed = &runner.ModelPresence{ID: m, Source: "flag --embed-model"}
-	} else if c.Declares("dedup") {
-		if s, err := c.Resolve("dedup", e.lookup, nil); err == nil {
-			set, _ := s.Get("embed_model")
-			embed = &runner.ModelPresence{ID: set.Value, Source: set.Source}
-		}
+	} else {
+		embed = runner.DefaultEmbedModel(c, e.lookup)
 	}
-	client := runner.NewClient(runner.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: 5 * time.Second})
-	rep := runner.CheckStatus(ctx, client, base.Source, chat, embed)
+	rep, err := runner.CheckEndpoint(ctx, shared, chat, embed)
+	if err != nil {
+		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
+	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
@@ -79,7 +73,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 		if rep.Error != nil && rep.Error.Kind == "off_loopback" {
 			code = exitRed
 		}
-		return withCode(code, fmt.Errorf("locum status: %s", rep.Error.Message))
+		return withCode(code, fmt.Errorf("locum status: %s", untrusted.EscapeLines(rep.Error.Message)))
 	}
 	return nil
 }
@@ -88,18 +82,27 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "endpoint\t%s\t(%s)\n", rep.Endpoint, rep.Source)
 	if !rep.Up {
-		fmt.Fprintf(w, "server\tnot answering\t\n")
+		switch {
+		case rep.Error != nil && rep.Error.Kind == "loading":
+			who := "the server"
+			if rep.ServerName != nil {
+				who = *rep.ServerName
+			}
+			fmt.Fprintf(w, "server\t%s is loading its model\t(retry shortly)\n", who)
+		default:
+			fmt.Fprintf(w, "server\tnot answering\t\n")
+		}
 		if len(rep.Start) > 0 {
 			fmt.Fprintf(w, "start one\t%s\t\n", strings.Join(rep.Start, "   or   "))
 		}
 		w.Flush()
 		return
 	}
-	server := rep.ServerName
+	server := *rep.ServerName
 	if rep.Version != "" {
 		server += " " + rep.Version
 	}
-	fmt.Fprintf(w, "server\t%s\t(answered in %dms)\n", server, rep.LatencyMs)
+	fmt.Fprintf(w, "server\t%s\t(answered in %dms)\n", untrusted.Escape(server), rep.LatencyMs)
 	if len(rep.Models) == 0 {
 		fmt.Fprintf(w, "models\tnone listed\t\n")
 	}
@@ -119,21 +122,25 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 		if m.Context > 0 {
 			notes = append(notes, fmt.Sprintf("context %d", m.Context))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", label, m.ID, strings.Join(notes, ", "))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", label, untrusted.Escape(m.ID), strings.Join(notes, ", "))
 	}
 	for _, p := range []struct {
 		label string
 		m     *runner.ModelPresence
 	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
 		if p.m == nil {
-			fmt.Fprintf(w, "%s\tnot set\t(--model, or a role's earned routing)\n", p.label)
+			how := "(--model, or a role's earned routing)"
+			if p.label == "embed model" && rep.EmbedNote != "" {
+				how = "(" + rep.EmbedNote + ")"
+			}
+			fmt.Fprintf(w, "%s\tnot set\t%s\n", p.label, how)
 			continue
 		}
 		state := "listed"
 		if !p.m.Listed {
 			state = "NOT listed by the server"
 		}
-		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, p.m.ID, state, p.m.Source)
+		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, untrusted.Escape(p.m.ID), state, p.m.Source)
 	}
 	w.Flush()
 }

@@ -13,6 +13,7 @@ func (e *env) summarizeCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to summarize (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span to summarize: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
 		&cli.BoolFlag{Name: "json", Usage: "print every claim with its verdict as one JSON object on stdout"},
@@ -27,7 +28,7 @@ func (e *env) summarizeCommand() *cli.Command {
 			"change a verdict. Supported claims print as `L40-52 text`, then `unsupported: N`.\n\n" +
 			"Exit 0 when at least one claim is supported; 1 when none is (do not trust the digest) or on a\n" +
 			"refusal before any request; 2 could not run.",
-		UsageText:    `locum summarize --file PATH [--lines A-B] [--max-words 150] [--role prose | --model ID] [--json] [FOCUS]`,
+		UsageText:    `locum summarize --file PATH [--lines A-B | --symbol NAME] [--max-words 150] [--role prose | --model ID] [--json] [FOCUS]`,
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -49,21 +50,10 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 	}
 	var claims []runner.Claim
 	res := runner.Execute(ctx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
-		File: cmd.String("file"), Lines: cmd.String("lines"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
+		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))
 	if !cmd.Bool("json") && claims != nil {
-		var unsupported []runner.Claim
-		for _, cl := range claims {
-			if cl.Supported() {
-				fmt.Fprintf(e.stdout, "L%d-%d %s\n", cl.Lines[0], cl.Lines[1], cl.Text)
-			} else {
-				unsupported = append(unsupported, cl)
-			}
-		}
-		fmt.Fprintf(e.stdout, "unsupported: %d\n", len(unsupported))
-		for _, cl := range unsupported {
-			fmt.Fprintf(e.stdout, "  UNSUPPORTED L%d-%d %s (%s)\n", cl.Lines[0], cl.Lines[1], cl.Text, cl.Reason)
-		}
+		fmt.Fprint(e.stdout, runner.ClaimLines(claims))
 	}
 	return e.finish(cmd, res)
 }

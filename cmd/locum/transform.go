@@ -12,13 +12,16 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) transformCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to edit (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "verify", Usage: "the command that judges the edit (required): exit 0 keeps it, 1 retries, anything else restores and stops"},
 		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
@@ -36,7 +39,7 @@ func (e *env) transformCommand() *cli.Command {
 			"original bytes and mode, also after a crash: the next locum start restores it.\n\n" +
 			"The task is the argument, --task-file, or - to read it from stdin.\n" +
 			"Exit 0 kept; 1 red after the last attempt, or refused before any request; 2 could not run.",
-		UsageText:    `locum transform --file PATH [--lines A-B] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
+		UsageText:    `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -52,45 +55,73 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if !cmd.IsSet("verify") {
 		return usagef(cmd, "--verify is required: the edit is kept only when that command exits 0")
 	}
-	task, err := e.readTask(cmd)
-	if err != nil {
+	if err := checkTaskArgs(cmd); err != nil {
 		return err
 	}
 	spec, c, wd, err := e.chatRun(cmd, "transform")
 	if err != nil {
 		return err
 	}
+	task, err := e.readTask(cmd, spec.Settings.Int("max_input_bytes"))
+	if err != nil {
+		return err
+	}
+	rb, err := e.rollback(c.Root, true)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "locum transform: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
+	}
 	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{
-		File: cmd.String("file"), Lines: cmd.String("lines"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
+		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
+		RollbackKey: rb.Key,
 	}))
 	e.transformSummary(res)
 	return e.finish(cmd, res)
 }
 
-func (e *env) readTask(cmd *cli.Command) (string, error) {
-	file := cmd.String("task-file")
+// checkTaskArgs refuses a command line that does not say where the task is, before anything runs.
+func checkTaskArgs(cmd *cli.Command) error {
 	args := cmd.Args().Slice()
 	switch {
-	case file != "" && len(args) > 0:
-		return "", usagef(cmd, "give the task as an argument or with --task-file, not both")
-	case file != "":
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", withCode(exitCouldNot, fmt.Errorf("locum: --task-file: %w", err))
-		}
-		return string(data), nil
+	case cmd.String("task-file") != "" && len(args) > 0:
+		return usagef(cmd, "give the task as an argument or with --task-file, not both")
+	case cmd.String("task-file") != "":
+		return nil
 	case len(args) == 0:
-		return "", usagef(cmd, "missing TASK (an argument, --task-file, or - for stdin)")
+		return usagef(cmd, "missing TASK (an argument, --task-file, or - for stdin)")
 	case len(args) > 1:
-		return "", usagef(cmd, "want one TASK argument, got %d (quote the task)", len(args))
-	case args[0] == "-":
-		data, err := io.ReadAll(e.stdin)
-		if err != nil {
-			return "", withCode(exitCouldNot, fmt.Errorf("locum: reading the task from stdin: %w", err))
-		}
-		return string(data), nil
+		return usagef(cmd, "want one TASK argument, got %d (quote the task)", len(args))
 	}
-	return args[0], nil
+	return nil
+}
+
+// readTask reads the task from its argument, --task-file or stdin. The task goes into the prompt,
+// so it counts against the input budget: a larger one is a refusal, found without reading past the
+// budget; a task file must be a regular file, so a FIFO or a device can neither block nor flood.
+func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
+	var data []byte
+	var err error
+	what := "the task"
+	switch file := cmd.String("task-file"); {
+	case file != "":
+		what = "the task file " + file
+		data, err = untrusted.ReadFile(file, limit)
+	case cmd.Args().First() == "-":
+		what = "the task on stdin"
+		data, err = untrusted.ReadAll(e.stdin, what, limit)
+	default:
+		data = []byte(cmd.Args().First())
+	}
+	var tl *untrusted.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: tl.Size, Limit: limit, Remedy: "shorten the task"}))
+	case err != nil:
+		return "", withCode(exitCouldNot, fmt.Errorf("locum %s: --task-file: %w", cmd.Name, err))
+	}
+	if int64(len(data)) > limit {
+		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: int64(len(data)), Limit: limit, Remedy: "shorten the task"}))
+	}
+	return string(data), nil
 }
 
 // progress is stderr when it is a terminal: live progress there, none in a log.
@@ -106,28 +137,16 @@ func (e *env) progress() io.Writer {
 }
 
 func (e *env) transformSummary(res *runner.Result) {
-	d := res.Details
-	if d == nil || d["file"] == nil {
-		return
+	if line := res.Outcome(); line != "" {
+		fmt.Fprintln(e.stderr, line)
 	}
-	outcome, _ := d["outcome"].(string)
-	if outcome == "" {
-		return
-	}
-	line := fmt.Sprintf("transform: %s %s lines %v", outcome, d["file"], d["lines"])
-	if diff, ok := d["diff"].(string); ok {
-		line += " (" + diff + ")"
-	}
-	if v, ok := d["verify_exit"]; ok && v != nil {
-		line += fmt.Sprintf(", verify exit %v", v)
-	}
-	fmt.Fprintln(e.stderr, line)
 }
 
 // finish prints the receipt (and the JSON result) and maps the result to the exit code.
 func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
 	if res.Error != nil {
-		msg := strings.TrimSpace(res.Error.Message)
+		// The message may quote a server or a verify command; its own line breaks are locum's.
+		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
 		fmt.Fprintf(e.stderr, "locum %s: %s\n", res.Mode, msg)
 	}
 	fmt.Fprintln(e.stderr, res.Receipt())

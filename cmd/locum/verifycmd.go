@@ -34,7 +34,7 @@ func (e *env) verifyCommand() *cli.Command {
 			}
 			if cmd.Bool("list") {
 				for _, r := range recipes {
-					fmt.Fprintf(e.stdout, "%s\t%s\n", r.Name, r.Run)
+					fmt.Fprintf(e.stdout, "%s\t%s\n", esc(r.Name), esc(r.Run))
 				}
 				return nil
 			}

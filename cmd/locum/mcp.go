@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner/mcp"
+)
+
+func (e *env) mcpCommand() *cli.Command {
+	flags := settingFlags("")
+	flags = append(flags, &cli.BoolFlag{Name: "allow-model", Usage: "let a tool call name a model (routing=operator); without it a call runs only a role's earned model"})
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
+		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
+			"writes the host's .mcp.json). Its tools are status, transform, summarize, dedup and runs_show:\n" +
+			"the same runs as the commands, with the same rails, journal and receipt. A call's arguments are\n" +
+			"the flags in snake_case, except allow_remote: only these operator flags widen a rail.\n" +
+			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n\n" +
+			"Exit 0 when the host closes the session; 2 could not start.",
+		UsageText:    "locum mcp [--allow-model] [--base-url URL] [--allow-remote]",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			return e.mcp(ctx, cmd)
+		},
+	}
+}
+
+func (e *env) mcp(ctx context.Context, cmd *cli.Command) error {
+	wd, err := e.getwd()
+	if err != nil {
+		return err
+	}
+	srv, err := mcp.New(mcp.Options{
+		Dir: wd, Env: e.lookup, Flags: setFlags(cmd, ""), AllowModel: cmd.Bool("allow-model"),
+		Version: version(), Log: e.stderr,
+	})
+	if err != nil {
+		return withCode(exitCouldNot, err)
+	}
+	err = srv.Run(ctx, mcp.Stdio(ctx, e.stdin, e.unbuffered()))
+	// The host ends a session by closing stdin or with a signal: both are the normal end of a server.
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return withCode(exitCouldNot, fmt.Errorf("locum mcp: %w", err))
+}

@@ -1,0 +1,95 @@
+package evals
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/schema"
+)
+
+// ModelChoice is what a caller asked for: an explicit model, a role, or both. RoleGiven says the
+// role was named by the caller, not inherited from a pack's default.
+type ModelChoice struct {
+	Model     string
+	RoleGiven bool
+	// Arg names a setting as the caller takes it, for the messages: "--model" on the command line
+	// (nil gives that), "`model`" for a tool call.
+	Arg func(name string) string
+}
+
+func (ch ModelChoice) arg(name string) string {
+	if ch.Arg == nil {
+		return "--" + name
+	}
+	return ch.Arg(name)
+}
+
+// ChooseModel picks the model a chat mode runs. A model alone is an operator's explicit choice
+// (routing=operator); a role (named, or the mode's default) runs only the model and effort a
+// signed A/B record earned it (routing=earned), and a different model or effort is refused rather
+// than silently substituted. The CLI and the MCP server both call it, so a role means the same on
+// either. A refusal is a *runner.RefusalError (exit 1); a contradiction is a *runner.BadInputError
+// (exit 2).
+func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
+	role, _ := settings.Get("role")
+	if ch.Model != "" && !ch.RoleGiven {
+		return ch.Model, "operator", nil
+	}
+	if role.Value == "" {
+		return "", "", &runner.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
+	}
+	return ModelForRole(v, c, role.Value, ch, settings)
+}
+
+// ModelForRole resolves a role through its earned routing; ch.Model, when set, must be the model
+// the role earned. The role's measured effort replaces one from a pack or the workspace, and one
+// the caller set on purpose (a flag or the environment) that differs is refused.
+func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
+	explicit := ch.Model
+	// Routing decides which model does the work on this machine: only keys the operator trusts
+	// may earn it. The repository's own trust.keys are named in a refusal, never trusted.
+	trust := TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
+	if c.User != nil {
+		trust.Where = "your user config " + c.User.File + " (trust_keys)"
+	}
+	if c.Workspace != nil {
+		trust.Vouched = c.Workspace.Trust.Keys
+	}
+	route, err := ResolveRoleTrusting(v, c.Root, trust, role, c.Roles()[role])
+	var refusal *runner.RefusalError
+	if errors.As(err, &refusal) {
+		// No earned routing: a model the operator accepted for the role in the user config may
+		// stand in, and the receipt says so (routing=operator, never earned).
+		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
+			if accepted.Effort != "" {
+				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && (strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env")) {
+					return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
+				}
+				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
+			}
+			return accepted.Model, "operator", nil
+		}
+	}
+	if explicit != "" && (err != nil || explicit != route.Model) {
+		measured := "no earned model"
+		if err == nil {
+			measured = "only " + route.Model + ", the model its A/B record measured"
+		}
+		return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s and %s %s: the role runs %s, never a substitute; drop %s to run %s as an operator's choice",
+			ch.arg("role"), role, ch.arg("model"), explicit, measured, ch.arg("role"), explicit)}
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
+		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
+			return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
+				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
+		}
+		settings.Set("effort", route.Effort, "routing "+RoutingFile)
+	}
+	return route.Model, "earned", nil
+}

@@ -1,0 +1,438 @@
+// Package analyze reads run journals back into what a maintainer needs to decide whether to route
+// more work to a local model: where a run first went wrong, where it ended, whether a later attempt
+// recovered it, what its verify command did not see, and a health word with its reasons. It reads
+// journals only; no mode imports it.
+package analyze
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/runner"
+)
+
+// The stages a run can fail at. A reply failure carries its class after a colon
+// ("reply:truncated"), so the closed list stays short and the class stays visible.
+const (
+	StageNone            = "none"
+	StageScope           = "scope"
+	StageBudget          = "budget"
+	StageConnect         = "connect"
+	StageReply           = "reply"
+	StageEditApply       = "edit_apply"
+	StageVerifyRed       = "verify_red"
+	StageVerifyNoVerdict = "verify_no_verdict"
+	StageGate            = "gate"
+	StageGuardrail       = "guardrail"
+	StageRefused         = "refused"
+	StageSignal          = "signal"
+	StageRestore         = "restore"
+	StageInternal        = "internal"
+	// StageUnfinished is a journal with no run_end: the process died or is still running.
+	StageUnfinished = "unfinished"
+)
+
+// The health words.
+const (
+	Good    = "good"
+	Warning = "warning"
+	Risky   = "risky"
+)
+
+// Failure is one thing that went wrong during a run, in journal order.
+type Failure struct {
+	Stage   string `json:"stage"`
+	Attempt int    `json:"attempt,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Run is the analysis of one journal. Strings come from the journal: untrusted, to be escaped
+// before they reach a terminal.
+type Run struct {
+	ID             string    `json:"run"`
+	JournalVersion int       `json:"journal_version"`
+	Start          time.Time `json:"start"`
+	Mode           string    `json:"mode"`
+	Model          string    `json:"model"`
+	Status         string    `json:"status"`
+	Attempts       int       `json:"attempts"`
+	Primary        string    `json:"primary_stage"`
+	Final          string    `json:"final_stage"`
+	Recovered      bool      `json:"recovered"`
+	Failures       []Failure `json:"failures"`
+	Gap            Gap       `json:"verification_gap"`
+	Health         string    `json:"health"`
+	Reasons        []string  `json:"reasons"`
+	Figures        Figures   `json:"figures"`
+}
+
+// Figures are the run's measured numbers, summed over its replies; nil where the server did not
+// report them.
+type Figures struct {
+	InTokens  *int64   `json:"in_tokens"`
+	OutTokens *int64   `json:"out_tokens"`
+	TTFTms    *int64   `json:"ttft_ms"`
+	Rate      *float64 `json:"rate"`
+}
+
+// state is what a pass over the events gathers.
+type state struct {
+	run        Run
+	ended      bool
+	errKind    string
+	failedStep string
+	attempt    int
+	edited     []string
+	wrote      bool
+	verify     string
+	verifySeen bool
+	lastTail   string
+	notes      []string
+	in, out    int64
+	inOK       bool
+	outOK      bool
+	replies    int
+	requests   int
+	// receiptAttempts is the figure the run's own receipt printed, which a mode may count its way.
+	receiptAttempts int
+	decodeMs        int64
+	decodeOut       int64
+}
+
+// Analyze reads the events of one run. It never fails: what a journal lacks is left unknown.
+func Analyze(id string, events []map[string]any) Run {
+	st := &state{run: Run{ID: id, Status: "", Failures: []Failure{}, Reasons: []string{}}, inOK: true, outOK: true}
+	for _, ev := range events {
+		st.observe(ev)
+	}
+	st.finish()
+	return st.run
+}
+
+// NotJournalError is a file with no run_start event: whatever it is, it is not a run.
+type NotJournalError struct{ Path string }
+
+func (e *NotJournalError) Error() string { return e.Path + ": not a run journal (no run_start event)" }
+
+// AnalyzeFile reads and analyses the journal at path.
+func AnalyzeFile(path string) (Run, error) {
+	events, err := runner.ReadJournal(path)
+	if err != nil {
+		return Run{}, err
+	}
+	if !slices.ContainsFunc(events, func(ev map[string]any) bool { return ev["event"] == "run_start" }) {
+		return Run{}, &NotJournalError{Path: path}
+	}
+	return Analyze(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events), nil
+}
+
+// observe reads one event. Every mode's events go through this one switch: a mode that journals a
+// new kind of trouble adds a case here.
+func (st *state) observe(ev map[string]any) {
+	switch str(ev["event"]) {
+	case "run_start":
+		st.run.JournalVersion = int(num(ev["journal_version"]))
+		st.run.Mode = str(ev["mode"])
+		st.run.Model = str(ev["model"])
+		st.run.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+	case "scope":
+		if f := str(ev["file"]); f != "" && st.run.Mode == "transform" {
+			st.edited = []string{f}
+		}
+		if v, ok := ev["verify"].(string); ok {
+			st.verify, st.verifySeen = v, true
+		}
+	case "request":
+		st.requests++
+	case "reply":
+		st.reply(ev)
+	case "attempt":
+		st.attempt = int(num(ev["attempt"]))
+		if e := str(ev["edit_error"]); e != "" {
+			st.fail(StageEditApply, e)
+		} else {
+			st.wrote = true
+		}
+	case "verify":
+		st.verdict(ev)
+	case "digest_unusable":
+		st.attempt = int(num(ev["attempt"]))
+		st.fail(StageReply+":malformed", str(ev["error"]))
+	case "response_format_refused":
+		st.note("schema_refused")
+	case "gate":
+		if num(ev["supported"]) == 0 {
+			st.fail(StageGate, "no claim backed by the file")
+		} else if num(ev["unsupported"]) > 0 {
+			st.note("unsupported_claims")
+		}
+	case "guardrail_block":
+		// The agent's transcript (issue 17): a refusal returned to the model as a tool result.
+		st.fail(StageGuardrail, firstOf(ev, "guardrail", "rule", "reason"))
+	case "nudge":
+		st.fail(StageReply+":"+orDefault(firstOf(ev, "class", "reason"), "nudged"), "")
+	case "step_failed":
+		st.failedStep = str(ev["step"])
+	case "guard_failed":
+		st.fail(StageRestore, str(ev["error"]))
+	case "run_end":
+		st.ended = true
+		st.run.Status = str(ev["status"])
+		if m := str(ev["model"]); m != "" {
+			st.run.Model = m
+		}
+		if e, ok := ev["error"].(map[string]any); ok {
+			st.errKind = str(e["kind"])
+		}
+		if d, ok := ev["details"].(map[string]any); ok {
+			// The agent's result names every file it changed (issue 17).
+			if files, ok := d["files_changed"].([]any); ok {
+				st.edited = st.edited[:0]
+				for _, f := range files {
+					if name := str(f); name != "" {
+						st.edited = append(st.edited, name)
+					}
+				}
+				st.wrote = len(st.edited) > 0
+			}
+		}
+		if m := receiptAttempts.FindStringSubmatch(str(ev["receipt"])); m != nil {
+			st.receiptAttempts, _ = strconv.Atoi(m[1])
+		}
+	}
+}
+
+func (st *state) reply(ev map[string]any) {
+	// A request the engine never sent (a failed probe, a prompt over the context) and a request
+	// that got no reply have no figures; run_end says where they left the run.
+	if sent, ok := ev["sent"].(bool); ok && !sent {
+		return
+	}
+	if str(ev["class"]) == "" && ev["error"] != nil {
+		return
+	}
+	st.replies++
+	if v, ok := ev["in_tokens"].(float64); ok {
+		st.in += int64(v)
+	} else {
+		st.inOK = false
+	}
+	if v, ok := ev["out_tokens"].(float64); ok {
+		st.out += int64(v)
+		if ttft, ok := ev["ttft_ms"].(float64); ok {
+			if st.run.Figures.TTFTms == nil {
+				t := int64(ttft)
+				st.run.Figures.TTFTms = &t
+			}
+			if el := num(ev["elapsed_ms"]); el > ttft {
+				st.decodeMs += int64(el - ttft)
+				st.decodeOut += int64(v)
+			}
+		}
+	} else {
+		st.outOK = false
+	}
+	class := str(ev["class"])
+	if class != "" && class != "answer" {
+		st.fail(StageReply+":"+class, str(ev["error"]))
+	}
+}
+
+func (st *state) verdict(ev map[string]any) {
+	v := str(ev["verdict"])
+	if v == "" {
+		if code, ok := ev["exit_code"].(float64); ok {
+			v = "exit " + itoa(int64(code))
+		}
+	}
+	st.lastTail = str(ev["tail"])
+	switch v {
+	case "exit 0", "stopped":
+		// A verify stopped by a signal is the signal's failure, which run_end names.
+	case "exit 1":
+		st.fail(StageVerifyRed, "")
+	default:
+		st.fail(StageVerifyNoVerdict, v)
+	}
+}
+
+// maxDetail bounds the journal text a failure carries: enough to recognise it.
+const maxDetail = 200
+
+func (st *state) fail(stage, detail string) {
+	if len(detail) > maxDetail {
+		detail = strings.ToValidUTF8(detail[:maxDetail], "") + "..."
+	}
+	st.run.Failures = append(st.run.Failures, Failure{Stage: stage, Attempt: st.attempt, Detail: detail})
+}
+
+func (st *state) note(reason string) {
+	for _, n := range st.notes {
+		if n == reason {
+			return
+		}
+	}
+	st.notes = append(st.notes, reason)
+}
+
+func (st *state) finish() {
+	r := &st.run
+	r.Attempts = st.receiptAttempts
+	if r.Attempts == 0 {
+		r.Attempts = max(st.attempt, st.requests)
+	}
+	if st.replies > 0 {
+		if st.inOK {
+			r.Figures.InTokens = &st.in
+		}
+		if st.outOK {
+			r.Figures.OutTokens = &st.out
+		}
+		if st.decodeMs > 0 {
+			rate := float64(st.decodeOut) / (float64(st.decodeMs) / 1000)
+			r.Figures.Rate = &rate
+		}
+	}
+	switch {
+	case !st.ended:
+		r.Status = StageUnfinished
+		r.Final = StageUnfinished
+	case r.Status == "OK":
+		r.Final = StageNone
+	default:
+		r.Final = st.finalStage()
+	}
+	if r.Final != StageNone {
+		if n := len(r.Failures); n == 0 || r.Failures[n-1].Stage != r.Final {
+			r.Failures = append(r.Failures, Failure{Stage: r.Final, Attempt: st.attempt})
+		}
+	}
+	r.Primary = StageNone
+	if len(r.Failures) > 0 {
+		r.Primary = r.Failures[0].Stage
+	}
+	r.Recovered = r.Status == "OK" && len(r.Failures) > 0
+	r.Gap = st.gap()
+	r.Health, r.Reasons = st.health()
+}
+
+// finalStage is where a run that did not pass ended: the error kind run_end names, read with the
+// step that failed; a journal too old to name the kind falls back to the step.
+func (st *state) finalStage() string {
+	last := ""
+	if n := len(st.run.Failures); n > 0 {
+		last = st.run.Failures[n-1].Stage
+	}
+	switch k := st.errKind; {
+	case k == "red":
+		if last != "" {
+			return last
+		}
+		return StageVerifyRed
+	case k == "input_budget", k == "context_window":
+		return StageBudget
+	case k == "off_loopback", k == "no_server", k == "redirect", k == "loading":
+		return StageConnect
+	case k == "refused":
+		return StageRefused
+	case k == "signal":
+		return StageSignal
+	case k == "verify_no_verdict":
+		return StageVerifyNoVerdict
+	case k == "restore_failed":
+		return StageRestore
+	case strings.HasPrefix(k, "reply_"):
+		return StageReply + ":" + strings.TrimPrefix(k, "reply_")
+	case k == "http", k == "timeout", k == "too_large", k == "malformed", k == "input_truncated":
+		return StageReply + ":" + k
+	case k == "bad_input":
+		if st.failedStep == "connect" {
+			return StageConnect
+		}
+		return StageScope
+	case k == "":
+		// A journal that does not name the error kind: the step that failed says what it can.
+		switch st.failedStep {
+		case "scope", "entries":
+			return StageScope
+		case "connect":
+			return StageConnect
+		}
+		if last != "" {
+			return last
+		}
+	}
+	return StageInternal
+}
+
+func (st *state) health() (string, []string) {
+	r := &st.run
+	reasons := []string{}
+	word := Good
+	raise := func(w, reason string) {
+		reasons = append(reasons, reason)
+		if w == Risky || word == Good {
+			word = w
+		}
+	}
+	switch {
+	case r.Status == StageUnfinished:
+		raise(Risky, "unfinished")
+	case r.Final == StageRestore:
+		raise(Risky, "restore_failed")
+	case r.Status != "OK":
+		raise(Warning, "failed:"+r.Final)
+	}
+	if r.Recovered {
+		raise(Warning, "recovered_after:"+r.Primary)
+	}
+	if r.Status == "OK" {
+		switch r.Gap.State {
+		case GapFound:
+			raise(Risky, "verification_gap")
+		case GapUnknown:
+			raise(Warning, "verification_unknown")
+		}
+	}
+	for _, n := range st.notes {
+		raise(Warning, n)
+	}
+	if r.JournalVersion > runner.JournalVersion {
+		raise(Warning, "journal_newer_than_locum")
+	}
+	return word, reasons
+}
+
+var receiptAttempts = regexp.MustCompile(` attempts=([0-9]{1,6}) `)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func firstOf(ev map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := str(ev[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
+	f := newFixture(t, true)
+	digest := `{"digest":[{"text":"Add subtracts.","lines":[3,5],"quote":"return a - b"},{"text":"It caches.","lines":[1,1],"quote":"cache"}]}`
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
+	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "model": "m"}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "L3-5 Add subtracts.\nunsupported: 1\n  UNSUPPORTED L1-1 It caches.")
+	details := structured(t, res)["details"].(map[string]any)
+	assert.EqualValues(t, 1, details["supported"])
+	assert.Equal(t, calc, f.file(t), "summarize never edits")
+}
+
+func TestDedupListsPairs(t *testing.T) {
+	f := newFixture(t, false)
+	dir := filepath.Join(f.root, "notes")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for _, n := range []string{"a.md", "b.md", "c.md"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(n+" text\n"), 0o644))
+	}
+	body, err := json.Marshal(map[string]any{"object": "list", "data": []any{
+		map[string]any{"index": 0, "embedding": []float64{1, 0}},
+		map[string]any{"index": 1, "embedding": []float64{0.8, 0.6}},
+		map[string]any{"index": 2, "embedding": []float64{0, 1}},
+	}})
+	require.NoError(t, err)
+	f.llm.On("POST", "/v1/embeddings", scripted.Reply{JSON: body})
+	// The embedding model is a setting, not a route: a call names it without --allow-model.
+	res, err := f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5\n0.800 a.md b.md\n0.600 b.md c.md")
+	assert.Equal(t, "tiny-embed", structured(t, res)["model"])
+
+	// A folder out of the repository is refused, before any request.
+	for _, dir := range []string{"..", "/etc"} {
+		before := len(f.llm.RequestsTo("/v1/embeddings"))
+		res, err = f.call(t, context.Background(), "dedup", map[string]any{"dir": dir, "model": "tiny-embed"}, nil)
+		require.NoError(t, err)
+		assert.True(t, res.IsError)
+		assert.Contains(t, text(res), "outside the repository")
+		assert.Len(t, f.llm.RequestsTo("/v1/embeddings"), before)
+	}
+}
+
+// Two transforms of one file are queued: the second waits (and says so) until the first has
+// ended, then edits the file as the first left it.
+func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
+	f := newFixture(t, true)
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	gate := filepath.Join(f.root, "gate")
+	require.NoError(t, syscall.Mkfifo(gate, 0o600))
+
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	queued := make(chan struct{})
+	firstVerifying := make(chan struct{})
+	var once, queuedOnce sync.Once
+	f.mu.Lock()
+	f.onProg = func(msg string) {
+		switch {
+		case strings.HasPrefix(msg, "verify running"):
+			once.Do(func() { close(firstVerifying) })
+		case strings.HasPrefix(msg, "queued"):
+			note("second queued")
+			queuedOnce.Do(func() { close(queued) })
+		case strings.HasPrefix(msg, "prefill"):
+			note("prefill")
+		}
+	}
+	f.mu.Unlock()
+
+	first := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := f.call(t, context.Background(), "transform", map[string]any{
+			"file": "calc.go", "verify": "read line < gate", "task": "make Add add", "model": "m",
+		}, "first")
+		assert.NoError(t, err)
+		first <- res
+	}()
+	waitFor(t, firstVerifying, "the first call's verify")
+	second := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := f.call(t, context.Background(), "transform", map[string]any{
+			"file": "./calc.go", "verify": "true", "task": "make Add add", "model": "m",
+		}, "second")
+		assert.NoError(t, err)
+		second <- res
+	}()
+	waitFor(t, queued, "the second call to say it is queued")
+	note("gate opened")
+	g, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = g.WriteString("go\n")
+	require.NoError(t, err)
+	require.NoError(t, g.Close())
+
+	r1, r2 := <-first, <-second
+	require.False(t, r1.IsError, text(r1))
+	require.False(t, r2.IsError, text(r2))
+	mu.Lock()
+	defer mu.Unlock()
+	// The second call's request went out only after the first call's verify was let through.
+	assert.Equal(t, []string{"prefill", "second queued", "gate opened", "prefill"}, order)
+	// The second saw the first's edit: its span already adds, so its edit changed nothing.
+	assert.Contains(t, text(r2), "(+0 -0)")
+}
+
+// waitFor fails the test when ch is not closed within a generous bound, rather than hang.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waited 30s for %s", what)
+	}
+}

@@ -1,0 +1,225 @@
+// Package mcp serves locum's modes as Model Context Protocol tools, so a host (Claude Code,
+// Codex, Cursor, Zed, Goose) calls them natively instead of typing a shell command. Each tool is a
+// thin adapter over the same calls the CLI makes: the settings cascade, the model choice, the
+// engine and its journal and receipt, so every rail holds the same way.
+//
+// It imports the engine and the modes; nothing below cmd/locum imports it.
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/schema"
+)
+
+// Options is what the operator decided when starting the server. Nothing a tool call says can
+// widen it.
+type Options struct {
+	// Dir is the working directory: relative paths of a call resolve from it, and the repository
+	// root is found from it.
+	Dir string
+	// Env reads the LOCUM_* environment.
+	Env packs.Lookup
+	// Flags are the operator's setting flags (keyed without dashes, as packs.Composition.Resolve
+	// takes them). A call's arguments go on top, except allow-remote, which only the operator sets.
+	Flags map[string]string
+	// AllowModel lets a call name a model (routing=operator). Without it a chat tool runs only a
+	// role's earned model.
+	AllowModel bool
+	Version    string
+	// Log receives warnings and one receipt line per call; nil discards them.
+	Log io.Writer
+}
+
+// Server is locum's MCP server.
+type Server struct {
+	opts  Options
+	root  string
+	v     *schema.Validator
+	sdk   *sdk.Server
+	locks fileLocks
+	calls sync.WaitGroup
+	// life is the context Run serves under: when it ends (a signal), its cause, not the host's
+	// cancellation, is what stopped the runs in flight.
+	life context.Context
+}
+
+// New builds the server and its tools. The repository root is found from opts.Dir now, once.
+func New(opts Options) (*Server, error) {
+	if opts.Env == nil {
+		opts.Env = func(string) (string, bool) { return "", false }
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	root, err := packs.FindRoot(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	v, err := schema.New()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, root: root, v: v, life: context.Background()}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		// Tools only: no logging capability, so a host gets nothing it has to route.
+		Capabilities: &sdk.ServerCapabilities{},
+	})
+	if err := s.addTools(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+const instructions = "locum runs bounded jobs on a model on this machine, under rails enforced in code: " +
+	"the endpoint is loopback only, the prompt has a byte budget, thinking is capped, and an edit is " +
+	"kept only when the verify command exits 0 (otherwise the file gets its original bytes back). " +
+	"Call status first to see whether a model server answers. A result with isError is a verdict " +
+	"or a refusal to read, not a fault of the tool: the text says why and what to do."
+
+// SDK is the underlying MCP server, for a transport of the caller's choice.
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Root is the repository root the server works in.
+func (s *Server) Root() string { return s.root }
+
+// Run serves one session over t until the client goes away or ctx ends, then waits for the calls
+// in flight: a transform cancelled by the session's end still restores its file before Run
+// returns.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	s.life = ctx
+	err := s.sdk.Run(ctx, t)
+	s.calls.Wait()
+	return err
+}
+
+// begin counts a call in flight, so Run waits for it.
+func (s *Server) begin() func() {
+	s.calls.Add(1)
+	return s.calls.Done
+}
+
+// composition reads the workspace and its packs afresh for each call: a host session lives long
+// and the files may change under it.
+func (s *Server) composition() (*packs.Composition, error) {
+	c, err := packs.Compose(s.v, s.root)
+	if err != nil {
+		return nil, err
+	}
+	// The operator's user config counts here as on the command line: the endpoint, allow_remote,
+	// the keys they trust, the models they accept for a role.
+	if dirs, err := packs.FindUserDirs(s.opts.Env); err == nil {
+		if c.User, err = packs.LoadUserConfig(s.v, dirs); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// rollbackKey is the operator's key for crash records, made on first use; nil (no crash record,
+// the in-process restore only) when there is no state directory.
+func (s *Server) rollbackKey() []byte {
+	dirs, err := packs.FindUserDirs(s.opts.Env)
+	if err != nil {
+		return nil
+	}
+	key, err := rails.LoadRollbackKey(dirs.State, true)
+	if err != nil {
+		fmt.Fprintf(s.opts.Log, "locum mcp: warning: no crash record will be kept (%v)\n", err)
+		return nil
+	}
+	return key
+}
+
+// cancelled is the host's notifications/cancelled, given to the engine as the signal that
+// stopped the run, so a cancelled call reads like an interrupted command: "stopped by
+// notifications/cancelled", its file restored.
+type cancelled struct{}
+
+func (cancelled) String() string { return "notifications/cancelled" }
+func (cancelled) Signal()        {}
+
+var _ os.Signal = cancelled{}
+
+// runContext detaches a call's run from the SDK's context so the cancellation reaches the engine
+// with its cause; the run still stops at once when the call is cancelled, or the server stopped.
+func (s *Server) runContext(ctx context.Context) (context.Context, func()) {
+	run, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(s.life); cause != nil {
+			cancel(cause)
+			return
+		}
+		cancel(&runner.SignalError{Signal: cancelled{}})
+	})
+	return run, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// progress turns a run's stages into progress notifications for a call that asked for them with
+// a progress token; nil when it did not.
+func progress(ctx context.Context, req *sdk.CallToolRequest) *notifier {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	return &notifier{ctx: ctx, session: req.Session, token: token}
+}
+
+type notifier struct {
+	ctx     context.Context
+	session *sdk.ServerSession
+	token   any
+	mu      sync.Mutex
+	n       float64
+}
+
+func (p *notifier) say(msg string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	// A client that went away cannot be told; the run goes on to its guards either way.
+	_ = p.session.NotifyProgress(p.ctx, &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
+}
+
+// Observe reports one stage of the run.
+func (p *notifier) Observe(ev runner.ProgressEvent) {
+	switch ev.Stage {
+	case runner.StagePrefill:
+		p.say(fmt.Sprintf("prefill: the server reads the prompt (%s)", attempt(ev)))
+	case runner.StageDecode:
+		p.say(fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev)))
+	case runner.StageVerify:
+		p.say(fmt.Sprintf("verify running (%s)", attempt(ev)))
+	}
+}
+
+func attempt(ev runner.ProgressEvent) string {
+	if ev.Attempt > 0 {
+		return fmt.Sprintf("attempt %d", ev.Attempt)
+	}
+	return ev.Step
+}
+
+func (p *notifier) observer() runner.Observer {
+	if p == nil {
+		return nil
+	}
+	return p
+}

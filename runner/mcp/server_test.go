@@ -1,0 +1,278 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+const calc = "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
+
+var goodEdit = "```go\nfunc Add(a, b int) int {\n\treturn a + b\n}\n```"
+
+// fixture is a repository with one file, a scripted server, and a connected client.
+type fixture struct {
+	root   string
+	server *Server
+	llm    *scripted.Server
+	client *sdk.ClientSession
+
+	mu       sync.Mutex
+	progress []string
+	onProg   func(msg string)
+}
+
+func newFixture(t *testing.T, allowModel bool) *fixture {
+	t.Helper()
+	f := &fixture{root: t.TempDir(), llm: scripted.New()}
+	t.Cleanup(f.llm.Close)
+	require.NoError(t, f.llm.Mimic("lmstudio"))
+	// A repository of its own, so the journals go under its git directory.
+	require.NoError(t, exec.Command("git", "init", "-q", f.root).Run())
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
+	env := map[string]string{"LOCUM_BASE_URL": f.llm.BaseURL()}
+	s, err := New(Options{Dir: f.root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, AllowModel: allowModel, Version: "test"})
+	require.NoError(t, err)
+	f.server = s
+
+	ctx, cancel := context.WithCancel(context.Background())
+	serverT, clientT := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, serverT) }()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			f.mu.Lock()
+			f.progress = append(f.progress, req.Params.Message)
+			on := f.onProg
+			f.mu.Unlock()
+			if on != nil {
+				on(req.Params.Message)
+			}
+		},
+	})
+	f.client, err = c.Connect(ctx, clientT, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		f.client.Close()
+		cancel()
+		<-done
+	})
+	return f
+}
+
+func (f *fixture) call(t *testing.T, ctx context.Context, name string, args map[string]any, token any) (*sdk.CallToolResult, error) {
+	t.Helper()
+	p := &sdk.CallToolParams{Name: name, Arguments: args}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	return f.client.CallTool(ctx, p)
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(data, &out))
+	return out
+}
+
+func (f *fixture) file(t *testing.T) string {
+	data, err := os.ReadFile(filepath.Join(f.root, "calc.go"))
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestToolsAndTheirSchemas(t *testing.T) {
+	f := newFixture(t, false)
+	list, err := f.client.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	byName := map[string]*sdk.Tool{}
+	for _, tool := range list.Tools {
+		byName[tool.Name] = tool
+		assert.NotEmpty(t, tool.Description, tool.Name)
+		schema, _ := json.Marshal(tool.InputSchema)
+		assert.NotContains(t, string(schema), "allow_remote", "only the operator widens the loopback rail")
+	}
+	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "runs_show"}, keys(byName))
+	in := byName["transform"].InputSchema.(map[string]any)
+	assert.ElementsMatch(t, []any{"file", "verify", "task"}, in["required"])
+	props := in["properties"].(map[string]any)
+	for _, k := range []string{"lines", "model", "role", "base_url", "max_attempts", "effort"} {
+		assert.Contains(t, props, k)
+	}
+	out := byName["transform"].OutputSchema.(map[string]any)
+	assert.Contains(t, out["required"], "run_id")
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestStatus(t *testing.T) {
+	f := newFixture(t, false)
+	res, err := f.call(t, context.Background(), "status", map[string]any{}, nil)
+	require.NoError(t, err)
+	assert.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "LM Studio answers at "+f.llm.BaseURL())
+	assert.Equal(t, true, structured(t, res)["up"])
+
+	// Off loopback is refused before any request: a tool result, never a protocol error.
+	res, err = f.call(t, context.Background(), "status", map[string]any{"base_url": "http://192.0.2.1:1234/v1"}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "REFUSED")
+	assert.Nil(t, res.StructuredContent)
+}
+
+func TestTransformKeptWithProgress(t *testing.T) {
+	f := newFixture(t, true)
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	res, err := f.call(t, context.Background(), "transform", map[string]any{
+		"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a + b" calc.go`, "task": "make Add add", "model": "qwen3-coder-30b",
+	}, "tok-1")
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, f.file(t), "return a + b")
+	out := structured(t, res)
+	assert.Equal(t, "OK", out["status"])
+	assert.Equal(t, "operator", out["routing"])
+	assert.Equal(t, "kept", out["details"].(map[string]any)["outcome"])
+	assert.Regexp(t, `(?m)^transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0$`, text(res))
+	assert.Regexp(t, `(?m)^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 `, text(res))
+
+	f.mu.Lock()
+	got := strings.Join(f.progress, "\n")
+	f.mu.Unlock()
+	assert.Contains(t, got, "prefill")
+	assert.Regexp(t, `decode: \d+ tokens so far`, got)
+	assert.Contains(t, got, "verify running (attempt 1)")
+
+	// The journal of that run reads back through runs_show.
+	id := out["run_id"].(string)
+	show, err := f.call(t, context.Background(), "runs_show", map[string]any{"run_id": id[:12]}, nil)
+	require.NoError(t, err)
+	require.False(t, show.IsError, text(show))
+	assert.Contains(t, text(show), "run_end")
+	events := structured(t, show)["events"].([]any)
+	assert.Equal(t, "run_end", events[len(events)-1].(map[string]any)["event"])
+}
+
+func TestTransformRedRestores(t *testing.T) {
+	f := newFixture(t, true)
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	res, err := f.call(t, context.Background(), "transform", map[string]any{
+		"file": "calc.go", "verify": "exit 1", "task": "make Add add", "model": "m", "max_attempts": 2,
+	}, nil)
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	assert.Equal(t, "RED", structured(t, res)["status"])
+	assert.Contains(t, text(res), "transform: restored calc.go")
+	assert.Equal(t, calc, f.file(t))
+	assert.Len(t, f.llm.RequestsTo("/v1/chat/completions"), 2)
+}
+
+func TestRefusalsAreToolResults(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		allowModel bool
+		args       map[string]any
+		want       string
+	}{
+		{"a model the operator did not allow", false, map[string]any{"model": "m"}, "REFUSED: this server runs a role's earned model only"},
+		{"a role with no earned routing", true, map[string]any{"role": "code"}, `REFUSED: role "code" has no earned routing`},
+		{"a setting that does not parse", true, map[string]any{"model": "m", "effort": "huge"}, "ERROR: "},
+		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "REFUSED"},
+		{"a file out of the repository", true, map[string]any{"model": "m", "file": "../x.go"}, "ERROR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.allowModel)
+			f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+			args := map[string]any{"file": "calc.go", "verify": "true", "task": "make Add add"}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			res, err := f.call(t, context.Background(), "transform", args, nil)
+			require.NoError(t, err)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), tc.want)
+			if strings.HasPrefix(tc.want, "REFUSED: ") {
+				assert.Nil(t, res.StructuredContent, "refused before a run: no result object")
+			}
+			assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")
+			assert.Equal(t, calc, f.file(t))
+		})
+	}
+}
+
+func TestUnknownToolIsAProtocolError(t *testing.T) {
+	f := newFixture(t, false)
+	_, err := f.call(t, context.Background(), "rm", map[string]any{}, nil)
+	require.Error(t, err)
+}
+
+// A cancelled call stops the run as SIGINT does: the verify command is stopped and the file has
+// its original bytes back before the call's turn on the file ends.
+func TestCancelRestoresTheFile(t *testing.T) {
+	f := newFixture(t, true)
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.mu.Lock()
+	f.onProg = func(msg string) {
+		if strings.HasPrefix(msg, "verify running") {
+			cancel()
+		}
+	}
+	f.mu.Unlock()
+	_, err := f.call(t, ctx, "transform", map[string]any{
+		"file": "calc.go", "verify": "sleep 60", "task": "make Add add", "model": "m",
+	}, "tok")
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The file's lock is released only once the run's guards have run.
+	unlock, err := f.server.locks.lock(context.Background(), lockKey(f.root, "calc.go"), nil)
+	require.NoError(t, err)
+	unlock()
+	assert.Equal(t, calc, f.file(t))
+
+	dir := filepath.Join(f.root, ".git", "locum", "runs")
+	var found bool
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, _ error) error {
+		if d != nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			data, _ := os.ReadFile(p)
+			if strings.Contains(string(data), "stopped by notifications/cancelled") {
+				found = true
+				assert.Contains(t, string(data), `"outcome":"restored"`)
+			}
+		}
+		return nil
+	})
+	assert.True(t, found, "the journal says the host cancelled the run")
+}

@@ -1,0 +1,142 @@
+// The acceptance test of `locum mcp` with the official TypeScript MCP client, over stdio, as a
+// host runs it. runner/mcp/client_test.go builds locum, makes a repository and a scripted model
+// server, and runs this file with LOCUM_BIN, LOCUM_WORK and LOCUM_BASE_URL set.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const bin = process.env.LOCUM_BIN;
+const work = process.env.LOCUM_WORK;
+const file = join(work, "calc.go");
+const original = readFileSync(join(work, "orig", "calc.go"), "utf8");
+const model = "qwen3-coder-30b";
+
+let client;
+
+before(async () => {
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ["mcp", "--allow-model"],
+    cwd: work,
+    env: { ...process.env },
+    stderr: "inherit",
+  });
+  client = new Client({ name: "locum-acceptance", version: "1.0.0" });
+  await client.connect(transport);
+});
+
+after(async () => {
+  await client?.close();
+});
+
+const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+
+test("lists the five tools with typed schemas, and no allow_remote", async () => {
+  const { tools } = await client.listTools();
+  const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "runs_show", "status", "summarize", "transform"]);
+  const transform = byName.transform;
+  assert.deepEqual([...transform.inputSchema.required].sort(), ["file", "task", "verify"]);
+  for (const arg of ["lines", "model", "role", "base_url", "max_attempts", "effort"]) {
+    assert.ok(arg in transform.inputSchema.properties, `transform takes ${arg}`);
+  }
+  assert.ok(transform.outputSchema.required.includes("run_id"), "the output schema is the --json result");
+  for (const t of tools) {
+    assert.ok(t.description.length > 80, `${t.name} tells a host model when to use it`);
+    assert.ok(!JSON.stringify(t.inputSchema).includes("allow_remote"), `${t.name} cannot widen the loopback rail`);
+  }
+});
+
+test("status says the server answers", async () => {
+  const res = await client.callTool({ name: "status", arguments: {} });
+  assert.equal(res.isError ?? false, false, text(res));
+  assert.equal(res.structuredContent.up, true);
+  assert.equal(res.structuredContent.server_name, "LM Studio");
+});
+
+test("a transform kept, with progress notifications", async () => {
+  const progress = [];
+  const res = await client.callTool(
+    {
+      name: "transform",
+      arguments: { file: "calc.go", lines: "3-5", verify: "grep -q 'return a + b' calc.go", task: "make Add add", model },
+    },
+    undefined,
+    { onprogress: (p) => progress.push(p) },
+  );
+  assert.equal(res.isError ?? false, false, text(res));
+  assert.equal(res.structuredContent.status, "OK");
+  assert.equal(res.structuredContent.routing, "operator");
+  assert.equal(res.structuredContent.details.outcome, "kept");
+  assert.match(text(res), /^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 /m);
+  assert.match(readFileSync(file, "utf8"), /return a \+ b/);
+  const messages = progress.map((p) => p.message);
+  assert.ok(messages.some((m) => m.startsWith("prefill")), messages.join("\n"));
+  assert.ok(messages.some((m) => /^decode: \d+ tokens so far/.test(m)), messages.join("\n"));
+  assert.ok(messages.some((m) => m.startsWith("verify running")), messages.join("\n"));
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress > progress[i - 1].progress);
+});
+
+test("a transform red is restored byte for byte", async () => {
+  writeFileSync(file, original);
+  const res = await client.callTool({
+    name: "transform",
+    arguments: { file: "calc.go", verify: "echo still broken; exit 1", task: "make Add add", model, max_attempts: 1 },
+  });
+  assert.equal(res.isError, true);
+  assert.equal(res.structuredContent.status, "RED");
+  assert.equal(res.structuredContent.details.outcome, "restored");
+  assert.match(text(res), /still exits 1 after 1 attempts/);
+  assert.equal(readFileSync(file, "utf8"), original);
+});
+
+test("a cancelled transform is restored before the file is free again", async () => {
+  writeFileSync(file, original);
+  const abort = new AbortController();
+  const call = client.callTool(
+    { name: "transform", arguments: { file: "calc.go", verify: "sleep 60", task: "make Add add", model } },
+    undefined,
+    {
+      signal: abort.signal,
+      onprogress: (p) => {
+        if (p.message.startsWith("verify running")) {
+          // The edit is on disk now, and verify is running: cancel as a host's stop button does.
+          assert.match(readFileSync(file, "utf8"), /return a \+ b/);
+          abort.abort("the user pressed stop");
+        }
+      },
+    },
+  );
+  await assert.rejects(call);
+  // A second call on the same file waits for the first to end: once it returns, the cancelled
+  // run's guards have run.
+  const next = await client.callTool({ name: "summarize", arguments: { file: "calc.go", model } });
+  assert.ok(next.structuredContent?.run_id, text(next));
+  assert.equal(readFileSync(file, "utf8"), original);
+});
+
+test("a role with no earned routing is refused as a tool result", async () => {
+  const res = await client.callTool({
+    name: "transform",
+    arguments: { file: "calc.go", verify: "true", task: "make Add add", role: "code" },
+  });
+  assert.equal(res.isError, true);
+  assert.match(text(res), /^REFUSED: role "code" has no earned routing/);
+  assert.equal(readFileSync(file, "utf8"), original);
+});
+
+test("runs_show reads back the journal of a run", async () => {
+  const run = await client.callTool({
+    name: "transform",
+    arguments: { file: "calc.go", verify: "exit 1", task: "make Add add", model, max_attempts: 1 },
+  });
+  const res = await client.callTool({ name: "runs_show", arguments: { run_id: run.structuredContent.run_id } });
+  assert.equal(res.isError ?? false, false, text(res));
+  const events = res.structuredContent.events.map((e) => e.event);
+  assert.equal(events[0], "run_start");
+  assert.equal(events.at(-1), "run_end");
+  assert.ok(events.includes("verify"));
+});

@@ -1,0 +1,454 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/locumdev/locum/evals"
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/spec"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// The arguments of each tool are the CLI's flags in snake_case; a setting named here goes through
+// the same cascade as the flag (default, packs, workspace, LOCUM_* environment, then the call).
+// allow_remote is never an argument: only the operator widens the loopback rail.
+
+// StatusArgs are the arguments of the status tool.
+type StatusArgs struct {
+	BaseURL    string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint to probe; default the workspace's. Loopback only unless the operator allowed otherwise"`
+	Model      string `json:"model,omitempty" jsonschema:"a chat model to look for among those the server lists"`
+	EmbedModel string `json:"embed_model,omitempty" jsonschema:"the embedding model to look for; default the dedup mode's"`
+}
+
+// TransformArgs are the arguments of the transform tool.
+type TransformArgs struct {
+	File              string `json:"file" jsonschema:"the file to edit, relative to the repository root or absolute; it must be inside the repository"`
+	Lines             string `json:"lines,omitempty" jsonschema:"the span the model may change: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Verify            string `json:"verify" jsonschema:"the shell command that judges the edit, run with bash -c from the repository root: exit 0 keeps the edit, 1 retries with its output, anything else restores the file and stops"`
+	Task              string `json:"task" jsonschema:"what to change, in plain words, as you would tell a colleague"`
+	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model runs the edit (usually code); refused when no signed A/B record earned it"`
+	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the server was started with --allow-model"`
+	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's. Loopback only unless the operator allowed otherwise"`
+	MaxAttempts       *int   `json:"max_attempts,omitempty" jsonschema:"edit attempts before the verdict is red (1 to 20)"`
+	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
+	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with every request"`
+	Effort            string `json:"effort,omitempty" jsonschema:"thinking cap: none, low, medium or high"`
+	EditFormat        string `json:"edit_format,omitempty" jsonschema:"span (the model rewrites the span) or blocks (SEARCH/REPLACE blocks)"`
+	Timeout           string `json:"timeout,omitempty" jsonschema:"deadline for each model request, such as 10m"`
+	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"give up on a reply with no first token after this long, such as 2m; 0s for none"`
+	VerifyTimeout     string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
+}
+
+// SummarizeArgs are the arguments of the summarize tool.
+type SummarizeArgs struct {
+	File              string `json:"file" jsonschema:"the file to summarize, inside the repository"`
+	Lines             string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Focus             string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
+	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model writes the digest (usually prose); refused when no signed A/B record earned it"`
+	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the server was started with --allow-model"`
+	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
+	MaxWords          *int   `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
+	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
+	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with the request"`
+	Effort            string `json:"effort,omitempty" jsonschema:"thinking cap: none, low, medium or high"`
+	Timeout           string `json:"timeout,omitempty" jsonschema:"deadline for the model request, such as 10m"`
+	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"give up on a reply with no first token after this long; 0s for none"`
+}
+
+// DedupArgs are the arguments of the dedup tool.
+type DedupArgs struct {
+	Dir           string   `json:"dir" jsonschema:"the folder whose entries to compare, inside the repository"`
+	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"list pairs with cosine similarity at or above this (-1 to 1); default 0.8"`
+	Model         string   `json:"model,omitempty" jsonschema:"the embedding model; default the dedup mode's"`
+	Glob          string   `json:"glob,omitempty" jsonschema:"which files of the folder are entries; default *.md"`
+	BatchSize     *int     `json:"batch_size,omitempty" jsonschema:"inputs per embeddings request"`
+	MaxInputBytes *int     `json:"max_input_bytes,omitempty" jsonschema:"refuse any entry over this many bytes, before any request"`
+	NoCache       bool     `json:"no_cache,omitempty" jsonschema:"embed every file again instead of reusing cached embeddings"`
+	BaseURL       string   `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
+}
+
+// RunsShowArgs are the arguments of the runs_show tool.
+type RunsShowArgs struct {
+	RunID string `json:"run_id" jsonschema:"the run id a result gave (run_id), or a unique prefix of it"`
+}
+
+// RunEvents is one run's journal.
+type RunEvents struct {
+	Journal string           `json:"journal"`
+	Events  []map[string]any `json:"events"`
+}
+
+func (s *Server) addTools() error {
+	resultSchema, err := spec.FS.ReadFile("result.schema.json")
+	if err != nil {
+		return err
+	}
+	var out jsonschema.Schema
+	if err := json.Unmarshal(resultSchema, &out); err != nil {
+		return fmt.Errorf("spec/result.schema.json: %w", err)
+	}
+	// The $id names where the contract is published, not a document to fetch; resolving the
+	// schema in memory needs no base.
+	out.ID = ""
+	result := func() *jsonschema.Schema { return out.CloneSchemas() }
+	// Every tool returns its object as any, with the schema set here: a call refused before it
+	// ran has no object, and the SDK would otherwise send a zero one in its place.
+	statusSchema, err := jsonschema.For[runner.StatusReport](nil)
+	if err != nil {
+		return err
+	}
+	runSchema, err := jsonschema.For[RunEvents](nil)
+	if err != nil {
+		return err
+	}
+
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "status",
+		Title: "Is a local model server up?",
+		Description: "Probe the local model endpoint: which server answers (LM Studio, Ollama, llama-server, vLLM), " +
+			"its models and their loaded context windows, and whether the chat and embedding models are listed. " +
+			"Call it before handing work to the other tools; it sends no prompt. isError when no server answers " +
+			"(the text says what would start one) or when the endpoint is off this machine and the operator did not allow that.",
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: statusSchema,
+	}, s.status)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "transform",
+		Title: "Edit one file span with the local model, kept only if verify passes",
+		Description: "Hand a bounded, checkable edit of one file span to the local model: a rename, a mechanical " +
+			"refactor, a docstring, a test fix that a command can judge. The edit is written, then `verify` runs; " +
+			"exit 0 keeps it, exit 1 feeds the output back for another attempt, anything else (or a cancel) " +
+			"restores the file's original bytes. Do not use it for a change no command can check, or one that spans " +
+			"several files. The result is locum's --json object. isError with status RED: verify never passed and the " +
+			"file is as it was; REFUSED: refused before any request (off loopback, the prompt over max_input_bytes: " +
+			"narrow `lines`; a role with no earned model: name another role or ask the operator); ERROR: could not run " +
+			"(no server, a malformed reply, verify with no verdict). Calls on the same file wait their turn.",
+		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
+		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+		OutputSchema: result(),
+	}, s.transform)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "summarize",
+		Title: "A digest of a file span, every claim checked against the file",
+		Description: "Ask the local model for a digest of a file span (a long log, a large module) when reading it " +
+			"yourself would cost more context than it is worth. Each claim carries the lines it rests on and an exact " +
+			"quote; the evidence gate, in code, marks a claim unsupported unless the quote is in those lines. Trust " +
+			"only supported claims. isError with status RED when no claim is supported; REFUSED when the span is over " +
+			"max_input_bytes (narrow `lines`) or the role has no earned model. It never edits a file.",
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: result(),
+	}, s.summarize)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "dedup",
+		Title: "Near-duplicate entries of a folder, by embedding similarity",
+		Description: "Screen a folder of notes (ADRs, issues, docs) for near-duplicates with the local embedding " +
+			"model: details.pairs lists each pair at or above `threshold`, highest first. A pair is a candidate for " +
+			"judgement, never a verdict; it never edits a file. REFUSED when an entry is over max_input_bytes (each is named).",
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: result(),
+	}, s.dedup)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "runs_show",
+		Title: "Read back one run's journal",
+		Description: "Read the journal of a run (the run_id of a result): every setting with its source, each request " +
+			"and reply with its figures, each verify verdict and its output tail, and the receipt. Use it to see why a " +
+			"transform went red or what a model actually answered.",
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: runSchema,
+	}, s.runsShow)
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fail is a tool result with isError: a refusal or a verdict the host model reads, never a
+// protocol error.
+func fail(format string, args ...any) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// callFlags turns a call's arguments into the flags of mode's settings, on top of the operator's.
+// An argument is named as its flag in snake_case; allow-remote never comes from a call.
+func (s *Server) callFlags(mode string, args any) (map[string]string, error) {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	var given map[string]any
+	if err := json.Unmarshal(data, &given); err != nil {
+		return nil, err
+	}
+	flags := map[string]string{}
+	for k, v := range s.opts.Flags {
+		flags[k] = v
+	}
+	for _, f := range packs.SettingFlags(mode) {
+		if f.Name == "allow-remote" {
+			continue
+		}
+		v, ok := given[strings.ReplaceAll(f.Name, "-", "_")]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			flags[f.Name] = x
+		case float64:
+			flags[f.Name] = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			flags[f.Name] = strconv.FormatBool(x)
+		}
+	}
+	return flags, nil
+}
+
+// settings resolves mode's settings for one call; a value that does not parse is a tool error.
+func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Settings, *sdk.CallToolResult) {
+	c, err := s.composition()
+	if err != nil {
+		return nil, nil, fail("ERROR: the workspace cannot be read: %v", err)
+	}
+	flags, err := s.callFlags(mode, args)
+	if err != nil {
+		return nil, nil, fail("ERROR: %v", err)
+	}
+	set, err := c.Resolve(mode, s.opts.Env, flags)
+	if err != nil {
+		return nil, nil, fail("ERROR: %v", err)
+	}
+	return c, set, nil
+}
+
+// chatSpec is what every chat tool starts from, as the CLI's chatRun: the settings and the model
+// chosen by the one rule in evals.ChooseModel. A call may name a model only where the operator
+// allowed it.
+func (s *Server) chatSpec(mode, model, role string, args any) (runner.RunSpec, *packs.Composition, *sdk.CallToolResult) {
+	if model != "" && role == "" && !s.opts.AllowModel {
+		return runner.RunSpec{}, nil, fail("REFUSED: this server runs a role's earned model only; a call names a model " +
+			"only when the operator starts it with `locum mcp --allow-model`. Name a role (role: code or prose) instead.")
+	}
+	c, set, res := s.settings(mode, args)
+	if res != nil {
+		return runner.RunSpec{}, nil, res
+	}
+	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
+	if err != nil {
+		status, _, _ := runner.Classify(err)
+		return runner.RunSpec{}, nil, fail("%s: %v", status, err)
+	}
+	return runner.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
+		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil
+}
+
+// argName names a setting in a message as a tool call gives it.
+func argName(name string) string { return "`" + name + "`" }
+
+// finish makes a run's result the tool's: the --json object as structured content, the receipt
+// (after the error and the outcome, when there are any) as text, isError unless it is OK.
+func (s *Server) finish(res *runner.Result, extra string) (*sdk.CallToolResult, any, error) {
+	fmt.Fprintln(s.opts.Log, res.Receipt())
+	var lines []string
+	if res.Error != nil {
+		lines = append(lines, fmt.Sprintf("locum %s: %s", res.Mode, strings.TrimSpace(res.Error.Message)))
+	}
+	if line := res.Outcome(); line != "" {
+		lines = append(lines, line)
+	}
+	if extra != "" {
+		lines = append(lines, strings.TrimRight(extra, "\n"))
+	}
+	lines = append(lines, res.Receipt())
+	return &sdk.CallToolResult{
+		IsError: res.Status != runner.StatusOK,
+		Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}},
+	}, res, nil
+}
+
+func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	c, shared, res := s.settings("", args)
+	if res != nil {
+		return res, nil, nil
+	}
+	var chat, embed *runner.ModelPresence
+	if args.Model != "" {
+		chat = &runner.ModelPresence{ID: args.Model, Source: "argument model"}
+	}
+	if args.EmbedModel != "" {
+		embed = &runner.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
+	} else {
+		embed = runner.DefaultEmbedModel(c, s.opts.Env)
+	}
+	rep, err := runner.CheckEndpoint(ctx, shared, chat, embed)
+	if err != nil {
+		status, _, _ := runner.Classify(err)
+		return fail("%s: %v", status, err), nil, nil
+	}
+	text := statusLine(rep)
+	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
+}
+
+// statusLine says what status found in one line. Names and messages come from the server:
+// escaped, as on the terminal.
+func statusLine(rep *runner.StatusReport) string {
+	if !rep.Up {
+		msg := ""
+		if rep.Error != nil {
+			msg = rep.Error.Message
+		}
+		line := fmt.Sprintf("no server answers at %s (%s): %s", rep.Endpoint, rep.Source, untrusted.EscapeLines(msg))
+		if len(rep.Start) > 0 {
+			line += "; start one: " + strings.Join(rep.Start, " or ")
+		}
+		return line
+	}
+	ids := make([]string, 0, len(rep.Models))
+	for _, m := range rep.Models {
+		ids = append(ids, untrusted.Escape(m.ID))
+	}
+	name := "a server"
+	if rep.ServerName != nil {
+		name = *rep.ServerName
+	}
+	line := fmt.Sprintf("%s answers at %s in %dms; models: %s", strings.TrimSpace(name+" "+untrusted.Escape(rep.Version)), rep.Endpoint, rep.LatencyMs, strings.Join(ids, ", "))
+	for _, p := range []struct {
+		label string
+		m     *runner.ModelPresence
+	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
+		if p.m == nil {
+			continue
+		}
+		state := "listed"
+		if !p.m.Listed {
+			state = "NOT listed"
+		}
+		line += fmt.Sprintf("; %s %s: %s", p.label, untrusted.Escape(p.m.ID), state)
+	}
+	if rep.EmbedNote != "" {
+		line += "; " + rep.EmbedNote
+	}
+	return line
+}
+
+func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args TransformArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	spec, c, res := s.chatSpec("transform", args.Model, args.Role, args)
+	if res != nil {
+		return res, nil, nil
+	}
+	p := progress(ctx, req)
+	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
+	if err != nil {
+		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
+	}
+	defer unlock()
+	runCtx, stop := s.runContext(ctx)
+	defer stop()
+	spec.Observer = p.observer()
+	spec.Args = []string{args.Task}
+	out := runner.Execute(runCtx, spec, runner.TransformSteps(runner.TransformOptions{
+		File: args.File, Lines: args.Lines, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
+		RollbackKey: s.rollbackKey(),
+	}))
+	return s.finish(out, "")
+}
+
+func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args SummarizeArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	spec, c, res := s.chatSpec("summarize", args.Model, args.Role, args)
+	if res != nil {
+		return res, nil, nil
+	}
+	p := progress(ctx, req)
+	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
+	if err != nil {
+		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
+	}
+	defer unlock()
+	runCtx, stop := s.runContext(ctx)
+	defer stop()
+	spec.Observer = p.observer()
+	if args.Focus != "" {
+		spec.Args = []string{args.Focus}
+	}
+	var claims []runner.Claim
+	out := runner.Execute(runCtx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
+		File: args.File, Lines: args.Lines, Focus: args.Focus, Cwd: s.opts.Dir, Root: c.Root,
+	}, &claims))
+	extra := ""
+	if claims != nil {
+		extra = runner.ClaimLines(claims)
+	}
+	return s.finish(out, extra)
+}
+
+func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	c, set, res := s.settings("dedup", args)
+	if res != nil {
+		return res, nil, nil
+	}
+	dir, err := s.dirInRoot(args.Dir)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	runCtx, stop := s.runContext(ctx)
+	defer stop()
+	var found runner.DedupResult
+	spec := runner.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
+		Version: s.opts.Version, Stderr: s.opts.Log, Observer: progress(ctx, req).observer()}
+	out := runner.Execute(runCtx, spec, runner.DedupSteps(runner.DedupOptions{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
+	extra := ""
+	if out.Error == nil {
+		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
+		for _, p := range found.Pairs {
+			extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
+		}
+	}
+	return s.finish(out, extra)
+}
+
+// dirInRoot resolves a folder a call names from the server's directory and refuses one that is
+// not, after symbolic links, inside the repository: a host reads this repository's files only.
+func (s *Server) dirInRoot(dir string) (string, error) {
+	p := dir
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.opts.Dir, p)
+	}
+	real, err := untrusted.Confine(s.root, p)
+	var out *untrusted.ConfineError
+	if errors.As(err, &out) {
+		return "", fmt.Errorf("dir %s: outside the repository; locum mcp reads this repository's files only", untrusted.Escape(dir))
+	}
+	return real, err
+}
+
+func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	if strings.TrimSpace(args.RunID) == "" {
+		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
+	}
+	dir, err := runner.RunsDir(s.root)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	path, events, err := runner.ReadRun(dir, args.RunID)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	lines := []string{"journal " + path}
+	for _, ev := range events {
+		lines = append(lines, runner.EventLine(ev))
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: path, Events: events}, nil
+}

@@ -1,0 +1,43 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+func TestObserverHearsEachStage(t *testing.T) {
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	reply := "```\nb\n```"
+	s.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &reply})
+	root := t.TempDir()
+	file := filepath.Join(root, "a.txt")
+	require.NoError(t, os.WriteFile(file, []byte("a\n"), 0o644))
+
+	var events []ProgressEvent
+	spec := RunSpec{Mode: "transform", Root: root, Settings: settingsFor(t, s.BaseURL()), Model: "m", Routing: "operator",
+		JournalPath: filepath.Join(root, "run.jsonl"), Observer: ObserverFunc(func(ev ProgressEvent) { events = append(events, ev) })}
+	res := Execute(context.Background(), spec, TransformSteps(TransformOptions{File: "a.txt", Verify: "true", Task: "make it b", Cwd: root, Root: root}))
+	require.Nil(t, res.Error, "%+v", res.Error)
+
+	var stages []Stage
+	for _, ev := range events {
+		if len(stages) == 0 || stages[len(stages)-1] != ev.Stage {
+			stages = append(stages, ev.Stage)
+		}
+	}
+	assert.Equal(t, []Stage{StagePrefill, StageDecode, StageVerify}, stages)
+	last := events[len(events)-2]
+	assert.Equal(t, StageDecode, last.Stage)
+	assert.Equal(t, len(reply), last.Chars, "the last decode event counts the whole reply")
+	assert.Positive(t, last.Deltas)
+	assert.Equal(t, 1, events[len(events)-1].Attempt)
+}
