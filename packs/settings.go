@@ -25,6 +25,8 @@ const (
 	kindSlug
 	kindEffort
 	kindEditFormat
+	kindDedupMethod
+	kindAutoBool // auto, true or false
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -63,6 +65,8 @@ var keySpecs = []keySpec{
 	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
+	{key: "method", kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: "exact", kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
 	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
 	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
 	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
@@ -137,6 +141,21 @@ func (s *Settings) Set(key, value, source string) {
 			s.items[i].Value, s.items[i].Source = value, source
 		}
 	}
+}
+
+// Chosen reports whether someone chose the value of key: a flag, the environment, the workspace
+// or a pack of the user's own, not the built-in default or a built-in pack.
+func (s *Settings) Chosen(key string) bool {
+	it, ok := s.Get(key)
+	if !ok || it.Source == "default" {
+		return false
+	}
+	for _, ref := range BuiltinRefs() {
+		if it.Source == "pack "+ref {
+			return false
+		}
+	}
+	return true
 }
 
 // Bool returns the value of a boolean setting.
@@ -317,6 +336,10 @@ func (s keySpec) check(v string) (string, error) {
 		return oneOf(v, "none", "low", "medium", "high")
 	case kindEditFormat:
 		return oneOf(v, "span", "blocks")
+	case kindDedupMethod:
+		return oneOf(v, "auto", "embedding", "lexical")
+	case kindAutoBool:
+		return oneOf(v, "auto", "true", "false")
 	}
 	return v, nil
 }
