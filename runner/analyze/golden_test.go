@@ -75,6 +75,8 @@ var goldens = []golden{
 	{name: "transform-verify-red-recovered", mode: "transform",
 		replies: []scripted.Reply{plain(badEdit), plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`},
 	{name: "transform-verify-no-verdict", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `exit 2`},
+	{name: "transform-restore", mode: "transform", flags: map[string]string{"max-attempts": "1"}, replies: []scripted.Reply{plain(badEdit)},
+		verify: `rm calc.go; mkdir calc.go; touch calc.go/x; exit 1`},
 	{name: "transform-signal", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: "true", interrupt: true},
 	{name: "transform-unfinished", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`,
 		edit: func(lines []string) []string { return lines[:len(lines)-3] }},
@@ -216,6 +218,12 @@ func produce(t *testing.T, g golden) string {
 
 // stable drops what changes from one run to the next: the id, the time, the timings.
 func stable(r Run) Run {
+	// A failed restore names the scratch directory, which changes with every run.
+	for i, f := range r.Failures {
+		if f.Stage == StageRestore {
+			r.Failures[i].Detail, _, _ = strings.Cut(f.Detail, "/")
+		}
+	}
 	r.ID = "RUN"
 	r.Start = time.Time{}
 	r.Figures.TTFTms = nil
@@ -254,9 +262,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// Every stage a run of the four modes can fail at has a golden journal.
+// Every stage a run of the four modes can fail at has a golden journal (restore as the final
+// stage, since it follows another failure).
 func TestGoldenCoversEveryStage(t *testing.T) {
-	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageGuardrail, StageSignal, StageUnfinished}
+	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageGuardrail, StageSignal, StageRestore, StageUnfinished}
 	seen := map[string]bool{}
 	for _, g := range goldens {
 		data, err := os.ReadFile(filepath.Join("testdata", "golden", g.name+".json"))
@@ -265,6 +274,10 @@ func TestGoldenCoversEveryStage(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &r))
 		stage, _, _ := strings.Cut(r.Primary, ":")
 		seen[stage] = true
+		// A restore fails only after another stage did: it is the final stage, never the first.
+		if r.Final == StageRestore {
+			seen[StageRestore] = true
+		}
 	}
 	for _, s := range want {
 		assert.True(t, seen[s], "no golden journal fails first at %s", s)
