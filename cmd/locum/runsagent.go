@@ -29,8 +29,8 @@ func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, erro
 	return rv, nil
 }
 
-// reviewError: a run that is not there to review, a dirty tree or a conflict is a refusal (exit 1);
-// git failing is could-not-run (2).
+// reviewError: a run that cannot be reviewed now (no branch, not completed), a dirty tree or a
+// conflict is a refusal (exit 1); a name that is no agent run, or git failing, is could-not-run (2).
 func (e *env) reviewError(cmd *cli.Command, err error) error {
 	var na *agent.NotAgentRunError
 	var dirty *agent.DirtyTreeError
@@ -38,6 +38,9 @@ func (e *env) reviewError(cmd *cli.Command, err error) error {
 	code := exitCouldNot
 	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) {
 		code = exitRed
+	}
+	if na != nil && na.NotARun {
+		code = exitCouldNot // a name that is no agent run is a bad argument
 	}
 	return withCode(code, fmt.Errorf("locum runs %s: %s", cmd.Name, untrusted.EscapeLines(err.Error())))
 }

@@ -25,7 +25,11 @@ type Review struct {
 }
 
 // NotAgentRunError is a run id that names no agent run with a branch.
-type NotAgentRunError struct{ Reason string }
+type NotAgentRunError struct {
+	Reason string
+	// NotARun is a name that is no agent run at all: a bad argument, not a refusal.
+	NotARun bool
+}
 
 func (e *NotAgentRunError) Error() string { return e.Reason }
 
@@ -54,11 +58,11 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 	}
 	path, events, err := runner.ReadRun(dir, id)
 	if err != nil {
-		return nil, &NotAgentRunError{Reason: err.Error()}
+		return nil, &NotAgentRunError{Reason: err.Error(), NotARun: true}
 	}
 	runID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if !ValidRunID(runID) {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path))}
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
 	}
 	rv := &Review{Root: root, RunID: runID, Branch: Branch(runID)}
 	agentRun := false
@@ -77,7 +81,7 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 		}
 	}
 	if !agentRun {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent run", runID)}
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent run", runID), NotARun: true}
 	}
 	if _, err := Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch); err != nil {
 		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s has no branch %s: it did not complete, or it was accepted or rejected", runID, rv.Branch)}
