@@ -246,7 +246,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			if verifyRound > c.rounds {
-				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, indent(lastLines(tail, 10)))
+				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, runner.IndentTail(tail, 10))
 			}
 			lastChange = c.turns
 			clear(seen)
@@ -352,19 +352,4 @@ func capText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "...[cut]"
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

@@ -446,23 +446,7 @@ func (w *workspace) write(abs, rel string, data []byte, mode os.FileMode) error 
 	if again, _, err := w.resolve(rel); err != nil || again != abs {
 		return &BlockError{Rule: "outside", Reason: fmt.Sprintf("%s changed under the write; nothing was written", rel)}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(abs), ".locum-write-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), abs); err != nil {
+	if err := rails.WriteAtomic(abs, data, mode); err != nil {
 		return err
 	}
 	w.written += int64(len(data))
