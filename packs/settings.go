@@ -10,13 +10,14 @@ import (
 )
 
 // Modes are the kinds of work a pack can declare.
-var Modes = []string{"transform", "summarize", "dedup", "eval"}
+var Modes = []string{"transform", "summarize", "dedup", "eval", "agent"}
 
 type valueKind int
 
 const (
-	kindCount  valueKind = iota // a whole number, at least 1
-	kindCosine                  // a plain decimal from -1 to 1
+	kindCount       valueKind = iota // a whole number, at least 1
+	kindCountOrZero                  // a whole number, 0 allowed
+	kindCosine                       // a plain decimal from -1 to 1
 	kindDuration
 	kindDurationOrZero // a duration where 0 means none
 	kindText
@@ -24,6 +25,8 @@ const (
 	kindSlug
 	kindEffort
 	kindEditFormat
+	kindDedupMethod
+	kindAutoBool // auto, true or false
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -48,17 +51,22 @@ var keySpecs = []keySpec{
 	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
 	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
-	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval"}, repoMax: 32768, doc: "max_tokens sent with every request"},
-	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval"}, doc: "thinking cap: none, low, medium or high"},
-	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize"}, doc: "route to the model a signed A/B record earned for this role"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, doc: "max_tokens sent with every request"},
+	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
+	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
 	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, doc: "edit attempts before the verdict is red"},
 	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform"}, doc: "deadline for each run of the verify command"},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, doc: "deadline for each run of the verify command"},
+	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
 	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
+	{key: "method", kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: "exact", kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
 	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
 	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
 	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
@@ -133,6 +141,21 @@ func (s *Settings) Set(key, value, source string) {
 			s.items[i].Value, s.items[i].Source = value, source
 		}
 	}
+}
+
+// Chosen reports whether someone chose the value of key: a flag, the environment, the workspace
+// or a pack of the user's own, not the built-in default or a built-in pack.
+func (s *Settings) Chosen(key string) bool {
+	it, ok := s.Get(key)
+	if !ok || it.Source == "default" {
+		return false
+	}
+	for _, ref := range BuiltinRefs() {
+		if it.Source == "pack "+ref {
+			return false
+		}
+	}
+	return true
 }
 
 // Bool returns the value of a boolean setting.
@@ -268,6 +291,15 @@ func (s keySpec) check(v string) (string, error) {
 			return "", fmt.Errorf("a whole number from 1 to %d", s.max)
 		}
 		return strconv.FormatInt(n, 10), nil
+	case kindCountOrZero:
+		if !wholeNumber.MatchString(v) {
+			return "", fmt.Errorf("a whole number")
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s.max > 0 && n > s.max {
+			return "", fmt.Errorf("a whole number from 0 to %d", s.max)
+		}
+		return strconv.FormatInt(n, 10), nil
 	case kindCosine:
 		if !plainDecimal.MatchString(v) {
 			return "", fmt.Errorf("a plain decimal from -1 to 1")
@@ -304,6 +336,10 @@ func (s keySpec) check(v string) (string, error) {
 		return oneOf(v, "none", "low", "medium", "high")
 	case kindEditFormat:
 		return oneOf(v, "span", "blocks")
+	case kindDedupMethod:
+		return oneOf(v, "auto", "embedding", "lexical")
+	case kindAutoBool:
+		return oneOf(v, "auto", "true", "false")
 	}
 	return v, nil
 }

@@ -19,7 +19,7 @@ func (e *EndpointError) Error() string {
 	return fmt.Sprintf("refusing endpoint %q: %s", e.URL, e.Reason)
 }
 
-const remoteRemedy = "pass --allow-remote only if sending workspace text to that host is a decision you have made"
+const remoteRemedy = "leave loopback (--allow-remote, LOCUM_ALLOW_REMOTE=1, or allow_remote in your user config) only if sending workspace text to that host is a decision you have made"
 
 // ParseEndpoint checks a base URL against the loopback rail and returns it normalised (scheme and
 // host in lower case, a host's trailing dot removed, no trailing slash). Without allowRemote the

@@ -21,8 +21,27 @@ import (
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // system, user or assistant
+	Role    string `json:"role"` // system, user, assistant or tool
 	Content string `json:"content"`
+	// ToolCalls are the native tool calls of an assistant message; ToolCallID names the call a
+	// tool message answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Tool is a function the model may call (OpenAI tools).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // a JSON schema
+}
+
+// ToolCall is one call a reply made. Arguments is the JSON text as the server sent it; servers
+// that send an object instead of a string get it as its JSON text. ID may be "" (llama-server).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // ChatRequest is one chat completion under the rails.
@@ -39,6 +58,9 @@ type ChatRequest struct {
 	ResponseSchema map[string]any
 	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
 	Narrow string
+	// Tools are offered as native tool calls. A request with tools is never streamed:
+	// llama-server refuses tools with stream (HTTP 500).
+	Tools []Tool
 }
 
 // Usage is what the server reported; nil means it did not say.
@@ -67,6 +89,8 @@ type ChatResult struct {
 	// CapabilitiesError is why the server could not say what the model does (Ollama's
 	// /api/show failed), so the thinking switch was the one every model accepts.
 	CapabilitiesError string
+	// ToolCalls are the reply's native tool calls, in order.
+	ToolCalls []ToolCall
 }
 
 // Decode is how many tokens a reply's decode produced and how long it took.
@@ -142,7 +166,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		case "system":
 			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
 		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+			params.Messages = append(params.Messages, assistantMessage(m))
+		case "tool":
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
 		default:
 			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
 		}
@@ -157,12 +183,17 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 			}},
 		}
 	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: t.Parameters,
+		}))
+	}
 	params.SetExtraFields(thinking)
 
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var res *ChatResult
-	if req.Stream {
+	if req.Stream && len(req.Tools) == 0 {
 		res, err = c.chatStream(ctx, params)
 		if refusedStream(err) {
 			res, err = c.chatOnce(ctx, params)
@@ -191,10 +222,58 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if cut := truncated(fit, res.Usage, req.Narrow); cut != nil {
 		return res, cut
 	}
+	if len(req.Tools) > 0 && len(res.ToolCalls) > 0 && (res.Class == rails.ClassEmpty || res.Class == rails.ClassThinkOnly) {
+		// Tools were offered and the reply called them: that is the answer, though its text is empty.
+		res.Class = rails.ClassAnswer
+	}
 	if res.Class != rails.ClassAnswer {
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
 	}
 	return res, nil
+}
+
+// assistantMessage is an assistant turn, with the tool calls it made.
+func assistantMessage(m Message) openai.ChatCompletionMessageParamUnion {
+	if len(m.ToolCalls) == 0 {
+		return openai.AssistantMessage(m.Content)
+	}
+	var a openai.ChatCompletionAssistantMessageParam
+	if m.Content != "" {
+		a.Content.OfString = openai.String(m.Content)
+	}
+	for _, tc := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+			},
+		})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+// decodeToolCalls reads the tool calls of a reply; one that names no function is kept with an
+// empty name, so the caller can tell the model its call was malformed.
+func decodeToolCalls(raws []json.RawMessage) []ToolCall {
+	var out []ToolCall
+	for _, raw := range raws {
+		var w struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(raw, &w)
+		tc := ToolCall{ID: w.ID, Name: w.Function.Name}
+		var text string
+		if json.Unmarshal(w.Function.Arguments, &text) == nil {
+			tc.Arguments = text
+		} else {
+			tc.Arguments = string(w.Function.Arguments)
+		}
+		out = append(out, tc)
+	}
+	return out
 }
 
 func replyDetail(r *ChatResult) string {
@@ -350,6 +429,7 @@ func decodeChat(raw []byte) *ChatResult {
 		reply.Reasoning = ch.Message.Reasoning + ch.Message.ReasoningContent
 		reply.FinishReason = ch.FinishReason
 		reply.ToolCalls = len(ch.Message.ToolCalls)
+		res.ToolCalls = decodeToolCalls(ch.Message.ToolCalls)
 		res.FinishReason = ch.FinishReason
 		res.Usage = body.Usage.usage()
 		res.Decode = body.decode()

@@ -54,6 +54,8 @@ type Client struct {
 	mu       sync.Mutex
 	server   *ServerInfo
 	thinking map[string]knownThinking
+	// embedFloats: the server refused encoding_format base64, so ask it for JSON arrays.
+	embedFloats bool
 }
 
 // NewClient builds a client. It reads nothing from the environment: the SDK's OPENAI_* defaults

@@ -350,7 +350,7 @@ func TestDecodeEmbeddings(t *testing.T) {
 			res, err := DecodeEmbeddings([]byte(tc.body), tc.n)
 			if tc.want == "" {
 				require.NoError(t, err)
-				assert.Equal(t, []float64{1, 0}, res.Vectors[0])
+				assert.Equal(t, []float32{1, 0}, res.Vectors[0])
 				return
 			}
 			var be *BadEmbeddingError

@@ -14,9 +14,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
+
+// JournalPairs is how many of the top pairs the journal keeps; the count says how many there were.
+const JournalPairs = 100
 
 // DedupOptions is one screen of a folder.
 type DedupOptions struct {
@@ -31,6 +36,11 @@ type DedupResult struct {
 	Pairs     []Pair
 	Threshold float64
 	Cached    int
+	// Method is how pairs were scored: "exact" (cosine of every pair), "lsh" (cosine of
+	// candidates from random-hyperplane hashing), or "lexical" (estimated Jaccard of shingles).
+	Method string
+	// Why says why auto chose lexical; "" otherwise.
+	Why string
 }
 
 // OversizeError names every entry over the per-file budget: a refusal before any request.
@@ -55,20 +65,65 @@ type dedup struct {
 	opts    DedupOptions
 	names   []string
 	texts   []string
-	vectors [][]float64
-	result  *DedupResult
+	vectors [][]float32
+	lexical bool
+	// embedTime is what getting the vectors took, from the cache or the server: exact scoring
+	// that would take longer gives way to LSH.
+	embedTime time.Duration
+	result    *DedupResult
 }
 
 // DedupSteps is the dedup workflow: list the entries, measure each against the per-file budget,
-// check the endpoint, embed (from the cache where it can), score.
+// check the endpoint, choose the method, embed (from the cache where it can), score. A lexical
+// screen never connects.
 func DedupSteps(opts DedupOptions, out *DedupResult) []Step {
 	d := &dedup{opts: opts, result: out}
 	return []Step{
 		{Name: "entries", Run: d.entries},
-		{Name: "connect", Run: func(_ context.Context, r *Run) error { return r.Connect() }},
+		{Name: "connect", Run: func(_ context.Context, r *Run) error {
+			if r.Spec.Settings.String("method") == "lexical" {
+				return nil
+			}
+			return r.Connect()
+		}},
+		{Name: "method", Run: d.choose},
 		{Name: "embed", Run: d.embed},
 		{Name: "score", Run: d.score},
 	}
+}
+
+// choose settles auto: embeddings when someone named an embedding model, or when the server
+// lists the default one; else a lexical screen, so dedup works with no server at all.
+func (d *dedup) choose(ctx context.Context, r *Run) error {
+	s := r.Spec.Settings
+	switch s.String("method") {
+	case "lexical":
+		d.lexical = true
+	case "auto":
+		model := s.String("embed_model")
+		if model != "" && s.Chosen("embed_model") {
+			break
+		}
+		if model == "" {
+			d.lexical, d.result.Why = true, "no embedding model is configured"
+			break
+		}
+		info, err := r.Client.Probe(ctx)
+		switch {
+		case errors.As(err, new(*UnreachableError)):
+			d.lexical, d.result.Why = true, fmt.Sprintf("no server answers at %s", r.Client.BaseURL())
+		case err != nil:
+			// The server's own words stay out of the note: it is printed on the terminal.
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s did not list its models", r.Client.BaseURL())
+		case !info.Has(model):
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s lists no model named %s", r.Client.BaseURL(), model)
+		}
+	}
+	if d.lexical {
+		r.Spec.Model = ""
+		r.Event("method", map[string]any{"method": "lexical", "why": d.result.Why})
+	}
+	return nil
 }
 
 // Entries lists the files dedup compares: regular files directly in dir whose name matches glob
@@ -135,13 +190,20 @@ func (d *dedup) entries(_ context.Context, r *Run) error {
 }
 
 func (d *dedup) embed(ctx context.Context, r *Run) error {
+	if d.lexical {
+		return nil
+	}
 	s := r.Spec.Settings
 	model := s.String("embed_model")
-	cache := embeddingCache{dir: EmbeddingsDir(d.opts.Root, model)}
-	if d.opts.NoCache {
-		cache.dir = ""
+	var cache embeddingCache
+	if !d.opts.NoCache {
+		key := r.Client.EmbeddingKey(ctx, model)
+		cache.dir = EmbeddingsDir(d.opts.Root, key)
+		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest})
 	}
-	d.vectors = make([][]float64, len(d.texts))
+	start := time.Now()
+	defer func() { d.embedTime = time.Since(start) }()
+	d.vectors = make([][]float32, len(d.texts))
 	var missing []int
 	for i, text := range d.texts {
 		if v := cache.get(text); v != nil {
@@ -165,7 +227,7 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 			return err
 		}
 		r.AddUsage(res.Usage, res.Elapsed)
-		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
+		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
 		for k, i := range idx {
 			d.vectors[i] = res.Vectors[k]
 			cache.put(d.texts[i], res.Vectors[k])
@@ -182,8 +244,24 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 
 func (d *dedup) score(_ context.Context, r *Run) error {
 	threshold := r.Spec.Settings.Float("threshold")
-	pairs := SimilarPairs(Normalize(d.vectors), d.names, threshold)
-	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached}
+	var pairs []Pair
+	method := "exact"
+	if d.lexical {
+		method = "lexical"
+		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
+	} else {
+		u := NormalizeInPlace(d.vectors)
+		exact := r.Spec.Settings.String("exact")
+		_, cheaper := planLSH(len(d.names), threshold)
+		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
+			method = "lsh"
+			pairs = ApproximatePairs(u, d.names, threshold)
+		} else {
+			pairs = SimilarPairs(u, d.names, threshold)
+		}
+	}
+	*d.result = DedupResult{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
+	r.Detail("method", method)
 	if pairs == nil {
 		pairs = []Pair{}
 	}
@@ -191,46 +269,54 @@ func (d *dedup) score(_ context.Context, r *Run) error {
 	r.Detail("files", len(d.names))
 	r.Detail("threshold", threshold)
 	r.Detail("pairs", pairs)
+	if len(pairs) > JournalPairs {
+		r.JournalDetail("pairs", pairs[:JournalPairs])
+		r.JournalDetail("pairs_total", len(pairs))
+	}
 	r.Detail("cached", d.result.Cached)
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached})
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached, "method": method})
 	return nil
 }
 
-// EmbeddingsDir is where embeddings of a model are cached: under the git directory, else the
-// user's cache directory.
-func EmbeddingsDir(root, model string) string {
-	sum := sha256.Sum256([]byte(model))
-	key := hex.EncodeToString(sum[:8])
+// EmbeddingsDir is where the embeddings of one server, endpoint and model are cached: under the
+// git directory, else the user's cache directory.
+func EmbeddingsDir(root string, key EmbeddingKey) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(key.Kind), key.Endpoint, key.Model, key.Digest}, "\x00")))
+	name := hex.EncodeToString(sum[:8])
 	if p := GitPath(root, "locum/embeddings"); p != "" {
-		return filepath.Join(p, key)
+		return filepath.Join(p, name)
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "locum", "embeddings", key)
+	return filepath.Join(dir, "locum", "embeddings", name)
 }
 
-// embeddingCache keeps one vector per content hash, as little-endian float64s.
+// embeddingCache keeps one vector per content hash, as little-endian float32s.
 type embeddingCache struct{ dir string }
 
 func (c embeddingCache) file(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f64")
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f32")
 }
 
-func (c embeddingCache) get(text string) []float64 {
+// maxCachedVector bounds a cache file's read: the cache is under the repository, so untrusted;
+// no embedding model has vectors of 64k dimensions.
+const maxCachedVector = 4 << 16
+
+func (c embeddingCache) get(text string) []float32 {
 	if c.dir == "" {
 		return nil
 	}
-	data, err := os.ReadFile(c.file(text))
-	if err != nil || len(data) == 0 || len(data)%8 != 0 {
+	data, err := untrusted.ReadFileIn(c.dir, c.file(text), maxCachedVector)
+	if err != nil || len(data) == 0 || len(data)%4 != 0 {
 		return nil
 	}
-	v := make([]float64, len(data)/8)
+	v := make([]float32, len(data)/4)
 	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[i*8:]))
-		if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[i*4:]))
+		if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
 			return nil
 		}
 	}
@@ -238,13 +324,13 @@ func (c embeddingCache) get(text string) []float64 {
 }
 
 // put stores a vector; a cache that cannot be written only costs the next run a request.
-func (c embeddingCache) put(text string, v []float64) {
+func (c embeddingCache) put(text string, v []float32) {
 	if c.dir == "" || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
-	data := make([]byte, 8*len(v))
+	data := make([]byte, 4*len(v))
 	for i, x := range v {
-		binary.LittleEndian.PutUint64(data[i*8:], math.Float64bits(x))
+		binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(x))
 	}
 	// A rename keeps a reader from seeing half a vector; no fsync, since a lost entry only
 	// costs a request.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"path/filepath"
@@ -65,8 +66,11 @@ type Run struct {
 	decodeTokens int64
 	decodeTime   time.Duration
 	details      map[string]any
-	guards       []guard
-	step         string // the step of the request in flight, for progress
+	// journalDetails replace details in the journal's run_end, where the whole value would be
+	// too large to keep (a million dedup pairs).
+	journalDetails map[string]any
+	guards         []guard
+	step           string // the step of the request in flight, for progress
 }
 
 type guard struct {
@@ -82,6 +86,14 @@ func (r *Run) Guard(name string, fn func() error) {
 
 // Detail sets one key of the mode's part of the result.
 func (r *Run) Detail(key string, v any) { r.details[key] = v }
+
+// JournalDetail sets what the journal keeps of a detail in place of its whole value.
+func (r *Run) JournalDetail(key string, v any) {
+	if r.journalDetails == nil {
+		r.journalDetails = map[string]any{}
+	}
+	r.journalDetails[key] = v
+}
 
 // Event appends a mode event to the journal.
 func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, fields) }
@@ -230,8 +242,13 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		}
 	}
 	res := run.result(err)
+	details := res.Details
+	if len(run.journalDetails) > 0 && details != nil {
+		details = maps.Clone(details)
+		maps.Copy(details, run.journalDetails)
+	}
 	run.Journal.Event("run_end", map[string]any{"status": res.Status, "exit_code": res.ExitCode, "error": res.Error,
-		"model": res.Model, "receipt": res.Receipt(), "details": res.Details, "wall_ms": time.Since(start).Milliseconds()})
+		"model": res.Model, "receipt": res.Receipt(), "details": details, "wall_ms": time.Since(start).Milliseconds()})
 	if jerr := run.Journal.Err(); jerr != nil && spec.Stderr != nil {
 		fmt.Fprintf(spec.Stderr, "locum: warning: the run journal %s could not be written: %v\n", run.Journal.Path(), jerr)
 	}

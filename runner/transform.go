@@ -376,6 +376,10 @@ func language(name string) string {
 	return "plain text"
 }
 
+// IndentTail is the last n lines of s, indented to stand under a message: how a verify's output
+// is quoted in a verdict.
+func IndentTail(s string, n int) string { return indent(lastLines(s, n)) }
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {

@@ -39,13 +39,17 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// EscapeLines escapes each line of s but keeps its line breaks: for a block of text that is
-// meant to span lines (a verify command's output tail), where only what drives the terminal must
-// go.
+// EscapeLines escapes each line of s but keeps its line breaks and tabs: for a block of text that
+// is meant to span lines (a verify command's output tail), where only what drives the terminal
+// must go.
 func EscapeLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = Escape(l)
+		cells := strings.Split(l, "\t")
+		for j, c := range cells {
+			cells[j] = Escape(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
 	}
 	return strings.Join(lines, "\n")
 }

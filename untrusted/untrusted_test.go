@@ -136,6 +136,7 @@ func TestEscape(t *testing.T) {
 		assert.Equal(t, want, Escape(in), in)
 	}
 	assert.Equal(t, "a\\x1b\nb", EscapeLines("a\x1b\nb"))
+	assert.Equal(t, "FAIL\tpkg\t0.002s\nliteral \\t kept", EscapeLines("FAIL\tpkg\t0.002s\nliteral \\t kept"))
 }
 
 func FuzzCheckKeys(f *testing.F) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -23,10 +24,51 @@ const (
 
 // Main runs locum with the process's streams and returns its exit code. SIGINT, SIGTERM and
 // SIGHUP cancel the context every command runs under.
+//
+// Standard output is buffered, so a table or a list of pairs is a few writes rather than one
+// per cell or line; it is flushed before anything goes to standard error, so the two streams
+// keep their order on a terminal.
 func Main(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
-	return run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+	stdout := bufio.NewWriterSize(os.Stdout, 64<<10)
+	code := run(ctx, args, os.Stdin, stdout, &stderrAfterStdout{stdout: stdout, file: os.Stderr})
+	if err := stdout.Flush(); err != nil && code == exitOK {
+		fmt.Fprintf(os.Stderr, "locum: writing to standard output: %v\n", err)
+		code = exitCouldNot
+	}
+	return code
+}
+
+// unbuffered is standard output for a command that talks over it, such as the MCP server: each
+// write reaches the peer at once.
+func (e *env) unbuffered() io.Writer {
+	if b, ok := e.stdout.(*bufio.Writer); ok {
+		return flushEach{b}
+	}
+	return e.stdout
+}
+
+type flushEach struct{ w *bufio.Writer }
+
+func (f flushEach) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.w.Flush()
+	}
+	return n, err
+}
+
+// stderrAfterStdout writes to standard error after flushing what standard output holds.
+type stderrAfterStdout struct {
+	stdout *bufio.Writer
+	file   *os.File
+}
+
+func (w *stderrAfterStdout) Write(p []byte) (int, error) {
+	// A failed flush is reported at exit; it must not stop the message.
+	_ = w.stdout.Flush()
+	return w.file.Write(p)
 }
 
 // env is what every command needs from the edge of the process.
@@ -236,6 +278,7 @@ func (e *env) rootCommand() *cli.Command {
 		Commands: []*cli.Command{
 			e.statusCommand(),
 			e.transformCommand(),
+			e.agentCommand(),
 			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,27 @@ func BenchmarkCallOverhead(b *testing.B) {
 	b.ReportMetric(perOp(server), "server-ms/call")
 	b.ReportMetric(perOp(shell), "verify-shell-ms/call")
 	b.ReportMetric(perOp(wall-server-shell), "overhead-ms/call")
+	// curl sends the chat request locum sent, to the same server, in a process of its own: the
+	// floor for one call from a shell. transform-vs-curl is locum's whole call over curl's.
+	if curl, err := exec.LookPath("curl"); err == nil {
+		var body []byte
+		for _, r := range srv.Requests() {
+			if r.Path == "/v1/chat/completions" {
+				body = r.Body
+			}
+		}
+		curlStart := time.Now()
+		for range b.N {
+			cmd := exec.Command(curl, "-sf", "-o", "/dev/null", "-H", "Content-Type: application/json", "--data-binary", "@-", srv.BaseURL()+"/chat/completions")
+			cmd.Stdin = bytes.NewReader(body)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("curl: %v\n%s", err, out)
+			}
+		}
+		curlTime := time.Since(curlStart)
+		b.ReportMetric(perOp(curlTime), "curl-ms/call")
+		b.ReportMetric(float64(wall-shell)/float64(curlTime), "transform-vs-curl")
+	}
 	if node, err := exec.LookPath("node"); err == nil {
 		nodeStart := time.Now()
 		for range b.N {
@@ -74,6 +96,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(perOp(time.Since(nodeStart)), "node-startup-ms")
+		nodeTime := time.Since(nodeStart)
+		b.ReportMetric(perOp(nodeTime), "node-startup-ms")
+		b.ReportMetric(float64(wall-server-shell)/float64(nodeTime), "overhead-vs-node")
 	}
 }

@@ -22,14 +22,17 @@ func (e *env) dedupCommand() *cli.Command {
 	flags = append(flags, settingFlags("dedup")...)
 	return &cli.Command{
 		Name:  "dedup",
-		Usage: "screen a folder for near-duplicate entries by embedding similarity; it never edits a file",
+		Usage: "screen a folder for near-duplicate entries by embedding or word similarity; it never edits a file",
 		Description: "Embeds each entry (the regular files directly in --dir matching --glob, *.md by default in any\n" +
 			"letter case, README.md left out) and prints each pair whose cosine similarity is at or above\n" +
 			"--threshold, highest first: `0.829 0036-a.md 0038-b.md`. A pair is a candidate for a person to\n" +
-			"judge, never a verdict. Embeddings are cached by model and content under the git directory.\n\n" +
+			"judge, never a verdict. Embeddings are cached by server, model and content under the git directory.\n\n" +
+			"--method lexical compares words instead, with no server: the score is the estimated Jaccard\n" +
+			"similarity of the entries' three-word shingles (MinHash). It is the default when no embedding\n" +
+			"model is configured and the server does not list the default one, or no server answers.\n\n" +
 			"Exit 0 for a run, with pairs or without; 1 when a file is over --max-input-bytes (every such file\n" +
 			"is named) or the endpoint is refused, before any request; 2 could not run.",
-		UsageText:    "locum dedup --dir DIR [--threshold 0.8] [--model ID] [--glob '*.md'] [--json]",
+		UsageText:    "locum dedup --dir DIR [--threshold 0.8] [--method auto|embedding|lexical] [--model ID] [--glob '*.md'] [--json]",
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {
@@ -63,13 +66,16 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	}
 	res := runner.Execute(ctx, spec, runner.DedupSteps(runner.DedupOptions{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
 	if res.Error == nil {
+		if found.Why != "" {
+			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
+		}
 		if !cmd.Bool("json") {
 			for _, p := range found.Pairs {
 				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), untrusted.Escape(p.A), untrusted.Escape(p.B))
 			}
 		}
-		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
-		if !cmd.Bool("no-cache") {
+		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
+		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
 		}
 	}

@@ -47,7 +47,7 @@ func (e *env) mcp(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
-	err = srv.Run(ctx, mcp.Stdio(ctx, e.stdin, e.stdout))
+	err = srv.Run(ctx, mcp.Stdio(ctx, e.stdin, e.unbuffered()))
 	// The host ends a session by closing stdin or with a signal: both are the normal end of a server.
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil

@@ -59,9 +59,15 @@ func (e *env) chatRun(cmd *cli.Command, mode string) (runner.RunSpec, *packs.Com
 	if err != nil {
 		return runner.RunSpec{}, nil, "", err
 	}
-	return runner.RunSpec{
+	spec := runner.RunSpec{
 		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Observer: e.observer(cmd),
-	}, c, wd, nil
+	}
+	if mode == "agent" {
+		// The agent prints a line per tool call on a terminal; a live line would overwrite them.
+		spec.Progress = e.progress()
+	} else {
+		spec.Observer = e.observer(cmd)
+	}
+	return spec, c, wd, nil
 }

@@ -14,7 +14,7 @@ func (e *env) runsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "runs",
 		Usage:     "read back the run journal",
-		UsageText: "locum runs list | show RUN_ID | analyze RUN_ID|--all | diff A B | prune",
+		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
 		OnUsageError: onUsageError,
@@ -22,7 +22,7 @@ func (e *env) runsCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unknown runs command %q", cmd.Args().First())
 			}
-			return usagef(cmd, "missing runs command (list, show, analyze, diff or prune)")
+			return usagef(cmd, "missing runs command (list, show, analyze, diff, prune, accept or reject)")
 		},
 		Commands: append([]*cli.Command{
 			{
@@ -36,9 +36,13 @@ func (e *env) runsCommand() *cli.Command {
 			{
 				Name:         "show",
 				Usage:        "show one run's events (RUN_ID, or a unique prefix of it)",
-				UsageText:    "locum runs show RUN_ID",
+				UsageText:    "locum runs show RUN_ID [--diff]",
+				Flags:        []cli.Flag{&cli.BoolFlag{Name: "diff", Usage: "show an agent run's branch as a diff from where it started"}},
 				OnUsageError: onUsageError,
-				Action: func(_ context.Context, cmd *cli.Command) error {
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Bool("diff") {
+						return e.agentDiff(ctx, cmd)
+					}
 					if cmd.NArg() != 1 {
 						return usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
 					}
@@ -57,6 +61,8 @@ func (e *env) runsCommand() *cli.Command {
 					return nil
 				},
 			},
+			e.runsAcceptCommand(),
+			e.runsRejectCommand(),
 		}, e.analyzeCommands()...),
 	}
 }

@@ -124,7 +124,11 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
 
 // progress is stderr when it is a terminal: live progress there, none in a log.
 func (e *env) progress() io.Writer {
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	f, ok := e.stderr.(*os.File)
+	if o, wrapped := e.stderr.(*stderrAfterStdout); wrapped {
+		f, ok = o.file, true
+	}
+	if ok && term.IsTerminal(int(f.Fd())) {
 		return f
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -73,6 +75,8 @@ var goldens = []golden{
 	{name: "transform-verify-red-recovered", mode: "transform",
 		replies: []scripted.Reply{plain(badEdit), plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`},
 	{name: "transform-verify-no-verdict", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `exit 2`},
+	{name: "transform-restore", mode: "transform", flags: map[string]string{"max-attempts": "1"}, replies: []scripted.Reply{plain(badEdit)},
+		verify: `rm calc.go; mkdir calc.go; touch calc.go/x; exit 1`},
 	{name: "transform-signal", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: "true", interrupt: true},
 	{name: "transform-unfinished", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`,
 		edit: func(lines []string) []string { return lines[:len(lines)-3] }},
@@ -86,6 +90,39 @@ var goldens = []golden{
 	{name: "dedup-good", mode: "dedup", embeddings: []scripted.Reply{{JSON: json.RawMessage(
 		`{"object":"list","data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[0.8,0.6]}],"usage":{"prompt_tokens":12,"total_tokens":12}}`)}}},
 	{name: "dedup-budget", mode: "dedup", flags: map[string]string{"max-input-bytes": "4"}},
+	// Agent transcripts: the tool loop in a worktree, its guardrails and its verify rounds.
+	{name: "agent-completed", mode: "agent", verify: `grep -q "return a + b" calc.go`, replies: []scripted.Reply{
+		call("read_file", `{"path":"calc.go"}`),
+		call("edit_file", `{"path":"calc.go","search":"return a - b","replace":"return a + b"}`),
+		call("finish", `{"summary":"Add adds"}`)}},
+	{name: "agent-guardrail-recovered", mode: "agent", verify: `grep -q "return a + b" calc.go`, replies: []scripted.Reply{
+		call("edit_file", `{"path":"calc.go","search":"a - b","replace":"a + b"}`),
+		call("read_file", `{"path":"calc.go"}`),
+		call("edit_file", `{"path":"calc.go","search":"return a - b","replace":"return a + b"}`),
+		call("finish", `{"summary":"Add adds"}`)}},
+	{name: "agent-guardrail", mode: "agent", verify: `grep -q "return a + b" calc.go`, flags: map[string]string{"max-turns": "2"}, replies: []scripted.Reply{
+		call("read_file", `{"path":"../outside.go"}`),
+		call("write_file", `{"path":".git/config","content":"x"}`)}},
+	{name: "agent-verify-red", mode: "agent", verify: `grep -q "return a + b" calc.go`, flags: map[string]string{"verify-rounds": "0"}, replies: []scripted.Reply{
+		call("read_file", `{"path":"calc.go"}`),
+		call("edit_file", `{"path":"calc.go","search":"return a - b","replace":"return a * b"}`),
+		call("finish", `{"summary":"Add multiplies"}`)}},
+}
+
+func call(name, args string) scripted.Reply {
+	return scripted.Reply{Calls: []scripted.Call{{Name: name, Arguments: json.RawMessage(args)}}}
+}
+
+// gitInit makes root a repository with one commit of what is in it: the agent works in a
+// worktree of it.
+func gitInit(t *testing.T, root string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "base"}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
 }
 
 // dropVersionFields turns a journal into what locum wrote before journal version 1.
@@ -156,6 +193,9 @@ func produce(t *testing.T, g golden) string {
 	case "summarize":
 		var claims []runner.Claim
 		steps = runner.SummarizeSteps(runner.SummarizeOptions{File: file, Cwd: root, Root: root}, &claims)
+	case "agent":
+		gitInit(t, root)
+		steps = agent.Steps(agent.Options{Task: "make Add add", Verify: g.verify, Root: root})
 	case "dedup":
 		spec.Model = "tiny-embed"
 		steps = runner.DedupSteps(runner.DedupOptions{Dir: filepath.Join(root, "notes"), Root: root, NoCache: true}, &runner.DedupResult{})
@@ -178,6 +218,12 @@ func produce(t *testing.T, g golden) string {
 
 // stable drops what changes from one run to the next: the id, the time, the timings.
 func stable(r Run) Run {
+	// A failed restore names the scratch directory, which changes with every run.
+	for i, f := range r.Failures {
+		if f.Stage == StageRestore {
+			r.Failures[i].Detail, _, _ = strings.Cut(f.Detail, "/")
+		}
+	}
 	r.ID = "RUN"
 	r.Start = time.Time{}
 	r.Figures.TTFTms = nil
@@ -216,9 +262,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// Every stage a run of the three modes can fail at has a golden journal.
+// Every stage a run of the four modes can fail at has a golden journal (restore as the final
+// stage, since it follows another failure).
 func TestGoldenCoversEveryStage(t *testing.T) {
-	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageSignal, StageUnfinished}
+	want := []string{StageScope, StageBudget, StageConnect, StageReply, StageEditApply, StageVerifyRed, StageVerifyNoVerdict, StageGate, StageGuardrail, StageSignal, StageRestore, StageUnfinished}
 	seen := map[string]bool{}
 	for _, g := range goldens {
 		data, err := os.ReadFile(filepath.Join("testdata", "golden", g.name+".json"))
@@ -227,6 +274,10 @@ func TestGoldenCoversEveryStage(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &r))
 		stage, _, _ := strings.Cut(r.Primary, ":")
 		seen[stage] = true
+		// A restore fails only after another stage did: it is the final stage, never the first.
+		if r.Final == StageRestore {
+			seen[StageRestore] = true
+		}
 	}
 	for _, s := range want {
 		assert.True(t, seen[s], "no golden journal fails first at %s", s)

@@ -47,6 +47,18 @@ type Reply struct {
 	StreamAnswer *string `json:"stream_answer,omitempty"`
 	// AnswerFile is Answer read from a file, relative to the script.
 	AnswerFile string `json:"answer_file,omitempty"`
+	// Calls is a chat completion whose message makes these native tool calls, in the shape
+	// llama-server sends (content null, finish_reason tool_calls).
+	Calls []Call `json:"calls,omitempty"`
+}
+
+// Call is one scripted tool call. Arguments may be a JSON object (sent as its text, as the
+// OpenAI shape wants) or a string sent as it is (to script malformed arguments). ID nil makes
+// one up; "" sends the empty id llama-server sends.
+type Call struct {
+	ID        *string         `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // Request is one request the server received.
@@ -203,6 +215,9 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if reply.Answer != nil {
 		reply.JSON = ChatCompletion(*reply.Answer)
+	}
+	if len(reply.Calls) > 0 {
+		reply.JSON = ToolCallCompletion(reply.Calls)
 	}
 	if reply.StreamAnswer != nil {
 		reply.Body = ChatStream(*reply.StreamAnswer)
@@ -388,6 +403,38 @@ func ChatCompletion(content string) json.RawMessage {
 	c, _ := json.Marshal(content)
 	return json.RawMessage(`{"id":"chatcmpl-scripted","object":"chat.completion","model":"scripted","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":` +
 		string(c) + `}}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`)
+}
+
+// ToolCallCompletion is a chat reply that makes tool calls.
+func ToolCallCompletion(calls []Call) json.RawMessage {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	var out []call
+	for i, c := range calls {
+		id := fmt.Sprintf("call_scripted_%d", i+1)
+		if c.ID != nil {
+			id = *c.ID
+		}
+		args := string(c.Arguments)
+		var text string
+		if json.Unmarshal(c.Arguments, &text) == nil {
+			args = text
+		}
+		if len(c.Arguments) == 0 {
+			args = "{}"
+		}
+		out = append(out, call{ID: id, Type: "function", Function: fn{Name: c.Name, Arguments: args}})
+	}
+	data, _ := json.Marshal(out)
+	return json.RawMessage(`{"id":"chatcmpl-scripted","object":"chat.completion","model":"scripted","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":` +
+		string(data) + `}}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`)
 }
 
 // ChatStream is content as a server-sent event stream, a few characters a chunk, with usage in a

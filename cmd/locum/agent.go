@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/untrusted"
+)
+
+func (e *env) agentCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "verify", Usage: "the command that judges the work (required): exit 0 commits it on the branch, 1 starts a fix round, anything else leaves nothing"},
+		&cli.StringFlag{Name: "from", Usage: "the commit the run's branch starts at (default HEAD)"},
+		&cli.BoolFlag{Name: "keep", Usage: "keep the worktree and branch of a run that did not complete, to read them"},
+		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},
+		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
+	}
+	flags = append(flags, settingFlags("agent")...)
+	return &cli.Command{
+		Name:  "agent",
+		Usage: "run a multi-file task with the local model in a worktree of its own; commit it on a branch only if the verify command exits 0",
+		Description: "The model works in a new git worktree on the branch locum/agent/RUN_ID (from --from, default\n" +
+			"HEAD) with seven tools: read_file, list_dir, grep, edit_file, write_file, run_verify, finish.\n" +
+			"There is no shell. Guardrails in code keep every path inside the worktree, keep .git\n" +
+			"untouched, cap file sizes, want a read before an edit, and stop a run that loops or stalls.\n" +
+			"When the model finishes, --verify runs in the worktree: exit 0 commits the work on the branch;\n" +
+			"exit 1 gives the model up to --verify-rounds fix rounds. Anything else removes the worktree\n" +
+			"and the branch (--keep leaves them). Your own working tree is never touched: read the work with\n" +
+			"locum runs show RUN --diff, take it with locum runs accept RUN, drop it with locum runs reject RUN.\n\n" +
+			"details.status is one of completed, verify_failed, max_turns, stalled, model_error,\n" +
+			"context_exhausted, refused, interrupted.\n" +
+			"Exit 0 completed with the verify green; 1 a red verdict or a refusal; 2 could not run.",
+		UsageText:    `locum agent --verify "CMD" [--model ID | --role agent] [--max-turns 30] [--from REF] [--json] "TASK"`,
+		Flags:        flags,
+		OnUsageError: e.machineUsageError,
+		Action:       e.machineAction(e.agent),
+	}
+}
+
+func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
+	if !cmd.IsSet("verify") {
+		return usagef(cmd, "--verify is required: the work is kept only when that command exits 0")
+	}
+	if err := checkTaskArgs(cmd); err != nil {
+		return err
+	}
+	spec, c, _, err := e.chatRun(cmd, "agent")
+	if err != nil {
+		return err
+	}
+	task, err := e.readTask(cmd, spec.Settings.Int("max_input_bytes"))
+	if err != nil {
+		return err
+	}
+	res := runner.Execute(ctx, spec, agent.Steps(agent.Options{
+		Task: task, Verify: cmd.String("verify"), From: cmd.String("from"), Root: c.Root, Keep: cmd.Bool("keep"),
+	}))
+	e.agentSummary(res)
+	return e.finish(cmd, res)
+}
+
+// agentSummary is one line on stderr before the receipt: the status, and where the work is.
+func (e *env) agentSummary(res *runner.Result) {
+	d := res.Details
+	status, _ := d["status"].(string)
+	if status == "" {
+		return
+	}
+	line := "agent: " + status
+	if n, ok := d["turns"].(int); ok && n > 0 {
+		line += fmt.Sprintf(" after %d turn", n)
+		if n > 1 {
+			line += "s"
+		}
+	}
+	if b, ok := d["branch"].(string); ok {
+		line += " on branch " + untrusted.Escape(b)
+	}
+	if stat, ok := d["diff_stat"].(string); ok && stat != "" {
+		line += ": " + untrusted.Escape(strings.TrimSpace(stat))
+	}
+	if wt, ok := d["worktree"].(string); ok {
+		line += ", worktree kept at " + untrusted.Escape(wt)
+	}
+	fmt.Fprintln(e.stderr, line)
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// The review of an agent run: runs show RUN --diff, runs accept RUN, runs reject RUN.
+
+func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, error) {
+	if cmd.NArg() != 1 {
+		return nil, usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
+	}
+	root, err := e.root()
+	if err != nil {
+		return nil, err
+	}
+	rv, err := agent.FindReview(ctx, root, cmd.Args().First())
+	if err != nil {
+		return nil, e.reviewError(cmd, err)
+	}
+	return rv, nil
+}
+
+// reviewError: a run that cannot be reviewed now (no branch, not completed), a dirty tree or a
+// conflict is a refusal (exit 1); a name that is no agent run, or git failing, is could-not-run (2).
+func (e *env) reviewError(cmd *cli.Command, err error) error {
+	var na *agent.NotAgentRunError
+	var dirty *agent.DirtyTreeError
+	var conflict *agent.ConflictError
+	code := exitCouldNot
+	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) {
+		code = exitRed
+	}
+	if na != nil && na.NotARun {
+		code = exitCouldNot // a name that is no agent run is a bad argument
+	}
+	return withCode(code, fmt.Errorf("locum runs %s: %s", cmd.Name, untrusted.EscapeLines(err.Error())))
+}
+
+func (e *env) agentDiff(ctx context.Context, cmd *cli.Command) error {
+	rv, err := e.review(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	diff, err := rv.Diff(ctx)
+	if err != nil {
+		return e.reviewError(cmd, err)
+	}
+	fmt.Fprintf(e.stdout, "branch %s\n", rv.Branch)
+	fmt.Fprint(e.stdout, escapeDiff(diff))
+	return nil
+}
+
+// escapeDiff makes a diff of the repository's files safe for a terminal, keeping its line breaks
+// and tabs (the text of code), escaping every other control.
+func escapeDiff(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		parts := strings.Split(body, "\t")
+		for j, p := range parts {
+			parts[j] = untrusted.Escape(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+func (e *env) runsAcceptCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "accept",
+		Usage:        "merge a completed agent run's branch into the current branch (fast-forward when it can); refuses a dirty tree",
+		UsageText:    "locum runs accept RUN_ID",
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			rv, err := e.review(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			how, err := rv.Accept(ctx)
+			if err != nil {
+				return e.reviewError(cmd, err)
+			}
+			fmt.Fprintf(e.stdout, "accepted %s (%s); the branch is deleted\n", rv.Branch, how)
+			return nil
+		},
+	}
+}
+
+func (e *env) runsRejectCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "reject",
+		Usage:        "delete an agent run's branch and its worktree",
+		UsageText:    "locum runs reject RUN_ID",
+		OnUsageError: onUsageError,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			rv, err := e.review(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			if err := rv.Reject(ctx); err != nil {
+				return e.reviewError(cmd, err)
+			}
+			fmt.Fprintf(e.stdout, "rejected %s: branch and worktree deleted\n", rv.Branch)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,361 @@
+// Package agent is locum's agent mode: a bounded multi-file task run by a local model in a tool
+// loop, in a git worktree of its own on a new branch, kept (committed) only when the operator's
+// verify command passes. It uses the engine, the client and the rails of package runner, and no
+// other mode.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner"
+)
+
+// The closed list of an agent run's statuses (details.status).
+const (
+	StatusCompleted        = "completed"
+	StatusVerifyFailed     = "verify_failed"
+	StatusMaxTurns         = "max_turns"
+	StatusStalled          = "stalled"
+	StatusModelError       = "model_error"
+	StatusContextExhausted = "context_exhausted"
+	StatusRefused          = "refused"
+	StatusInterrupted      = "interrupted"
+)
+
+// Statuses lists every status a run can end with.
+var Statuses = []string{StatusCompleted, StatusVerifyFailed, StatusMaxTurns, StatusStalled, StatusModelError,
+	StatusContextExhausted, StatusRefused, StatusInterrupted}
+
+// Options is one agent task.
+type Options struct {
+	Task   string
+	Verify string
+	// From is the commit the branch starts at; "" is HEAD.
+	From string
+	// Root is the repository's root (the user's working tree, which the run never touches).
+	Root string
+	// Keep leaves the worktree and branch of a run that did not complete, for a person to read.
+	Keep bool
+	// ContextWindow replaces the context window the server reports; 0 asks the server.
+	ContextWindow int64
+}
+
+// stop ends the loop with a status. Err is what the engine classifies (exit code, kind).
+type stop struct {
+	status string
+	err    error
+}
+
+func (s *stop) Error() string { return s.err.Error() }
+func (s *stop) Unwrap() error { return s.err }
+
+func red(status, format string, a ...any) error {
+	return &stop{status: status, err: &runner.RedError{Reason: fmt.Sprintf(format, a...)}}
+}
+
+// ModelError is a model that kept answering in ways no tool loop can use. It unwraps to the
+// reply error of its last reply, so it is classified (exit 2) as every mode's bad reply is.
+type ModelError struct {
+	Detail string
+	Reply  *rails.ReplyError
+}
+
+func (e *ModelError) Error() string { return e.Detail }
+func (e *ModelError) Unwrap() error { return e.Reply }
+
+func modelError(class rails.ReplyClass, detail string) error {
+	return &stop{status: StatusModelError, err: &ModelError{Detail: detail, Reply: &rails.ReplyError{Class: class, Detail: detail}}}
+}
+
+type round struct {
+	Round   int    `json:"round"`
+	Verdict string `json:"verdict"`
+	Exit    any    `json:"exit"`
+}
+
+// agent is the state of one run.
+type agent struct {
+	opts      Options
+	base      string // the commit the branch starts at
+	wt        string // the worktree, resolved
+	branch    string
+	created   bool // the worktree and branch exist
+	committed bool
+	ws        *workspace
+	conv      *conversation
+	rounds    []round
+	status    string
+}
+
+// Steps is the agent workflow: scope (inputs, the repository, the first prompt under the input
+// budget), connect (the loopback check, the server's context window), worktree (a new branch from
+// --from, removed on every exit path unless kept), and loop (the tool loop, then the verify gate
+// with its fix rounds, then the commit).
+func Steps(opts Options) []runner.Step {
+	a := &agent{opts: opts}
+	return []runner.Step{
+		{Name: "scope", Run: a.wrap(a.scope)},
+		{Name: "connect", Run: a.wrap(a.connect)},
+		{Name: "worktree", Run: a.wrap(a.worktree)},
+		{Name: "loop", Run: a.wrap(a.loop)},
+	}
+}
+
+// wrap records the run's closed status in its details whichever step ends it.
+func (a *agent) wrap(fn func(context.Context, *runner.Run) error) func(context.Context, *runner.Run) error {
+	return func(ctx context.Context, r *runner.Run) error {
+		err := fn(ctx, r)
+		if err != nil && a.status == "" {
+			a.status = statusOf(err)
+		}
+		if a.status != "" {
+			r.Detail("status", a.status)
+		}
+		if a.conv != nil {
+			r.Detail("turns", a.conv.turns)
+		}
+		return unwrapStop(err)
+	}
+}
+
+func unwrapStop(err error) error {
+	var s *stop
+	if errors.As(err, &s) {
+		return s.err
+	}
+	return err
+}
+
+// statusOf maps what ended a run to its closed status.
+func statusOf(err error) string {
+	var s *stop
+	if errors.As(err, &s) {
+		return s.status
+	}
+	status, kind, _ := runner.Classify(err)
+	switch {
+	case kind == "signal":
+		return StatusInterrupted
+	case kind == "verify_no_verdict":
+		return StatusVerifyFailed
+	case kind == "context_window" || kind == "input_truncated":
+		// The engine's own check of the prompt against the loaded context, or a server that cut
+		// the prompt: the conversation did not fit.
+		return StatusContextExhausted
+	case status == runner.StatusRefused || kind == "bad_input":
+		return StatusRefused
+	}
+	return StatusModelError
+}
+
+func (a *agent) scope(ctx context.Context, r *runner.Run) error {
+	for k, v := range map[string]any{"status": nil, "branch": nil, "worktree": nil, "base": nil, "commit": nil,
+		"files_changed": []string{}, "diff_stat": nil, "turns": 0, "usage": map[string]any{"in_tokens": nil, "out_tokens": nil},
+		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil} {
+		r.Detail(k, v)
+	}
+	if strings.TrimSpace(a.opts.Verify) == "" {
+		return &runner.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+	}
+	if strings.TrimSpace(a.opts.Task) == "" {
+		return &runner.BadInputError{Reason: "the task is empty: say what to change"}
+	}
+	top, err := Git(ctx, a.opts.Root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return &runner.BadInputError{Reason: fmt.Sprintf("%s is not in a git repository; locum agent works on a branch of one", a.opts.Root)}
+	}
+	a.opts.Root = strings.TrimSpace(top)
+	from := a.opts.From
+	if from == "" {
+		from = "HEAD"
+	}
+	if strings.HasPrefix(from, "-") {
+		return &runner.BadInputError{Reason: fmt.Sprintf("--from %q is not a commit", from)}
+	}
+	sha, err := Git(ctx, a.opts.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", from+"^{commit}")
+	if err != nil || !ValidSHA(strings.TrimSpace(sha)) {
+		return &runner.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
+	}
+	a.base = strings.TrimSpace(sha)
+	r.Detail("base", a.base)
+	first := firstMessages(a.opts.Task, a.opts.Verify)
+	r.Event("scope", map[string]any{"base": a.base, "verify": a.opts.Verify, "prompt_bytes": size(first)})
+	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int("max_input_bytes"); n > limit {
+		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
+	}
+	return nil
+}
+
+func (a *agent) connect(ctx context.Context, r *runner.Run) error {
+	if err := r.Connect(); err != nil {
+		return err
+	}
+	window := a.opts.ContextWindow
+	if window == 0 {
+		info, err := r.Client.Probe(ctx)
+		if err != nil {
+			return err
+		}
+		window = info.ContextOf(r.Spec.Model)
+	}
+	r.Event("context", map[string]any{"context_window": nilIfZero(window)})
+	a.conv = newConversation(r.Spec.Settings, window)
+	return nil
+}
+
+func nilIfZero(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// WorktreeDir is where run id's worktree lives: under the git directory, so the user's working
+// tree never sees it.
+func WorktreeDir(root, id string) string {
+	if p := runner.GitPath(root, "locum/worktrees/"+id); p != "" {
+		return p
+	}
+	return filepath.Join(root, ".git", "locum", "worktrees", id)
+}
+
+func (a *agent) worktree(ctx context.Context, r *runner.Run) error {
+	a.branch = Branch(r.ID)
+	a.wt = WorktreeDir(a.opts.Root, r.ID)
+	if err := os.MkdirAll(filepath.Dir(a.wt), 0o755); err != nil {
+		return fmt.Errorf("making the worktree folder: %w", err)
+	}
+	r.Guard("worktree", func() error { return a.cleanup(r) })
+	if _, err := Git(ctx, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
+		return fmt.Errorf("creating the worktree: %w", err)
+	}
+	a.created = true
+	real, err := filepath.EvalSymlinks(a.wt)
+	if err != nil {
+		return err
+	}
+	a.wt = real
+	s := r.Spec.Settings
+	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration("verify_timeout"), TailBytes: 4096}))
+	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
+	return nil
+}
+
+// cleanup runs on every exit path: a committed run keeps its branch (the worktree goes, the
+// branch holds the work); --keep keeps both; anything else leaves nothing.
+func (a *agent) cleanup(r *runner.Run) error {
+	if !a.created && a.wt == "" {
+		return nil
+	}
+	// The run's context may be cancelled (a signal); the cleanup must still finish.
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	if a.opts.Keep && !a.committed {
+		r.Detail("worktree", a.wt)
+		r.Detail("branch", a.branch)
+		return nil
+	}
+	err := RemoveWorktree(ctx, a.opts.Root, a.wt)
+	if a.committed {
+		r.Detail("branch", a.branch)
+		return err
+	}
+	return errors.Join(err, DeleteBranch(ctx, a.opts.Root, a.branch))
+}
+
+// gate runs the verify command on the worktree as it stands.
+func (a *agent) gate(ctx context.Context, r *runner.Run, n int) (rails.ShellResult, error) {
+	s := r.Spec.Settings
+	start := time.Now()
+	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: a.opts.Verify, Dir: a.wt, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
+	if err != nil {
+		return vr, &runner.NoVerdictError{Command: a.opts.Verify, Verdict: err.Error()}
+	}
+	tail := string(vr.Output)
+	var exit any
+	if vr.Exited {
+		exit = vr.ExitCode
+	}
+	a.rounds = append(a.rounds, round{Round: n, Verdict: vr.Verdict(), Exit: exit})
+	r.Detail("verify_rounds", a.rounds)
+	r.Detail("verify_tail", tail)
+	r.Event("verify", map[string]any{"round": n, "verdict": vr.Verdict(), "exit": exit, "duration_ms": time.Since(start).Milliseconds(), "tail": tail})
+	return vr, nil
+}
+
+// commit commits every change of the worktree on the run's branch.
+func (a *agent) commit(ctx context.Context, r *runner.Run, summary string) error {
+	var paths []string
+	for rel := range a.ws.touched {
+		paths = append(paths, rel)
+	}
+	sort.Strings(paths)
+	if len(paths) > 0 {
+		// A file the repository ignores stays out of the commit, as it would for git add.
+		ignored, _ := Git(ctx, a.wt, append([]string{"check-ignore", "--"}, paths...)...)
+		skip := map[string]bool{}
+		for _, p := range strings.Split(ignored, "\n") {
+			skip[p] = p != ""
+		}
+		var add []string
+		for _, p := range paths {
+			if !skip[p] {
+				add = append(add, ":(literal)"+p)
+			}
+		}
+		if len(add) > 0 {
+			if _, err := Git(ctx, a.wt, append([]string{"add", "--"}, add...)...); err != nil {
+				return err
+			}
+		}
+	}
+	names, err := Git(ctx, a.wt, "diff", "--cached", "--name-only", "-z", a.base)
+	if err != nil {
+		return err
+	}
+	files := []string{}
+	for _, n := range strings.Split(names, "\x00") {
+		if n != "" {
+			files = append(files, n)
+		}
+	}
+	r.Detail("files_changed", files)
+	if len(files) == 0 {
+		r.Event("commit", map[string]any{"commit": nil, "files": files})
+		return nil
+	}
+	stat, _ := Git(ctx, a.wt, "diff", "--cached", "--shortstat", a.base)
+	r.Detail("diff_stat", strings.TrimSpace(stat))
+	msg := fmt.Sprintf("locum agent: %s\n\n%s\n\nRun %s; verify `%s` exited 0.\n", firstLine(a.opts.Task, 60), strings.TrimSpace(summary), r.ID, a.opts.Verify)
+	args := append(identity(ctx, a.wt), "commit", "--quiet", "--no-verify", "-m", msg)
+	if _, err := Git(ctx, a.wt, args...); err != nil {
+		return err
+	}
+	sha, err := Git(ctx, a.wt, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	a.committed = true
+	r.Detail("commit", strings.TrimSpace(sha))
+	r.Event("commit", map[string]any{"commit": strings.TrimSpace(sha), "files": files, "diff_stat": strings.TrimSpace(stat)})
+	return nil
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+func gitRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	run("init", "-q", "-b", "main")
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "base")
+	return root
+}
+
+func calls(name, args string) scripted.Reply {
+	return scripted.Reply{Calls: []scripted.Call{{Name: name, Arguments: json.RawMessage(args)}}}
+}
+
+// A run through the engine: the calls in order, a line per call on the progress writer with the
+// model's text escaped, and the result's details.
+func TestRunThroughTheEngine(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "hello\n"})
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	s.On("POST", "/v1/chat/completions",
+		calls("read_file", `{"path":"a.txt"}`),
+		calls("edit_file", `{"path":"a.txt","search":"hello","replace":"goodbye"}`),
+		calls("grep", `{"pattern":"good\u001b[2J"}`),
+		calls("finish", `{"summary":"done"}`))
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
+	require.NoError(t, err)
+	var progress bytes.Buffer
+	res := runner.Execute(context.Background(), runner.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
+		JournalPath: filepath.Join(t.TempDir(), "j.jsonl"), Progress: &progress},
+		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
+	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
+	assert.Equal(t, StatusCompleted, res.Details["status"])
+	assert.Equal(t, []string{"a.txt"}, res.Details["files_changed"])
+	assert.Equal(t, 4, res.Details["turns"])
+	assert.Equal(t, "agent: turn 1: read_file a.txt\nagent: turn 2: edit_file a.txt\nagent: turn 3: grep good\\x1b[2J\nagent: turn 4: finish\n", progress.String())
+	data, err := os.ReadFile(filepath.Join(root, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(data), "the user's tree is never touched")
+	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "goodbye\n", out)
+}

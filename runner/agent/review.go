@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/locumdev/locum/runner"
+)
+
+// A run's review: show its diff, accept it (merge its branch), or reject it (drop its branch).
+// The run is found through its journal, which lives in the repository's git directory and so is
+// not trusted: its id must have a run id's shape before a branch name is made of it, and its base
+// must be a full commit id.
+
+// Review is an agent run that left a branch.
+type Review struct {
+	Root   string
+	RunID  string
+	Branch string
+	Base   string // "" when the journal does not say
+	Status string // details.status of run_end; "" when the run never ended
+}
+
+// NotAgentRunError is a run id that names no agent run with a branch.
+type NotAgentRunError struct {
+	Reason string
+	// NotARun is a name that is no agent run at all: a bad argument, not a refusal.
+	NotARun bool
+}
+
+func (e *NotAgentRunError) Error() string { return e.Reason }
+
+// DirtyTreeError is a working tree with uncommitted changes: accept will not merge into it.
+type DirtyTreeError struct{ Status string }
+
+func (e *DirtyTreeError) Error() string {
+	return "the working tree has uncommitted changes; commit or stash them, then accept again:\n" + strings.TrimRight(e.Status, "\n")
+}
+
+// ConflictError is a branch that does not merge cleanly; the merge was aborted.
+type ConflictError struct {
+	Branch string
+	Output string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s does not merge cleanly into the current branch; the merge was aborted and nothing changed. Merge it by hand (git merge %s) or reject it", e.Branch, e.Branch)
+}
+
+// FindReview reads run id's journal (id may be a unique prefix) and names its branch.
+func FindReview(ctx context.Context, root, id string) (*Review, error) {
+	dir, err := runner.RunsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	path, events, err := runner.ReadRun(dir, id)
+	if err != nil {
+		return nil, &NotAgentRunError{Reason: err.Error(), NotARun: true}
+	}
+	runID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if !ValidRunID(runID) {
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
+	}
+	rv := &Review{Root: root, RunID: runID, Branch: Branch(runID)}
+	agentRun := false
+	for _, ev := range events {
+		switch ev["event"] {
+		case "run_start":
+			agentRun = ev["mode"] == "agent"
+		case "run_end":
+			if d, ok := ev["details"].(map[string]any); ok {
+				rv.Status, _ = d["status"].(string)
+			}
+		case "worktree":
+			if base, _ := ev["base"].(string); ValidSHA(base) {
+				rv.Base = base
+			}
+		}
+	}
+	if !agentRun {
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent run", runID), NotARun: true}
+	}
+	if _, err := Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch); err != nil {
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s has no branch %s: it did not complete, or it was accepted or rejected", runID, rv.Branch)}
+	}
+	return rv, nil
+}
+
+// Diff is the branch's change from where it started (from the merge base with HEAD when the
+// journal does not name its base).
+func (rv *Review) Diff(ctx context.Context) (string, error) {
+	base := rv.Base
+	if base == "" {
+		out, err := Git(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch)
+		if err != nil {
+			return "", err
+		}
+		base = strings.TrimSpace(out)
+	}
+	return Git(ctx, rv.Root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "refs/heads/"+rv.Branch, "--")
+}
+
+// Accept merges the branch into the current branch: a fast-forward when it can, else a merge
+// commit; then it removes the run's worktree (if kept) and deletes the merged branch. It says
+// which it did.
+func (rv *Review) Accept(ctx context.Context) (string, error) {
+	if rv.Status != StatusCompleted {
+		return "", &NotAgentRunError{Reason: fmt.Sprintf("run %s did not complete (status %q); only a run whose verify passed is accepted. Read it with runs show --diff, or reject it", rv.RunID, rv.Status)}
+	}
+	status, err := Git(ctx, rv.Root, "status", "--porcelain", "--untracked-files=no")
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(status) != "" {
+		return "", &DirtyTreeError{Status: status}
+	}
+	how := "fast-forward"
+	if _, err := Git(ctx, rv.Root, "merge", "--ff-only", "--quiet", "refs/heads/"+rv.Branch); err != nil {
+		how = "merge"
+		args := append(identity(ctx, rv.Root), "merge", "--no-ff", "--no-edit", "--quiet", "-m", "Merge "+rv.Branch, "refs/heads/"+rv.Branch)
+		if out, err := Git(ctx, rv.Root, args...); err != nil {
+			_, _ = Git(ctx, rv.Root, "merge", "--abort")
+			var ge *GitError
+			if errors.As(err, &ge) {
+				return "", &ConflictError{Branch: rv.Branch, Output: out}
+			}
+			return "", err
+		}
+	}
+	if err := RemoveWorktree(ctx, rv.Root, WorktreeDir(rv.Root, rv.RunID)); err != nil {
+		return how, err
+	}
+	_, err = Git(ctx, rv.Root, "branch", "-D", rv.Branch)
+	return how, err
+}
+
+// Reject deletes the run's worktree (if kept) and its branch.
+func (rv *Review) Reject(ctx context.Context) error {
+	if err := RemoveWorktree(ctx, rv.Root, WorktreeDir(rv.Root, rv.RunID)); err != nil {
+		return err
+	}
+	return DeleteBranch(ctx, rv.Root, rv.Branch)
+}
