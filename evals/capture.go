@@ -248,7 +248,8 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 		failed = context.Cause(ctx)
 	}
 	if failed == nil && res.Error != nil {
-		failed = errors.New(res.Error.Message)
+		// A step before any turn failed (the endpoint refused, say): keep what the run made of it.
+		failed = &runner.ResultError{Result: res}
 	}
 	if failed == nil {
 		failed = errors.New("the local arm stopped")

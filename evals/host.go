@@ -1,6 +1,8 @@
 package evals
 
 import (
+	"github.com/locumdev/locum/runner"
+
 	"bytes"
 	"context"
 	"errors"
@@ -28,6 +30,9 @@ type DangerousHostError struct{ Flag string }
 func (e *DangerousHostError) Error() string {
 	return fmt.Sprintf("refusing a host command with %s: arm H runs in a scratch directory but with your credentials, so it keeps its permission checks", e.Flag)
 }
+
+// Unwrap makes it a refusal before any request for runner.Classify: exit 1.
+func (e *DangerousHostError) Unwrap() error { return &runner.RefusalError{Reason: e.Error()} }
 
 // ParseHostCommand splits the command and refuses flags that turn permission checks off.
 func ParseHostCommand(s string) (HostCommand, error) {

@@ -361,6 +361,8 @@ type FlagSpec struct {
 	Default string
 	Doc     string
 	Bool    bool
+	// Number is "int" for a whole number, "float" for a decimal, "" for any other value.
+	Number string
 }
 
 // SettingFlags lists the flags of the settings a mode has ("" for the shared ones), in a fixed
@@ -371,9 +373,31 @@ func SettingFlags(mode string) []FlagSpec {
 		if s.flag == "" || (mode == "" && !s.global) || (mode != "" && !s.appliesTo(mode)) {
 			continue
 		}
-		out = append(out, FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool})
+		f := FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool}
+		switch s.kind {
+		case kindCount:
+			f.Number = "int"
+		case kindCosine:
+			f.Number = "float"
+		}
+		out = append(out, f)
 	}
 	return out
+}
+
+// CheckFlag checks a flag's value the way the resolver would, for a flag value the command line
+// parser refused: the same *SettingError whatever the source. nil when name is no setting's flag.
+func CheckFlag(name, value string) error {
+	for _, s := range keySpecs {
+		if s.flag != name {
+			continue
+		}
+		if _, err := s.check(value); err != nil {
+			return &SettingError{Key: s.key, Source: "flag --" + name, Value: value, Want: err.Error()}
+		}
+		return nil
+	}
+	return nil
 }
 
 // fromRepository reports a setting that came from a file someone committed: a pack or the

@@ -46,7 +46,7 @@ func (r LineRange) Within(n int) (LineRange, error) {
 		r.End = n
 	}
 	if r.Start > n || r.End > n {
-		return r, &BadInputError{Reason: fmt.Sprintf("--lines %d-%d is out of bounds: the file has %d lines", r.Start, r.End, n)}
+		return r, &BadInputError{Reason: fmt.Sprintf("--lines %d-%d is out of bounds: the file has %s", r.Start, r.End, Count(n, "line", "lines"))}
 	}
 	if r.End < r.Start {
 		return r, &BadInputError{Reason: fmt.Sprintf("--lines %d-%d is inverted", r.Start, r.End)}

@@ -20,7 +20,7 @@ import (
 	"github.com/locumdev/locum/schema"
 )
 
-func settingsFor(t *testing.T, baseURL string) *packs.Settings {
+func settingsFor(t testing.TB, baseURL string) *packs.Settings {
 	t.Helper()
 	p, err := packs.LoadBuiltin(packs.DefaultPack)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -166,4 +167,12 @@ func rootCause(err error) error {
 			return err
 		}
 	}
+}
+
+// Count writes n with the noun in the number it takes: "1 file", "2 files", "0 files".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

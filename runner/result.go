@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -135,6 +136,17 @@ type BadInputError struct{ Reason string }
 
 func (e *BadInputError) Error() string { return e.Reason }
 
+// ResultError carries a finished run's failure on as an error, for a caller that runs the engine
+// inside a larger job: Classify gives back the run's own status, kind and exit code.
+type ResultError struct{ Result *Result }
+
+func (e *ResultError) Error() string {
+	if e.Result.Error == nil {
+		return string(e.Result.Status)
+	}
+	return e.Result.Error.Message
+}
+
 // SignalError is a run stopped by a signal.
 type SignalError struct{ Signal os.Signal }
 
@@ -179,10 +191,13 @@ func Classify(err error) (Status, string, int) {
 		cut      *InputTruncatedError
 		loading  *LoadingError
 		restore  *rails.RestoreError
+		result   *ResultError
 	)
 	switch {
 	case err == nil:
 		return StatusOK, "", 0
+	case errors.As(err, &result) && result.Result.Error != nil && result.Result.ExitCode != 0:
+		return result.Result.Status, result.Result.Error.Kind, result.Result.ExitCode
 	case errors.As(err, &restore):
 		// Whatever the verdict was, the file is not as the run promised: that outranks it.
 		return StatusError, "restore_failed", 2
@@ -224,4 +239,32 @@ func Classify(err error) (Status, string, int) {
 		return StatusError, "signal", 2
 	}
 	return StatusError, "internal", 2
+}
+
+// NotStarted is the result of a run that ended before it began: a flag that does not parse, a
+// setting out of range, a role with no routing, a task over the budget. It has the shape of every
+// run's result, so a caller of --json reads one object whatever happened; no request was sent and
+// no journal was opened. code is the exit code the caller already decided (1 a refusal, 2 could
+// not run); the error's own kind is kept when it agrees with that code.
+func NotStarted(mode, model, routing string, code int, err error) *Result {
+	status, kind, classified := Classify(err)
+	switch {
+	case err == nil:
+		err = errors.New("stopped before the run began")
+		fallthrough
+	case classified != code || status == StatusOK || kind == "internal":
+		status, kind = StatusError, "bad_input"
+		if code == 1 {
+			status, kind = StatusRefused, "refused"
+		}
+	}
+	res := &Result{Status: status, Mode: mode, RunID: NewRunID(time.Now()), Spend: "$0.00", ExitCode: code,
+		Error: &ErrorInfo{Kind: kind, Message: err.Error()}}
+	if model != "" {
+		res.Model = &model
+	}
+	if routing != "" {
+		res.Routing = &routing
+	}
+	return res
 }

@@ -281,7 +281,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 		// No edit reached the file, so there was nothing to restore.
 		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
 	}
-	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %d attempts; the file was restored\n%s", maxAttempts, indent(lastLines(lastTail, 10)))}
+	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %s; the file was restored\n%s", Count(maxAttempts, "attempt", "attempts"), indent(lastLines(lastTail, 10)))}
 }
 
 func (t *transform) parse(format, answer string) ([]string, error) {

@@ -1,9 +1,14 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locumdev/locum/runner/scripted"
 )
 
 // goFile is a 400-line Go file: 100 small functions.
@@ -17,9 +22,10 @@ func goFile() Text {
 	return SplitText(strings.Join(lines, "\n") + "\n")
 }
 
-// BenchmarkEditReplySize compares what the model must write for a 10-line change in a 400-line
-// file: the span alone (locum's span format) against the whole file. Both replies are scripted;
-// tokens are estimated at 4 bytes each, a usual rate for code.
+// BenchmarkEditReplySize measures a 10-line change in a 400-line file made by two real transforms
+// against the scripted server: one given the 10-line span (locum's span format), one given the whole
+// file as its span. It counts the bytes of the request locum sent and of the streamed reply the
+// server returned for each, and checks both leave the same file. Tokens are estimated at 4 bytes each.
 func BenchmarkEditReplySize(b *testing.B) {
 	text := goFile()
 	start, n := 201, 10
@@ -32,22 +38,48 @@ func BenchmarkEditReplySize(b *testing.B) {
 	}())
 	spanReply := "```go\n" + strings.Join(edited.Lines[start-1:start-1+n], "\n") + "\n```"
 	wholeReply := "```go\n" + strings.Join(edited.Lines, "\n") + "\n```"
-	var spanOut, wholeOut []string
+
+	// run makes the edit once through the engine and returns the bytes sent and received.
+	run := func(lines, reply string) (sent, received int) {
+		s := scripted.New()
+		defer s.Close()
+		if err := s.Mimic("lmstudio"); err != nil {
+			b.Fatal(err)
+		}
+		s.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &reply})
+		root := b.TempDir()
+		file := filepath.Join(root, "big.go")
+		if err := os.WriteFile(file, []byte(text.Join()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		spec := RunSpec{Mode: "transform", Root: root, Settings: settingsFor(b, s.BaseURL()), Model: "m", Routing: "operator",
+			JournalPath: filepath.Join(root, "run.jsonl")}
+		res := Execute(context.Background(), spec, TransformSteps(TransformOptions{File: "big.go", Lines: lines, Verify: "true",
+			Task: "make every function in the span subtract instead of add", Cwd: root, Root: root}))
+		if res.Error != nil {
+			b.Fatalf("%s: %+v", lines, res.Error)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil || string(got) != edited.Join() {
+			b.Fatalf("%s: the edit is not the one scripted (%v)", lines, err)
+		}
+		reqs := s.RequestsTo("/v1/chat/completions")
+		if len(reqs) != 1 {
+			b.Fatalf("%s: %d chat requests", lines, len(reqs))
+		}
+		return len(reqs[0].Body), len(scripted.ChatStream(reply))
+	}
+	var spanSent, spanGot, wholeSent, wholeGot int
 	for range b.N {
-		var err error
-		if spanOut, err = SpanReplacement(spanReply); err != nil {
-			b.Fatal(err)
-		}
-		if wholeOut, err = SpanReplacement(wholeReply); err != nil {
-			b.Fatal(err)
-		}
+		spanSent, spanGot = run(fmt.Sprintf("%d-%d", start, start+n-1), spanReply)
+		wholeSent, wholeGot = run("1-", wholeReply)
 	}
-	if text.Replace(start, start+n-1, spanOut).Join() != text.Replace(1, len(text.Lines), wholeOut).Join() {
-		b.Fatal("the two edits differ")
-	}
-	b.ReportMetric(float64(len(spanReply))/4, "span-est-tokens/edit")
-	b.ReportMetric(float64(len(wholeReply))/4, "whole-file-est-tokens/edit")
-	b.ReportMetric(float64(len(wholeReply))/float64(len(spanReply)), "whole/span")
+	b.ReportMetric(float64(len(spanReply))/4, "span-reply-est-tokens")
+	b.ReportMetric(float64(len(wholeReply))/4, "whole-reply-est-tokens")
+	b.ReportMetric(float64(wholeGot)/float64(spanGot), "whole/span-reply-bytes")
+	b.ReportMetric(float64(wholeSent)/float64(spanSent), "whole/span-request-bytes")
+	b.ReportMetric(float64(spanSent), "span-request-bytes")
+	b.ReportMetric(float64(wholeSent), "whole-request-bytes")
 }
 
 // BenchmarkPromptOverhead measures the bytes locum adds around the user's text (task, span and

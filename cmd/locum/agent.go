@@ -39,10 +39,8 @@ func (e *env) agentCommand() *cli.Command {
 			"Exit 0 completed with the verify green; 1 a red verdict or a refusal; 2 could not run.",
 		UsageText:    `locum agent --verify "CMD" [--model ID | --role agent] [--max-turns 30] [--from REF] [--json] "TASK"`,
 		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return e.agent(ctx, cmd)
-		},
+		OnUsageError: e.machineUsageError,
+		Action:       e.machineAction(e.agent),
 	}
 }
 

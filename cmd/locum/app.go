@@ -73,6 +73,15 @@ func (w *stderrAfterStdout) Write(p []byte) (int, error) {
 
 // env is what every command needs from the edge of the process.
 type env struct {
+	// args is the command line as given, for the few decisions made before flags parse.
+	args []string
+	// command is the full name of the command running ("locum transform"), for the prefix of an
+	// error that does not carry its own.
+	command string
+	// live is the progress line shown while a run works; isTerminal replaces the terminal check
+	// in tests.
+	live           *liveProgress
+	isTerminal     func(io.Writer) bool
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
@@ -80,11 +89,12 @@ type env struct {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
 	if err := e.recoverAtStart(args); err != nil {
 		return e.exitCode(err)
 	}
 	root := e.rootCommand()
+	e.tagCommands(root)
 	err := root.Run(ctx, args)
 	return e.exitCode(err)
 }
@@ -93,6 +103,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type exitError struct {
 	code int
 	err  error
+	// receipted: the receipt (and with --json the result object) is already printed.
+	receipted bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -124,7 +136,7 @@ func (e *env) exitCode(err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "locum: %v\n", ue.err)
+		fmt.Fprintf(e.stderr, "%s: %v\n", ue.cmd.FullName(), ue.err)
 		fmt.Fprintf(e.stderr, "usage: %s\n", usageLine(ue.cmd))
 		fmt.Fprintf(e.stderr, "run '%s --help' for more\n", ue.cmd.FullName())
 		return exitCouldNot
@@ -137,22 +149,46 @@ func (e *env) exitCode(err error) int {
 		return ee.code
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(e.stderr, "locum: stopped by a signal")
+		fmt.Fprintf(e.stderr, "%s: stopped by a signal\n", e.prefix())
 		return exitCouldNot
 	}
-	fmt.Fprintln(e.stderr, configMessage(err))
+	fmt.Fprintln(e.stderr, e.configMessage(err))
 	return exitCouldNot
+}
+
+// prefix starts an error line: the command that ran, else locum.
+func (e *env) prefix() string {
+	if e.command != "" {
+		return e.command
+	}
+	return "locum"
+}
+
+// tagCommands makes every command record its name when it runs, so an error that reaches
+// exitCode without a prefix of its own still names its command.
+func (e *env) tagCommands(cmd *cli.Command) {
+	for _, sub := range cmd.Commands {
+		before := sub.Before
+		sub.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+			e.command = c.FullName()
+			if before != nil {
+				return before(ctx, c)
+			}
+			return ctx, nil
+		}
+		e.tagCommands(sub)
+	}
 }
 
 // configMessage renders the errors of loading manifests and workspaces: each problem is already
 // a line naming its file and place.
-func configMessage(err error) string {
+func (e *env) configMessage(err error) string {
 	var inv *schema.InvalidError
 	var syn *schema.SyntaxError
 	if errors.As(err, &inv) || errors.As(err, &syn) {
 		return err.Error()
 	}
-	return "locum: " + err.Error()
+	return e.prefix() + ": " + err.Error()
 }
 
 func usageLine(cmd *cli.Command) string {
@@ -179,11 +215,31 @@ func version() string {
 	return "devel"
 }
 
+// fullVersion is the module version and the VCS revision the binary was built from, as
+// `locum version` and `locum --version` print them.
+func fullVersion() string {
+	rev, modified := "unknown", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if modified {
+		rev += ", modified"
+	}
+	return fmt.Sprintf("%s (revision %s)", version(), rev)
+}
+
 func (e *env) rootCommand() *cli.Command {
 	return &cli.Command{
 		Name:    "locum",
 		Usage:   "hand bounded work to a model on this machine, under rails enforced in code",
-		Version: version(),
+		Version: fullVersion(),
 		Description: "locum runs one bounded job on a local OpenAI-compatible server (LM Studio, Ollama,\n" +
 			"llama-server, vLLM) under rails: loopback only, an input budget, a thinking cap, and\n" +
 			"rollback unless the verify command passes.\n\n" +
@@ -195,9 +251,21 @@ func (e *env) rootCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verify-offline", Local: true, Usage: "check that the rails hold on this machine, with zero network, and exit"},
 		},
-		HideHelpCommand: true,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		OnUsageError:    onUsageError,
+		HideHelpCommand:       true,
+		EnableShellCompletion: true,
+		// urfave/cli hides its completion command; locum lists it, since the README tells users to run it.
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print the shell completion script for bash, zsh or fish"
+		},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError:   onUsageError,
+		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+			if cmd.Bool("verify-offline") && cmd.NArg() > 0 {
+				return ctx, usagef(cmd, "--verify-offline runs alone; it does not combine with %q", cmd.Args().First())
+			}
+			return ctx, nil
+		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Bool("verify-offline") {
 				return e.verifyOffline(ctx)
@@ -220,12 +288,14 @@ func (e *env) rootCommand() *cli.Command {
 			e.verifyCommand(),
 			e.initCommand(),
 			e.mcpCommand(),
+			e.versionCommand(),
+			e.helpCommand(),
 		},
 	}
 }
 
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	return &usageError{cmd: cmd, err: err}
+	return &usageError{cmd: cmd, err: flagError(err)}
 }
 
 // root is the repository root that holds the working directory.

@@ -34,8 +34,8 @@ func (e *env) dedupCommand() *cli.Command {
 			"is named) or the endpoint is refused, before any request; 2 could not run.",
 		UsageText:    "locum dedup --dir DIR [--threshold 0.8] [--method auto|embedding|lexical] [--model ID] [--glob '*.md'] [--json]",
 		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
+		OnUsageError: e.machineUsageError,
+		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.IsSet("role") {
 				return usagef(cmd, "dedup takes no --role: roles route chat models; name the embedding model with --model (or LOCUM_EMBED_MODEL)")
 			}
@@ -46,7 +46,7 @@ func (e *env) dedupCommand() *cli.Command {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 			}
 			return e.dedup(ctx, cmd)
-		},
+		}),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,15 +31,15 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "host-cmd", Usage: "the host agent's command, split on whitespace with no shell; the prompt is its last argument"},
 		&cli.StringFlag{Name: "host-model", Usage: "the host's model, recorded as declared (required with --ab)"},
 		&cli.StringSliceFlag{Name: "role-model", Usage: "arm L's model for one role, ROLE=ID (repeatable; overrides --model for that role)"},
-		&cli.StringFlag{Name: "name", Value: "local-worker", Usage: "the record's name: .locum/evals/ab/NAME.json"},
-		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, Usage: "the most one host turn may take"},
+		&cli.StringFlag{Name: "name", Value: "local-worker", HideDefault: true, Usage: "the record's name: .locum/evals/ab/NAME.json (default local-worker)"},
+		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, HideDefault: true, Usage: "the most one host turn may take (default 10m)"},
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
 		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen, or of a capture's local arm, to this file"},
 		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
 	}
-	flags = append(flags, settingFlags("eval")...)
+	flags = localFlags(append(flags, settingFlags("eval")...))
 	return &cli.Command{
 		Name:  "eval",
 		Usage: "screen a model, capture signed A/B records that earn roles their routing, and check them",
@@ -61,6 +62,8 @@ func (e *env) evalCommand() *cli.Command {
 			switch {
 			case cmd.Bool("verify") && (cmd.Bool("ab") || cmd.Bool("write")):
 				return usagef(cmd, "--verify checks; it does not combine with --ab or --write")
+			case cmd.Bool("json") && (cmd.Bool("verify") || cmd.Bool("ab") || cmd.Bool("write")):
+				return usagef(cmd, "--json prints a screen's result; --verify, --ab and --write print text")
 			case cmd.Bool("verify"):
 				return e.evalVerify(cmd)
 			case cmd.Bool("ab"):
@@ -248,15 +251,20 @@ func relPath(root, p string) string {
 
 func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if cmd.String("host-cmd") == "" {
-		return withCode(exitRed, errors.New("locum eval --ab: refusing without --host-cmd: arm H is the host agent, and nothing is contacted until you name it"))
+		return usagef(cmd, "--host-cmd is required with --ab: arm H is the host agent, and nothing is contacted until you name it")
 	}
 	host, err := evals.ParseHostCommand(cmd.String("host-cmd"))
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum eval --ab: %w", err))
+		_, _, code := runner.Classify(err)
+		return withCode(code, fmt.Errorf("locum eval --ab: %w", err))
 	}
-	var seed int64
-	if _, err := fmt.Sscan(cmd.String("seed"), &seed); err != nil || cmd.String("seed") == "" {
+	if cmd.String("seed") == "" {
 		return usagef(cmd, "--seed is required with --ab: a whole number every local turn's seed derives from")
+	}
+	// ParseInt reads the whole value: "42x" and "4 2" are refused, never read as 42 and 4.
+	seed, err := strconv.ParseInt(cmd.String("seed"), 10, 64)
+	if err != nil {
+		return usagef(cmd, "--seed %q is not a whole number", cmd.String("seed"))
 	}
 	if cmd.String("host-model") == "" {
 		return usagef(cmd, "--host-model is required with --ab: the record names the host's model as you declare it")
@@ -294,8 +302,13 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 			Stderr: e.stderr, Progress: e.progress()},
 	})
 	if err != nil {
-		_, _, code := runner.Classify(err)
-		return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
+		_, kind, code := runner.Classify(err)
+		switch kind {
+		case "signal", "timeout", "no_server", "loading":
+			// Only a stop the next run need not repeat is resumable: a refusal would be refused again.
+			return withCode(code, fmt.Errorf("locum eval --ab: %w; the journal keeps every finished turn, and the same command resumes", err))
+		}
+		return withCode(code, fmt.Errorf("locum eval --ab: %w", err))
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s\n", relPath(c.Root, evals.RecordPath(c.Root, rec.Name)), relPath(c.Root, evals.RegisterPath(c.Root, rec.Name)))
 	routes := evals.DeriveRoles(rec, c.Roles())
@@ -364,7 +377,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 	}
 	var results []evals.ScreenResult
 	spec := runner.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Progress: e.progress()}
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
 	res := runner.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	if !cmd.Bool("json") && len(results) > 0 {
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/runner/scripted"
+	"github.com/locumdev/locum/schema"
 )
 
 func TestMain(m *testing.M) {
@@ -34,23 +35,25 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"serve":     cmdServe,
-			"waitfile":  cmdWaitFile,
-			"waitgrep":  cmdWaitGrep,
-			"signal":    cmdSignal,
-			"pidgone":   cmdPidGone,
-			"mode":      cmdMode,
-			"setmode":   cmdSetMode,
-			"owner":     cmdOwner,
-			"chown":     cmdChown,
-			"mkfifo":    cmdMkfifo,
-			"keygen":    cmdKeygen,
-			"trust":     cmdTrust,
-			"mkrouting": cmdMkRouting,
-			"resign":    cmdResign,
-			"mkrecord":  cmdMkRecord,
-			"flipchar":  cmdFlipChar,
+			"exits":      cmdExits,
+			"serve":      cmdServe,
+			"waitfile":   cmdWaitFile,
+			"waitgrep":   cmdWaitGrep,
+			"signal":     cmdSignal,
+			"pidgone":    cmdPidGone,
+			"mode":       cmdMode,
+			"setmode":    cmdSetMode,
+			"owner":      cmdOwner,
+			"chown":      cmdChown,
+			"mkfifo":     cmdMkfifo,
+			"keygen":     cmdKeygen,
+			"trust":      cmdTrust,
+			"mkrouting":  cmdMkRouting,
+			"resign":     cmdResign,
+			"mkrecord":   cmdMkRecord,
+			"flipchar":   cmdFlipChar,
+			"resultjson": cmdResultJSON,
+			"subst":      cmdSubst,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -436,4 +439,60 @@ func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
 		data[i] = c + 1
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdResultJSON checks that stdout is exactly one result object that spec/result.schema.json
+// accepts: resultjson STATUS KIND (KIND - for none).
+func cmdResultJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: resultjson STATUS KIND")
+	}
+	out := ts.ReadFile("stdout")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 1 || lines[0] == "" {
+		ts.Fatalf("stdout holds %d lines, want one result object:\n%s", len(lines), out)
+	}
+	v, err := schema.New()
+	ts.Check(err)
+	doc, err := v.Validate(schema.Result, "stdout", []byte(lines[0]))
+	if err != nil {
+		ts.Fatalf("stdout is not a result object: %v", err)
+	}
+	obj := doc.(map[string]any)
+	if obj["status"] != args[0] {
+		ts.Fatalf("status %v, want %s", obj["status"], args[0])
+	}
+	kind := "-"
+	if e, ok := obj["error"].(map[string]any); ok {
+		kind, _ = e["kind"].(string)
+	}
+	if kind != args[1] {
+		ts.Fatalf("error kind %s, want %s", kind, args[1])
+	}
+}
+
+// cmdSubst edits a file in place the same way on every system (sed -i and its 0,/re/ address are
+// GNU's): subst [-once] FILE REGEXP REPLACEMENT, Go regexp syntax. No match fails the script, so a
+// tamper can never silently change nothing.
+func cmdSubst(ts *testscript.TestScript, neg bool, args []string) {
+	once := len(args) > 0 && args[0] == "-once"
+	if once {
+		args = args[1:]
+	}
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: subst [-once] FILE REGEXP REPLACEMENT")
+	}
+	re := regexp.MustCompile(args[1])
+	data := ts.ReadFile(args[0])
+	loc := re.FindStringIndex(data)
+	if loc == nil {
+		ts.Fatalf("subst: no match for %s in %s", args[1], args[0])
+	}
+	var out string
+	if once {
+		out = data[:loc[0]] + re.ReplaceAllString(data[loc[0]:loc[1]], args[2]) + data[loc[1]:]
+	} else {
+		out = re.ReplaceAllString(data, args[2])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644))
 }

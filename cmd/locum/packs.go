@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -32,12 +33,13 @@ func (e *env) packsCommand() *cli.Command {
 			{
 				Name:      "list",
 				Usage:     "list the packs locum ships and the workspace holds, and which are composed",
-				UsageText: "locum packs list",
+				UsageText: "locum packs list [--json]",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the packs as one JSON object on stdout"}},
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() > 0 {
 						return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 					}
-					return e.packsList()
+					return e.packsList(cmd.Bool("json"))
 				},
 				OnUsageError: onUsageError,
 			},
@@ -47,7 +49,7 @@ func (e *env) packsCommand() *cli.Command {
 				UsageText: "locum packs show NAME   (NAME is category/name, e.g. tools/local-llm)",
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() != 1 {
-						return usagef(cmd, "want exactly one pack NAME, got %d arguments", cmd.NArg())
+						return usagef(cmd, "want exactly one pack NAME, got %s", runner.Count(cmd.NArg(), "argument", "arguments"))
 					}
 					return e.packsShow(cmd.Args().First())
 				},
@@ -66,7 +68,7 @@ func (e *env) packsCommand() *cli.Command {
 	}
 }
 
-func (e *env) packsList() error {
+func (e *env) packsList(asJSON bool) error {
 	v, c, err := e.workspace()
 	if err != nil {
 		return err
@@ -108,6 +110,22 @@ func (e *env) packsList() error {
 		}
 		rows = append(rows, row{ref, "workspace", mark(ref), p.Portulan.Version, p.Summary})
 	}
+	if asJSON {
+		type packJSON struct {
+			Pack     string  `json:"pack"`
+			From     string  `json:"from"`
+			Composed bool    `json:"composed"`
+			Version  *string `json:"version"`
+			Summary  string  `json:"summary"`
+		}
+		out := struct {
+			Packs []packJSON `json:"packs"`
+		}{Packs: []packJSON{}}
+		for _, r := range rows {
+			out.Packs = append(out.Packs, packJSON{Pack: r.ref, From: r.where, Composed: r.composed == "composed", Version: nilIfEmpty(r.version), Summary: r.summary})
+		}
+		return e.printJSON(out)
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACK\tFROM\tSTATE\tVERSION\tSUMMARY")
 	for _, r := range rows {
@@ -128,7 +146,7 @@ func (e *env) packsShow(ref string) error {
 		if err != nil {
 			var unknown *packs.UnknownPackError
 			if errors.As(err, &unknown) {
-				err = fmt.Errorf("locum: %w", err)
+				err = fmt.Errorf("locum packs show: %w", err)
 			}
 			return withCode(exitCouldNot, err)
 		}
@@ -158,7 +176,7 @@ func (e *env) packsShow(ref string) error {
 		for _, m := range modes {
 			s, err := view.Resolve(m, e.lookup, nil)
 			if err != nil {
-				return withCode(exitCouldNot, fmt.Errorf("locum: %w", err))
+				return withCode(exitCouldNot, fmt.Errorf("locum packs show: %w", err))
 			}
 			fmt.Fprintf(tw, "  %s\n", m)
 			for _, set := range s.All() {
@@ -235,7 +253,7 @@ func (e *env) report(name string, err error) bool {
 		fmt.Fprintf(e.stdout, "ok %s\n", esc(name))
 		return true
 	}
-	fmt.Fprintln(e.stderr, configMessage(err))
+	fmt.Fprintln(e.stderr, e.configMessage(err))
 	return false
 }
 
@@ -248,9 +266,9 @@ func isConfigError(err error) bool {
 func validateSummary(files, invalid, unreadable int) error {
 	switch {
 	case unreadable > 0:
-		return withCode(exitCouldNot, fmt.Errorf("validate: %d files, %d invalid, %d could not be read", files, invalid, unreadable))
+		return withCode(exitCouldNot, fmt.Errorf("validate: %s, %d invalid, %d could not be read", runner.Count(files, "file", "files"), invalid, unreadable))
 	case invalid > 0:
-		return withCode(exitRed, fmt.Errorf("validate: %d files, %d invalid", files, invalid))
+		return withCode(exitRed, fmt.Errorf("validate: %s, %d invalid", runner.Count(files, "file", "files"), invalid))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -70,11 +71,12 @@ func (e *env) recoverCommand() *cli.Command {
 		Description: "Every locum start restores a file an interrupted transform left edited. When the file\n" +
 			"changed again after the crash, locum stops and asks: --list shows the records, --restore PATH\n" +
 			"puts the original bytes and mode back, --discard PATH keeps the file as it is now.",
-		UsageText: "locum recover --list | --restore [PATH...] | --discard [PATH...]",
+		UsageText: "locum recover --list [--json] | --restore [PATH...] | --discard [PATH...]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "list", Usage: "list the records and what each would do"},
 			&cli.BoolFlag{Name: "restore", Usage: "restore the original of PATH (all records when no PATH)"},
 			&cli.BoolFlag{Name: "discard", Usage: "drop the record of PATH, keeping the file as it is (all when no PATH)"},
+			&cli.BoolFlag{Name: "json", Usage: "with --list, print the records as one JSON object on stdout"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -86,6 +88,9 @@ func (e *env) recoverCommand() *cli.Command {
 			}
 			if n != 1 {
 				return usagef(cmd, "give exactly one of --list, --restore, --discard")
+			}
+			if cmd.Bool("json") && !cmd.Bool("list") {
+				return usagef(cmd, "--json goes with --list; --restore and --discard print text")
 			}
 			wd, err := e.getwd()
 			if err != nil {
@@ -102,6 +107,9 @@ func (e *env) recoverCommand() *cli.Command {
 			recs, err := rails.ListRecords(rb)
 			if err != nil {
 				return err
+			}
+			if cmd.Bool("list") && cmd.Bool("json") {
+				return e.printJSON(recordsJSON(recs))
 			}
 			if cmd.Bool("list") {
 				if len(recs) == 0 {
@@ -166,4 +174,33 @@ func pick(recs []rails.Recovery, paths []string, wd string) ([]rails.Recovery, e
 		}
 	}
 	return out, nil
+}
+
+// recordJSON is one rollback record of `recover --list --json`.
+type recordJSON struct {
+	Action  string  `json:"action"`
+	Path    *string `json:"path"`
+	PID     *int    `json:"pid"`
+	Started *string `json:"started"`
+	Record  string  `json:"record"`
+	Why     *string `json:"why"`
+	Remove  *string `json:"remove"`
+}
+
+func recordsJSON(recs []rails.Recovery) any {
+	out := struct {
+		Records []recordJSON `json:"records"`
+	}{Records: []recordJSON{}}
+	for _, r := range recs {
+		j := recordJSON{Action: r.Action, Record: r.Record.RecordFile, Why: nilIfEmpty(r.Why)}
+		if r.Action == "untrusted" {
+			j.Remove = nilIfEmpty(r.RemoveHint())
+		} else {
+			pid := r.Record.PID
+			j.Path, j.PID = nilIfEmpty(r.Record.Path), &pid
+			j.Started = nilIfEmpty(r.Record.Started.UTC().Format(time.RFC3339))
+		}
+		out.Records = append(out.Records, j)
+	}
+	return out
 }

@@ -18,7 +18,7 @@ func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *pack
 		return "", "", err
 	}
 	model, routing, err = evals.ChooseModel(v, c, settings, evals.ModelChoice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
-	return model, routing, routeError(err)
+	return model, routing, routeError(cmd, err)
 }
 
 // chooseModelForRole resolves a role through its earned routing.
@@ -28,16 +28,16 @@ func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleNam
 		return "", "", err
 	}
 	model, routing, err = evals.ModelForRole(v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
-	return model, routing, routeError(err)
+	return model, routing, routeError(cmd, err)
 }
 
 // routeError gives a routing refusal or contradiction its exit code before any run starts.
-func routeError(err error) error {
+func routeError(cmd *cli.Command, err error) error {
 	if err == nil {
 		return nil
 	}
 	_, _, code := runner.Classify(err)
-	return withCode(code, fmt.Errorf("locum: %w", err))
+	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
 }
 
 // chatRun is what every chat mode starts from: the working directory, the composition, and a run
@@ -59,9 +59,15 @@ func (e *env) chatRun(cmd *cli.Command, mode string) (runner.RunSpec, *packs.Com
 	if err != nil {
 		return runner.RunSpec{}, nil, "", err
 	}
-	return runner.RunSpec{
+	spec := runner.RunSpec{
 		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Progress: e.progress(),
-	}, c, wd, nil
+	}
+	if mode == "agent" {
+		// The agent prints a line per tool call on a terminal; a live line would overwrite them.
+		spec.Progress = e.progress()
+	} else {
+		spec.Observer = e.observer(cmd)
+	}
+	return spec, c, wd, nil
 }

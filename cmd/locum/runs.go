@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
@@ -29,31 +28,10 @@ func (e *env) runsCommand() *cli.Command {
 			{
 				Name:         "list",
 				Usage:        "list the runs, newest first",
-				UsageText:    "locum runs list",
+				UsageText:    "locum runs list [--mode MODE] [--since 24h|7d|DATE] [--failed] [--json]",
+				Flags:        runsListFlags(),
 				OnUsageError: onUsageError,
-				Action: func(_ context.Context, cmd *cli.Command) error {
-					if cmd.NArg() > 0 {
-						return usagef(cmd, "unexpected argument %q", cmd.Args().First())
-					}
-					dir, err := e.runsDir()
-					if err != nil {
-						return err
-					}
-					runs, err := runner.ListRuns(dir)
-					if err != nil {
-						return err
-					}
-					if len(runs) == 0 {
-						fmt.Fprintf(e.stdout, "no runs in %s\n", untrusted.Escape(dir))
-						return nil
-					}
-					w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "RUN\tMODE\tSTATUS\tMODEL")
-					for _, r := range runs {
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)))
-					}
-					return w.Flush()
-				},
+				Action:       e.runsList,
 			},
 			{
 				Name:         "show",

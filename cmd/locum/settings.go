@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 
 	"github.com/urfave/cli/v3"
@@ -32,7 +33,16 @@ next:
 		if f.Default != "" {
 			usage += fmt.Sprintf(" (default %s unless a pack or the workspace says otherwise)", f.Default)
 		}
-		out = append(out, &cli.StringFlag{Name: f.Name, Usage: usage})
+		// A number flag is typed, so --help shows it as one and a value that is not one is a
+		// usage error; the resolver still checks its range, the same for a flag, env or file.
+		switch f.Number {
+		case "int":
+			out = append(out, &cli.IntFlag{Name: f.Name, Usage: usage, HideDefault: true})
+		case "float":
+			out = append(out, &cli.FloatFlag{Name: f.Name, Usage: usage, HideDefault: true})
+		default:
+			out = append(out, &cli.StringFlag{Name: f.Name, Usage: usage})
+		}
 	}
 	return out
 }
@@ -44,9 +54,14 @@ func setFlags(cmd *cli.Command, mode string) map[string]string {
 		if !cmd.IsSet(f.Name) {
 			continue
 		}
-		if f.Bool {
+		switch {
+		case f.Bool:
 			out[f.Name] = strconv.FormatBool(cmd.Bool(f.Name))
-		} else {
+		case f.Number == "int":
+			out[f.Name] = strconv.Itoa(cmd.Int(f.Name))
+		case f.Number == "float":
+			out[f.Name] = strconv.FormatFloat(cmd.Float(f.Name), 'f', -1, 64)
+		default:
 			out[f.Name] = cmd.String(f.Name)
 		}
 	}
@@ -61,4 +76,44 @@ func (e *env) resolve(cmd *cli.Command, c *packs.Composition, mode string) (*pac
 		return nil, withCode(exitCouldNot, fmt.Errorf("locum %s: %w", cmd.Name, err))
 	}
 	return s, nil
+}
+
+// localFlags keeps a command's flags to the command itself: urfave/cli hands a parent's flags to
+// its subcommands, so without this `eval keygen` would list and accept every flag of `eval` and
+// ignore them.
+func localFlags(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Local = true
+		case *cli.BoolFlag:
+			f.Local = true
+		case *cli.IntFlag:
+			f.Local = true
+		case *cli.FloatFlag:
+			f.Local = true
+		case *cli.DurationFlag:
+			f.Local = true
+		case *cli.StringSliceFlag:
+			f.Local = true
+		default:
+			panic(fmt.Sprintf("localFlags: add %T", f))
+		}
+	}
+	return flags
+}
+
+var invalidFlagValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([A-Za-z0-9-]+): `)
+
+// flagError words urfave/cli's message for a setting flag whose value does not parse the way the
+// resolver words the same mistake made in the environment or a file.
+func flagError(err error) error {
+	m := invalidFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	if serr := packs.CheckFlag(m[2], m[1]); serr != nil {
+		return serr
+	}
+	return err
 }

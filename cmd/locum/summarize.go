@@ -30,8 +30,8 @@ func (e *env) summarizeCommand() *cli.Command {
 			"refusal before any request; 2 could not run.",
 		UsageText:    `locum summarize --file PATH [--lines A-B | --symbol NAME] [--max-words 150] [--role prose | --model ID] [--json] [FOCUS]`,
 		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
+		OnUsageError: e.machineUsageError,
+		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.String("file") == "" {
 				return usagef(cmd, "--file is required")
 			}
@@ -39,7 +39,7 @@ func (e *env) summarizeCommand() *cli.Command {
 				return usagef(cmd, "want at most one FOCUS argument, got %d (quote it)", cmd.NArg())
 			}
 			return e.summarize(ctx, cmd)
-		},
+		}),
 	}
 }
 

@@ -41,10 +41,8 @@ func (e *env) transformCommand() *cli.Command {
 			"Exit 0 kept; 1 red after the last attempt, or refused before any request; 2 could not run.",
 		UsageText:    `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
 		Flags:        flags,
-		OnUsageError: onUsageError,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return e.transform(ctx, cmd)
-		},
+		OnUsageError: e.machineUsageError,
+		Action:       e.machineAction(e.transform),
 	}
 }
 
@@ -137,6 +135,7 @@ func (e *env) progress() io.Writer {
 }
 
 func (e *env) transformSummary(res *runner.Result) {
+	e.stopProgress()
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(e.stderr, line)
 	}
@@ -144,6 +143,7 @@ func (e *env) transformSummary(res *runner.Result) {
 
 // finish prints the receipt (and the JSON result) and maps the result to the exit code.
 func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
+	e.stopProgress()
 	if res.Error != nil {
 		// The message may quote a server or a verify command; its own line breaks are locum's.
 		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
@@ -158,7 +158,7 @@ func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
 		fmt.Fprintf(e.stdout, "%s\n", data)
 	}
 	if res.ExitCode != 0 {
-		return withCode(res.ExitCode, errors.New(""))
+		return &exitError{code: res.ExitCode, err: errors.New(""), receipted: true}
 	}
 	return nil
 }

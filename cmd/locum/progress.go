@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
+
+	"github.com/locumdev/locum/runner"
+)
+
+// liveProgress shows a run's stages on a terminal: what the run waits on, and while a reply
+// streams the tokens so far and their rate. It renders only when an event arrives (no goroutine
+// of its own), and clears its line before the receipt prints.
+type liveProgress struct {
+	bar *progressbar.ProgressBar
+	// stage and shown: a new stage always renders; within one, a render at most every 100 ms.
+	stage runner.Stage
+	shown time.Time
+	now   func() time.Time
+}
+
+func newLiveProgress(w io.Writer) *liveProgress {
+	return &liveProgress{now: time.Now, bar: progressbar.NewOptions(-1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+// Observe describes one stage of the run.
+func (p *liveProgress) Observe(ev runner.ProgressEvent) {
+	now := p.now()
+	if ev.Stage == p.stage && now.Sub(p.shown) < 100*time.Millisecond {
+		return
+	}
+	p.stage, p.shown = ev.Stage, now
+	switch ev.Stage {
+	case runner.StagePrefill:
+		p.bar.Describe(fmt.Sprintf("request %d: the server reads the prompt", ev.Attempt))
+	case runner.StageDecode:
+		desc := fmt.Sprintf("request %d: %s so far", ev.Attempt, runner.Count(ev.Deltas, "token", "tokens"))
+		if s := ev.Elapsed.Seconds(); s >= 0.25 {
+			desc += fmt.Sprintf(", %.1f t/s", float64(ev.Deltas)/s)
+		}
+		p.bar.Describe(desc)
+	case runner.StageVerify:
+		p.bar.Describe(fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt))
+	}
+}
+
+func (p *liveProgress) clear() { _ = p.bar.Clear() }
+
+// observer is the live progress of a run when stderr is a terminal and the caller did not ask
+// for --json; nil otherwise, so a log or a machine caller gets none.
+func (e *env) observer(cmd *cli.Command) runner.Observer {
+	if cmd.Bool("json") || !e.stderrIsTerminal() {
+		return nil
+	}
+	e.live = newLiveProgress(e.stderr)
+	return e.live
+}
+
+// stopProgress clears the progress line, if one is shown.
+func (e *env) stopProgress() {
+	if e.live != nil {
+		e.live.clear()
+		e.live = nil
+	}
+}
+
+func (e *env) stderrIsTerminal() bool {
+	if e.isTerminal != nil {
+		return e.isTerminal(e.stderr)
+	}
+	f, ok := e.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

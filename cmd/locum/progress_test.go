@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner"
+)
+
+// observerFor parses args as a transform command line and returns the observer the CLI would
+// give the run, with stderr a terminal or not.
+func observerFor(t *testing.T, terminal bool, args ...string) (runner.Observer, *bytes.Buffer) {
+	var stderr bytes.Buffer
+	e := &env{stderr: &stderr, isTerminal: func(io.Writer) bool { return terminal }}
+	var got runner.Observer
+	cmd := &cli.Command{Name: "transform", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+		Action: func(_ context.Context, cmd *cli.Command) error { got = e.observer(cmd); return nil }}
+	require.NoError(t, cmd.Run(context.Background(), append([]string{"transform"}, args...)))
+	return got, &stderr
+}
+
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		terminal bool
+		args     []string
+		shown    bool
+	}{
+		{"a terminal", true, nil, true},
+		{"a log", false, nil, false},
+		{"--json on a terminal", true, []string{"--json"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obs, _ := observerFor(t, tt.terminal, tt.args...)
+			assert.Equal(t, tt.shown, obs != nil)
+		})
+	}
+}
+
+func TestProgressShowsTokensAndRate(t *testing.T) {
+	obs, stderr := observerFor(t, true)
+	require.NotNil(t, obs)
+	clock := time.Unix(0, 0)
+	obs.(*liveProgress).now = func() time.Time { return clock }
+	obs.Observe(runner.ProgressEvent{Stage: runner.StagePrefill, Attempt: 1})
+	assert.Contains(t, stderr.String(), "request 1: the server reads the prompt")
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 40, Elapsed: 2 * time.Second})
+	assert.Contains(t, stderr.String(), "request 1: 40 tokens so far, 20.0 t/s")
+	// Within 100 ms of the last render, the same stage waits; a new stage shows at once.
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 41, Elapsed: 2 * time.Second})
+	assert.NotContains(t, stderr.String(), "41 tokens")
+	clock = clock.Add(100 * time.Millisecond)
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 42, Elapsed: 2 * time.Second})
+	assert.Contains(t, stderr.String(), "42 tokens so far")
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageVerify, Attempt: 2})
+	assert.Contains(t, stderr.String(), "attempt 2: the verify command runs")
+	obs.(*liveProgress).clear()
+	assert.Contains(t, stderr.String()[len(stderr.String())-8:], "\r", "the line is cleared before the receipt")
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
+)
+
+// TestSkillMatchesCLI checks the delegate-local skill against the CLI it teaches: every command
+// it shows exists, and every flag it names is one that command takes.
+func TestSkillMatchesCLI(t *testing.T) {
+	data, err := os.ReadFile("../../packs/tools/local-llm/skills/delegate-local/SKILL.md")
+	require.NoError(t, err)
+	root := (&env{}).rootCommand()
+
+	var commands []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "    locum "); ok {
+			commands = append(commands, rest)
+		}
+	}
+	require.NotEmpty(t, commands)
+	require.True(t, strings.HasPrefix(commands[0], "status"), "the skill starts with locum status")
+
+	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z0-9-]*)`)
+	for _, c := range commands {
+		name := strings.Fields(c)[0]
+		cmd := root.Command(name)
+		require.NotNil(t, cmd, "locum %s", name)
+		for _, m := range flag.FindAllStringSubmatch(c, -1) {
+			assert.True(t, takesFlag(cmd, m[1]), "locum %s takes no --%s", name, m[1])
+		}
+	}
+	// Flags named in the prose, with the command they belong to.
+	for _, fc := range []struct{ cmd, flag string }{
+		{"transform", "lines"}, {"transform", "symbol"}, {"transform", "max-input-bytes"}, {"transform", "role"},
+		{"transform", "model"}, {"transform", "json"}, {"summarize", "json"}, {"status", "base-url"}, {"status", "allow-remote"},
+	} {
+		require.Contains(t, string(data), "--"+fc.flag)
+		assert.True(t, takesFlag(root.Command(fc.cmd), fc.flag), "locum %s takes no --%s", fc.cmd, fc.flag)
+	}
+}
+
+func takesFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
