@@ -31,8 +31,8 @@ const (
 func Main(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
-	stdout := bufio.NewWriterSize(os.Stdout, 64<<10)
-	code := run(ctx, args, os.Stdin, stdout, &stderrAfterStdout{stdout: stdout, file: os.Stderr})
+	stdout := &bufferedFile{Writer: bufio.NewWriterSize(os.Stdout, 64<<10), file: os.Stdout}
+	code := run(ctx, args, os.Stdin, stdout, &stderrAfterStdout{stdout: stdout.Writer, file: os.Stderr})
 	if err := stdout.Flush(); err != nil && code == exitOK {
 		fmt.Fprintf(os.Stderr, "locum: writing to standard output: %v\n", err)
 		code = exitCouldNot
@@ -40,11 +40,21 @@ func Main(args []string) int {
 	return code
 }
 
+// bufferedFile is Main's buffered standard output, which still knows its file, so a command can
+// ask whether it writes to a terminal.
+type bufferedFile struct {
+	*bufio.Writer
+	file *os.File
+}
+
 // unbuffered is standard output for a command that talks over it, such as the MCP server: each
 // write reaches the peer at once.
 func (e *env) unbuffered() io.Writer {
-	if b, ok := e.stdout.(*bufio.Writer); ok {
+	switch b := e.stdout.(type) {
+	case *bufio.Writer:
 		return flushEach{b}
+	case *bufferedFile:
+		return flushEach{b.Writer}
 	}
 	return e.stdout
 }

@@ -17,6 +17,7 @@ func (e *env) dedupCommand() *cli.Command {
 		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
 		&cli.BoolFlag{Name: "json", Usage: "print the pairs and figures as one JSON object on stdout"},
+		&cli.IntFlag{Name: "top", Usage: "print at most this many pairs, highest first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)"},
 		&cli.StringFlag{Name: "role", Hidden: true},
 	}
 	flags = append(flags, settingFlags("dedup")...)
@@ -69,17 +70,36 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		if found.Why != "" {
 			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
 		}
+		shown := len(found.Pairs)
 		if !cmd.Bool("json") {
-			for _, p := range found.Pairs {
+			shown = min(shown, e.dedupTop(cmd))
+			for _, p := range found.Pairs[:shown] {
 				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), untrusted.Escape(p.A), untrusted.Escape(p.B))
 			}
 		}
-		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
+		threshold := strconv.FormatFloat(found.Threshold, 'f', -1, 64)
+		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", runner.Count(len(found.Pairs), "pair", "pairs"), threshold, runner.Count(len(found.Files), "file", "files"), shown)
+		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), threshold, found.Method)
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
 		}
 	}
 	return e.finish(cmd, res)
+}
+
+// dedupTop is how many pairs to print: --top, else 50 for a person at a terminal and all for a
+// pipe or a log (0 means all).
+func (e *env) dedupTop(cmd *cli.Command) int {
+	top := -1
+	if cmd.IsSet("top") {
+		top = int(cmd.Int("top"))
+	} else if e.stdoutIsTerminal() {
+		top = 50
+	}
+	if top <= 0 {
+		return int(^uint(0) >> 1)
+	}
+	return top
 }
 
 // score3 prints a cosine to three decimals, never as -0.000.

@@ -79,6 +79,30 @@ func (e *env) stderrIsTerminal() bool {
 	if e.isTerminal != nil {
 		return e.isTerminal(e.stderr)
 	}
-	f, ok := e.stderr.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return terminalFile(e.stderr) != nil
+}
+
+func (e *env) stdoutIsTerminal() bool {
+	if e.isTerminal != nil {
+		return e.isTerminal(e.stdout)
+	}
+	return terminalFile(e.stdout) != nil
+}
+
+// terminalFile is the terminal w writes to, seen through locum's own buffering; nil when w is not
+// a terminal.
+func terminalFile(w io.Writer) *os.File {
+	var f *os.File
+	switch x := w.(type) {
+	case *os.File:
+		f = x
+	case *stderrAfterStdout:
+		f = x.file
+	case *bufferedFile:
+		f = x.file
+	}
+	if f != nil && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return nil
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v3"
-	"golang.org/x/term"
 
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner"
@@ -124,11 +122,7 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
 
 // progress is stderr when it is a terminal: live progress there, none in a log.
 func (e *env) progress() io.Writer {
-	f, ok := e.stderr.(*os.File)
-	if o, wrapped := e.stderr.(*stderrAfterStdout); wrapped {
-		f, ok = o.file, true
-	}
-	if ok && term.IsTerminal(int(f.Fd())) {
+	if f := terminalFile(e.stderr); f != nil {
 		return f
 	}
 	return nil
