@@ -214,12 +214,14 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 		missing = append(missing, i)
 	}
 	batch := int(s.Int("batch_size"))
+	start0 := time.Now()
 	for start := 0; start < len(missing); start += batch {
 		idx := missing[start:min(start+batch, len(missing))]
 		inputs := make([]string, len(idx))
 		for k, i := range idx {
 			inputs[k] = d.texts[i]
 		}
+		r.observe(ProgressEvent{Stage: StageEmbed, Step: "embed", Done: start, Total: len(missing), Elapsed: time.Since(start0)})
 		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
 		res, err := r.Client.Embed(ctx, model, inputs)
 		if err != nil {
@@ -243,6 +245,7 @@ func (d *dedup) embed(ctx context.Context, r *Run) error {
 }
 
 func (d *dedup) score(_ context.Context, r *Run) error {
+	r.observe(ProgressEvent{Stage: StageScore, Step: "score", Total: len(d.names)})
 	threshold := r.Spec.Settings.Float("threshold")
 	var pairs []Pair
 	method := "exact"

@@ -49,3 +49,24 @@ func TestJournalKeepsTheTopPairs(t *testing.T) {
 	assert.Len(t, end.Details.Pairs, JournalPairs)
 	assert.Equal(t, 190, end.Details.Total)
 }
+
+// A dedup tells an observer how far it is: the scoring of its entries (and, with a server, each
+// batch sent to embed).
+func TestDedupReportsScoring(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.md", i)), []byte("some words here"), 0o644))
+	}
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("dedup", nil, map[string]string{"method": "lexical"})
+	require.NoError(t, err)
+	var seen []ProgressEvent
+	res := Execute(context.Background(), RunSpec{Mode: "dedup", Settings: settings, JournalPath: filepath.Join(t.TempDir(), "j.jsonl"),
+		Observer: ObserverFunc(func(ev ProgressEvent) { seen = append(seen, ev) })},
+		DedupSteps(DedupOptions{Dir: dir}, &DedupResult{}))
+	require.Nil(t, res.Error)
+	require.NotEmpty(t, seen)
+	assert.Equal(t, StageScore, seen[len(seen)-1].Stage)
+	assert.Equal(t, 3, seen[len(seen)-1].Total)
+}

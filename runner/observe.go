@@ -10,6 +10,8 @@ const (
 	StagePrefill Stage = "prefill" // a request is sent; the server reads the prompt
 	StageDecode  Stage = "decode"  // the reply streams
 	StageVerify  Stage = "verify"  // the verify command judges an edit
+	StageEmbed   Stage = "embed"   // dedup sends a batch of entries to embed: Done of Total so far
+	StageScore   Stage = "score"   // dedup scores the pairs of Total entries
 )
 
 // ProgressEvent is one report of a run in progress.
@@ -23,6 +25,8 @@ type ProgressEvent struct {
 	// chunks that carried text: one per token on the servers locum knows, so "tokens so far".
 	Chars, Deltas int
 	Elapsed       time.Duration
+	// Done and Total count a dedup's entries: embedded so far and in all, or scored.
+	Done, Total int
 }
 
 // Observer hears a run's progress while it runs, for a front end that shows it (the MCP server

@@ -64,8 +64,10 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	spec := runner.RunSpec{
 		Mode: "dedup", Root: c.Root, Settings: settings, Model: settings.String("embed_model"),
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
+		Observer: e.observer(cmd),
 	}
 	res := runner.Execute(ctx, spec, runner.DedupSteps(runner.DedupOptions{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
+	e.stopProgress()
 	if res.Error == nil {
 		if found.Why != "" {
 			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)

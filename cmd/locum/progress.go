@@ -52,6 +52,10 @@ func (p *liveProgress) Observe(ev runner.ProgressEvent) {
 		p.bar.Describe(desc)
 	case runner.StageVerify:
 		p.bar.Describe(fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt))
+	case runner.StageEmbed:
+		p.bar.Describe(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
+	case runner.StageScore:
+		p.bar.Describe(fmt.Sprintf("scoring the pairs of %s", runner.Count(ev.Total, "entry", "entries")))
 	}
 }
 

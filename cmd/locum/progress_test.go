@@ -64,3 +64,12 @@ func TestProgressShowsTokensAndRate(t *testing.T) {
 	obs.(*liveProgress).clear()
 	assert.Contains(t, stderr.String()[len(stderr.String())-8:], "\r", "the line is cleared before the receipt")
 }
+
+func TestProgressShowsDedupBatchesAndScoring(t *testing.T) {
+	obs, stderr := observerFor(t, true)
+	require.NotNil(t, obs)
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageEmbed, Done: 64, Total: 2000})
+	assert.Contains(t, stderr.String(), "embedding: 64 of 2000 entries sent")
+	obs.Observe(runner.ProgressEvent{Stage: runner.StageScore, Total: 2000})
+	assert.Contains(t, stderr.String(), "scoring the pairs of 2000 entries")
+}

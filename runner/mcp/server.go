@@ -207,6 +207,10 @@ func (p *notifier) Observe(ev runner.ProgressEvent) {
 		p.say(fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev)))
 	case runner.StageVerify:
 		p.say(fmt.Sprintf("verify running (%s)", attempt(ev)))
+	case runner.StageEmbed:
+		p.say(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
+	case runner.StageScore:
+		p.say(fmt.Sprintf("scoring the pairs of %d entries", ev.Total))
 	}
 }
 
