@@ -54,7 +54,10 @@ func (e *env) unbuffered() io.Writer {
 	case *bufio.Writer:
 		return flushEach{b}
 	case *bufferedFile:
-		return flushEach{b.Writer}
+		// The file itself: a server writes from several goroutines, and stderr flushes the
+		// buffer from its own; with nothing in the buffer, there is nothing to share.
+		_ = b.Flush()
+		return b.file
 	}
 	return e.stdout
 }
