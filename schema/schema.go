@@ -39,40 +39,45 @@ const (
 const baseURL = "https://locum.dev/spec/"
 
 // Validator compiles each schema the first time it is used: a short run that validates only a
-// workspace file pays for one schema, not all. It is safe for concurrent use.
+// workspace file pays for one schema, not all, and a run that validates nothing pays for none. It
+// is safe for concurrent use.
 type Validator struct {
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	schemas  map[Name]*jsonschema.Schema
-	// docs are the raw schemas by URL, to read a failing keyword's description from.
+	// docs are the raw schemas by URL, as the compiler loaded them, to read a failing keyword's
+	// description from.
 	docs map[string]any
 }
 
-// New compiles every schema in spec.FS.
+// New returns a Validator over the schemas in spec.FS. It reads none of them yet: a process
+// builds one at start and most commands validate one document or none.
 func New() (*Validator, error) {
-	c := jsonschema.NewCompiler()
-	entries, err := fs.ReadDir(spec.FS, ".")
+	v := &Validator{compiler: jsonschema.NewCompiler(), schemas: map[Name]*jsonschema.Schema{}, docs: map[string]any{}}
+	v.compiler.UseLoader(specLoader{v})
+	return v, nil
+}
+
+// specLoader serves the compiler the schemas of spec.FS, and nothing else: a $ref to any other URL
+// is an error, never a fetch.
+type specLoader struct{ v *Validator }
+
+// Load is called with v.mu held (from schema, through Compile).
+func (l specLoader) Load(url string) (any, error) {
+	name, ok := strings.CutPrefix(url, baseURL)
+	if !ok || strings.ContainsAny(name, "/#") {
+		return nil, fmt.Errorf("%s is not one of locum's schemas", url)
+	}
+	data, err := fs.ReadFile(spec.FS, name)
 	if err != nil {
-		return nil, fmt.Errorf("reading embedded schemas: %w", err)
+		return nil, fmt.Errorf("reading embedded schema %s: %w", name, err)
 	}
-	var names []Name
-	docs := map[string]any{}
-	for _, e := range entries {
-		data, err := fs.ReadFile(spec.FS, e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("reading embedded schema %s: %w", e.Name(), err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("embedded schema %s is not JSON: %w", e.Name(), err)
-		}
-		if err := c.AddResource(baseURL+e.Name(), doc); err != nil {
-			return nil, fmt.Errorf("adding schema %s: %w", e.Name(), err)
-		}
-		names = append(names, Name(e.Name()))
-		docs[baseURL+e.Name()] = doc
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("embedded schema %s is not JSON: %w", name, err)
 	}
-	return &Validator{compiler: c, schemas: make(map[Name]*jsonschema.Schema, len(names)), docs: docs}, nil
+	l.v.docs[url] = doc
+	return doc, nil
 }
 
 func (v *Validator) schema(name Name) (*jsonschema.Schema, error) {
@@ -80,9 +85,6 @@ func (v *Validator) schema(name Name) (*jsonschema.Schema, error) {
 	defer v.mu.Unlock()
 	if s, ok := v.schemas[name]; ok {
 		return s, nil
-	}
-	if _, ok := v.docs[baseURL+string(name)]; !ok {
-		return nil, fmt.Errorf("no schema named %s", name)
 	}
 	s, err := v.compiler.Compile(baseURL + string(name))
 	if err != nil {
@@ -260,7 +262,9 @@ func (v *Validator) message(e *jsonschema.ValidationError, printer *message.Prin
 // description returns the description of the schema at url (document URL#json-pointer).
 func (v *Validator) description(url string) string {
 	docURL, frag, _ := strings.Cut(url, "#")
+	v.mu.Lock()
 	node := v.docs[docURL]
+	v.mu.Unlock()
 	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		if tok == "" {
 			continue

@@ -2,10 +2,18 @@ package schema
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/spec"
 )
 
 func TestDecodeNamesLineAndColumn(t *testing.T) {
@@ -89,4 +97,61 @@ func TestValidateWorkspaceTrustKeys(t *testing.T) {
 func TestProblemStringRootPointer(t *testing.T) {
 	assert.Equal(t, "f: /: x", Problem{File: "f", Message: "x"}.String())
 	assert.Equal(t, "/a~1b/c~0d", pointer([]string{"a/b", "c~d"}))
+}
+
+// TestEverySchemaCompiles covers what New no longer does up front: each contract in spec.FS loads
+// and compiles, also when several are first used at once.
+func TestEverySchemaCompiles(t *testing.T) {
+	entries, err := fs.Glob(spec.FS, "*.schema.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	v, err := New()
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for _, name := range entries {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := v.schema(Name(name))
+				assert.NoError(t, err, name)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+func TestSpecLoaderServesOnlyTheContracts(t *testing.T) {
+	v, err := New()
+	require.NoError(t, err)
+	l := specLoader{v}
+	for _, url := range []string{
+		"https://example.com/pack.schema.json",
+		baseURL + "../go.mod",
+		baseURL + "sub/pack.schema.json",
+		baseURL + "missing.schema.json",
+	} {
+		_, err := l.Load(url)
+		assert.Error(t, err, url)
+	}
+	_, err = l.Load(baseURL + string(Pack))
+	assert.NoError(t, err)
+}
+
+// TestMetaSchemasAreNotCompiledAtStart guards the patch in third_party/jsonschema: the library
+// compiled five drafts' meta-schemas in init, 1.7 MB of allocation in every process, --version
+// included. This test binary links the library; its init must now allocate next to nothing.
+func TestMetaSchemasAreNotCompiledAtStart(t *testing.T) {
+	if os.Getenv("LOCUM_SCHEMA_INITTRACE_CHILD") != "" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMetaSchemasAreNotCompiledAtStart$")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", "LOCUM_SCHEMA_INITTRACE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	line := regexp.MustCompile(`init github.com/santhosh-tekuri/jsonschema/v6 @\S+ ms, \S+ ms clock, (\d+) bytes`).FindSubmatch(out)
+	require.NotNil(t, line, "no init line for the library in:\n%s", out)
+	bytes, err := strconv.Atoi(string(line[1]))
+	require.NoError(t, err)
+	assert.Less(t, bytes, 100_000, "the library's init allocated %d bytes: are the meta-schemas compiled in init again?", bytes)
 }

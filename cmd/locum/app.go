@@ -99,6 +99,21 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
 	getwd          func() (string, error)
+	// validator is the one schema.Validator of this process, so a contract compiled for the
+	// workspace is not compiled again for routing.
+	validator *schema.Validator
+}
+
+// schemas returns the process's schema.Validator.
+func (e *env) schemas() (*schema.Validator, error) {
+	if e.validator == nil {
+		v, err := schema.New()
+		if err != nil {
+			return nil, err
+		}
+		e.validator = v
+	}
+	return e.validator, nil
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -322,7 +337,7 @@ func (e *env) root() (string, error) {
 
 // workspace finds the repository root from the working directory and composes its packs.
 func (e *env) workspace() (*schema.Validator, *packs.Composition, error) {
-	v, err := schema.New()
+	v, err := e.schemas()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -179,7 +179,7 @@ func (e *env) signingKey(cmd *cli.Command) (ed25519.PrivateKey, error) {
 		file, _ = e.lookup("LOCUM_SIGNING_KEY")
 	}
 	if file == "" {
-		if v, err := schema.New(); err == nil {
+		if v, err := e.schemas(); err == nil {
 			cfg, err := e.userConfig(v)
 			if err != nil {
 				return nil, withCode(exitCouldNot, err)

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/schema"
 )
 
 func (e *env) initCommand() *cli.Command {
@@ -27,7 +26,7 @@ func (e *env) initCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 			}
-			v, err := schema.New()
+			v, err := e.schemas()
 			if err != nil {
 				return err
 			}

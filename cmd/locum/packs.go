@@ -222,7 +222,7 @@ func (e *env) packsShow(ref string) error {
 }
 
 func (e *env) packsValidate(paths []string) error {
-	v, err := schema.New()
+	v, err := e.schemas()
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,11 @@ import (
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner"
-	"github.com/locumdev/locum/schema"
 )
 
 // chooseModel picks the model a mode runs, through the one rule in evals.ChooseModel.
 func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, routing string, err error) {
-	v, err := schema.New()
+	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
@@ -23,7 +22,7 @@ func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *pack
 
 // chooseModelForRole resolves a role through its earned routing.
 func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
-	v, err := schema.New()
+	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
