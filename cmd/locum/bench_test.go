@@ -46,57 +46,62 @@ func BenchmarkCallOverhead(b *testing.B) {
 		}
 	}
 	call() // warm the page cache
-	served := srv.ServedTime()
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
-		call()
-	}
-	wall := time.Since(start)
-	b.StopTimer()
-	server := srv.ServedTime() - served
-
-	shellStart := time.Now()
-	for range b.N {
-		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
+	// curl sends the chat request locum sent, to the same server, in a process of its own: the
+	// floor for one call from a shell. transform-vs-curl is locum's whole call over curl's.
+	var body []byte
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			body = r.Body
 		}
 	}
-	shell := time.Since(shellStart)
+	curl, _ := exec.LookPath("curl")
+	node, _ := exec.LookPath("node")
+	timed := func(run func()) time.Duration {
+		start := time.Now()
+		run()
+		return time.Since(start)
+	}
+	// The four are interleaved, one of each per iteration, so that a change in the machine's load
+	// during the run weighs on all of them alike: their ratios are what the README quotes.
+	var wall, server, shell, curlTime, nodeTime time.Duration
+	b.ResetTimer()
+	for range b.N {
+		served := srv.ServedTime()
+		wall += timed(call)
+		server += srv.ServedTime() - served
+		shell += timed(func() {
+			if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		})
+		if curl != "" {
+			curlTime += timed(func() {
+				cmd := exec.Command(curl, "-sf", "-o", "/dev/null", "-H", "Content-Type: application/json", "--data-binary", "@-", srv.BaseURL()+"/chat/completions")
+				cmd.Stdin = bytes.NewReader(body)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("curl: %v\n%s", err, out)
+				}
+			})
+		}
+		if node != "" {
+			nodeTime += timed(func() {
+				if err := exec.Command(node, "-e", "0").Run(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+	b.StopTimer()
 	perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(perOp(wall), "wall-ms/call")
 	b.ReportMetric(perOp(server), "server-ms/call")
 	b.ReportMetric(perOp(shell), "verify-shell-ms/call")
 	b.ReportMetric(perOp(wall-server-shell), "overhead-ms/call")
-	// curl sends the chat request locum sent, to the same server, in a process of its own: the
-	// floor for one call from a shell. transform-vs-curl is locum's whole call over curl's.
-	if curl, err := exec.LookPath("curl"); err == nil {
-		var body []byte
-		for _, r := range srv.Requests() {
-			if r.Path == "/v1/chat/completions" {
-				body = r.Body
-			}
-		}
-		curlStart := time.Now()
-		for range b.N {
-			cmd := exec.Command(curl, "-sf", "-o", "/dev/null", "-H", "Content-Type: application/json", "--data-binary", "@-", srv.BaseURL()+"/chat/completions")
-			cmd.Stdin = bytes.NewReader(body)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("curl: %v\n%s", err, out)
-			}
-		}
-		curlTime := time.Since(curlStart)
+	if curl != "" {
 		b.ReportMetric(perOp(curlTime), "curl-ms/call")
 		b.ReportMetric(float64(wall-shell)/float64(curlTime), "transform-vs-curl")
 	}
-	if node, err := exec.LookPath("node"); err == nil {
-		nodeStart := time.Now()
-		for range b.N {
-			if err := exec.Command(node, "-e", "0").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		nodeTime := time.Since(nodeStart)
+	if node != "" {
 		b.ReportMetric(perOp(nodeTime), "node-startup-ms")
 		b.ReportMetric(float64(wall-server-shell)/float64(nodeTime), "overhead-vs-node")
 	}
