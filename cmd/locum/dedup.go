@@ -43,6 +43,9 @@ func (e *env) dedupCommand() *cli.Command {
 			if cmd.String("dir") == "" {
 				return usagef(cmd, "--dir is required")
 			}
+			if cmd.Int("top") < 0 {
+				return usagef(cmd, "--top %d: want a count of pairs, or 0 for all", cmd.Int("top"))
+			}
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 			}
