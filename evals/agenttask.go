@@ -19,11 +19,8 @@ var agentFixture string
 
 // AgentTask is the multi-file task that is to earn the agent role: change a function's signature
 // and update every caller in another file, the shape of work locum agent is for. Both arms answer
-// with the files in txtar form, so the same predicate grades the host and the local model.
-//
-// It is not yet one of Tasks(): adding a task changes every screen and A/B capture (their task
-// set, turn counts and records), so it joins them, with the pack's role "agent", in one change of
-// its own.
+// with the files in txtar form, so the same predicate grades the host and the local model: the
+// record measures the model's edits, not the tool loop that locum agent runs them in.
 func AgentTask() Task {
 	prompt := "Here is a small Go package, two files in txtar form (a line `-- PATH --` before each file):\n\n" + agentFixture + "\n" +
 		"Add a third parameter `scale int` to Area, so that it returns w * h * scale, and update every call of Area in the " +

@@ -52,7 +52,7 @@ var (
 
 // Tasks are the eval tasks, in a fixed order.
 func Tasks() []Task {
-	return []Task{codeTask(), codifyTask(), handoffTask()}
+	return []Task{codeTask(), codifyTask(), handoffTask(), AgentTask()}
 }
 
 // TaskByID finds a task.
