@@ -19,11 +19,8 @@ var agentFixture string
 
 // AgentTask is the multi-file task that is to earn the agent role: change a function's signature
 // and update every caller in another file, the shape of work locum agent is for. Both arms answer
-// with the files in txtar form, so the same predicate grades the host and the local model.
-//
-// It is not yet one of Tasks(): adding a task changes every screen and A/B capture (their task
-// set, turn counts and records), so it joins them, with the pack's role "agent", in one change of
-// its own.
+// with the files in txtar form, so the same predicate grades the host and the local model: the
+// record measures the model's edits, not the tool loop that locum agent runs them in.
 func AgentTask() Task {
 	prompt := "Here is a small Go package, two files in txtar form (a line `-- PATH --` before each file):\n\n" + agentFixture + "\n" +
 		"Add a third parameter `scale int` to Area, so that it returns w * h * scale, and update every call of Area in the " +
@@ -70,7 +67,8 @@ func gradeAgent(answer string) Grade {
 	if strings.Join(names, ",") != "w,h,scale" {
 		return fail("Area's parameters are (%s), want (w, h, scale)", strings.Join(names, ", "))
 	}
-	if len(area.Body.List) != 1 {
+	// A declaration with no body parses (it is how Go declares an assembly function).
+	if area.Body == nil || len(area.Body.List) != 1 {
 		return fail("Area's body is not one return")
 	}
 	ret, ok := area.Body.List[0].(*ast.ReturnStmt)

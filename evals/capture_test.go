@@ -40,7 +40,7 @@ func captureSetup(t *testing.T, srv *scripted.Server, k int, flags map[string]st
 	require.NoError(t, err)
 	return CaptureOptions{
 		Name: "local-worker", K: k, Seed: 42, Host: HostCommand{Argv: []string{host, "-p"}}, HostModel: "scripted-host",
-		Models: map[string]string{"code": "scripted-not-a-model", "prose": "scripted-not-a-model"}, TurnTimeout: 0,
+		Models: map[string]string{"code": "scripted-not-a-model", "prose": "scripted-not-a-model", "agent": "scripted-not-a-model"}, TurnTimeout: 0,
 		Root: root, Roles: c.Roles(), Key: key, Version: "test", BinarySHA: "test",
 		Local: runner.RunSpec{Settings: settings, JournalPath: filepath.Join(root, "run.jsonl")},
 	}
@@ -80,14 +80,15 @@ func TestCaptureLocalArmRunsThroughTheEngine(t *testing.T) {
 	srv.On("POST", "/v1/chat/completions",
 		scripted.Reply{Answer: goodAnswer(t, "code")},
 		scripted.MustFixture("llama-server/chat_reasoning"),
-		scripted.Reply{Answer: goodAnswer(t, "handoff")})
+		scripted.Reply{Answer: goodAnswer(t, "handoff")},
+		scripted.Reply{Answer: goodAnswer(t, "agent")})
 	o := captureSetup(t, srv, 1, map[string]string{"effort": "medium", "max-output-tokens": "2048"})
 
 	rec, err := Capture(context.Background(), o)
 	require.NoError(t, err)
 
 	reqs := srv.RequestsTo("/v1/chat/completions")
-	require.Len(t, reqs, 3)
+	require.Len(t, reqs, 4)
 	for i, r := range reqs {
 		var body map[string]any
 		require.NoError(t, json.Unmarshal(r.Body, &body))
@@ -110,6 +111,10 @@ func TestCaptureLocalArmRunsThroughTheEngine(t *testing.T) {
 	assert.NotEqual(t, "answer", codify.Reply)
 	assert.NotEmpty(t, codify.Reply)
 	assert.Equal(t, "", byKey["H/code/1"].Reply, "the host's replies have no class")
+	agent := byKey["L/agent/1"]
+	assert.True(t, agent.Passed, "the two files, graded by the agent task's predicate: %v", agent.Evidence)
+	assert.Equal(t, "scripted-not-a-model", agent.Model, "the agent role's model")
+	assert.False(t, byKey["H/agent/1"].Passed, "the host's answer (no) fails the predicate")
 
 	var requests, replies []map[string]any
 	for _, ev := range journalEvents(t, o.Local.JournalPath) {
@@ -122,8 +127,8 @@ func TestCaptureLocalArmRunsThroughTheEngine(t *testing.T) {
 			replies = append(replies, ev)
 		}
 	}
-	require.Len(t, requests, 3)
-	require.Len(t, replies, 3)
+	require.Len(t, requests, 4)
+	require.Len(t, replies, 4)
 	assert.Equal(t, "answer", replies[0]["class"])
 	assert.Equal(t, codify.Reply, replies[1]["class"])
 }

@@ -61,7 +61,8 @@ func TestRegenerateExample(t *testing.T) {
 	host := "#!/bin/sh\n# A scripted host: it answers each task with the known-good answer.\n" +
 		"if [ \"$2\" = --version ]; then echo scripted-host 1.0; exit 0; fi\n" +
 		"for last; do :; done\n" +
-		"case \"$last\" in\n  *\"package store\"*) cat " + good + "/code.md ;;\n  *\"review notes\"*) cat " + good + "/codify.md ;;\n  *) cat " + good + "/handoff.md ;;\nesac\n"
+		"case \"$last\" in\n  *\"package store\"*) cat " + good + "/code.md ;;\n  *\"review notes\"*) cat " + good + "/codify.md ;;\n" +
+		"  *\"package shapes\"*) cat " + good + "/agent.md ;;\n  *) cat " + good + "/handoff.md ;;\nesac\n"
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "scripted-host-not-an-agent"), []byte(host), 0o755))
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
@@ -74,7 +75,7 @@ func TestRegenerateExample(t *testing.T) {
 	key := exampleKey()
 	rec, err := Capture(context.Background(), CaptureOptions{
 		Name: "local-worker", K: EarnK, Seed: 42, Host: HostCommand{Argv: []string{"scripted-host-not-an-agent", "-p"}},
-		HostModel: "scripted-host-not-a-model", Models: map[string]string{"code": exampleModel, "prose": exampleModel},
+		HostModel: "scripted-host-not-a-model", Models: map[string]string{"code": exampleModel, "prose": exampleModel, "agent": exampleModel},
 		Root: root, Roles: c.Roles(), Key: key, Version: "go-test", BinarySHA: "none: captured by go test, not by a locum binary",
 		Local: runner.RunSpec{Settings: settings, JournalPath: filepath.Join(t.TempDir(), "run.jsonl")},
 	})

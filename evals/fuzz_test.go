@@ -2,8 +2,34 @@ package evals
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
+
+// FuzzGrade feeds every task's predicate arbitrary answers, as a model writes them and as a
+// planted record's outputs reach them under eval --verify: a predicate never panics, and a verdict
+// that passes carries no FAIL evidence.
+func FuzzGrade(f *testing.F) {
+	for _, task := range Tasks() {
+		f.Add(task.Fixture)
+		if good, err := os.ReadFile(filepath.Join("testdata", "good", task.ID+".md")); err == nil {
+			f.Add(string(good))
+		}
+	}
+	f.Add("-- shapes/area.go --\npackage shapes\nfunc Area(w, h, scale int) int\n-- shapes/report.go --\npackage shapes\n")
+	f.Add("```go\nfunc Load(path string) (*Store, error)\n```\n")
+	f.Fuzz(func(t *testing.T, answer string) {
+		for _, task := range Tasks() {
+			g := task.Grade(answer)
+			for _, e := range g.Evidence {
+				if g.Passed && len(e) >= 4 && e[:4] == "FAIL" {
+					t.Fatalf("task %s passed with evidence %q", task.ID, e)
+				}
+			}
+		}
+	})
+}
 
 // FuzzParseJournal feeds the capture journal parser arbitrary bytes, as a crash, a disk error or a
 // planted file could leave them: it never panics, what it keeps ends at a line boundary, and what

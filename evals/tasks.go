@@ -52,7 +52,7 @@ var (
 
 // Tasks are the eval tasks, in a fixed order.
 func Tasks() []Task {
-	return []Task{codeTask(), codifyTask(), handoffTask()}
+	return []Task{codeTask(), codifyTask(), handoffTask(), AgentTask()}
 }
 
 // TaskByID finds a task.
@@ -131,6 +131,10 @@ func parseLoad(src string) (*ast.FuncDecl, error) {
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("no func Load")
+	}
+	if fn.Body == nil {
+		// It parses (Go declares an assembly function so), but there is nothing to compare.
+		return nil, fmt.Errorf("func Load has no body")
 	}
 	return fn, nil
 }

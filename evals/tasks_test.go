@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
 )
 
 func good(t *testing.T, id string) string {
@@ -84,4 +86,27 @@ func TestHandoffPredicate(t *testing.T) {
 	assert.False(t, g.Passed)
 	assert.Contains(t, strings.Join(g.Evidence, "\n"), "drops the failing test")
 	assert.False(t, gradeHandoff("").Passed)
+}
+
+// The built-in pack and the tasks agree: every task earns exactly one of the pack's roles, and a
+// role names only tasks that exist, so no role can be enabled by a task nothing measures.
+func TestEveryTaskEarnsABuiltinRole(t *testing.T) {
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	roles := (&packs.Composition{Packs: []*packs.Pack{p}}).Roles()
+	earned := map[string]int{}
+	for name, role := range roles {
+		for _, id := range role.Tasks {
+			_, ok := TaskByID(id)
+			assert.True(t, ok, "role %s names task %s, which is not one of Tasks()", name, id)
+			earned[id]++
+		}
+	}
+	var ids []string
+	for _, task := range Tasks() {
+		ids = append(ids, task.ID)
+		assert.Equal(t, 1, earned[task.ID], "task %s earns %d roles, want 1", task.ID, earned[task.ID])
+	}
+	assert.Equal(t, []string{"code", "codify", "handoff", "agent"}, ids, "the fixed order every record and screen follows")
+	assert.Equal(t, []string{"agent"}, roles["agent"].Tasks)
 }

@@ -98,7 +98,13 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 	}
 	moved := map[string]bool{}
 	for _, task := range tasks {
-		if fp := rec.Fingerprints[task.ID]; fp != task.Fingerprint() {
+		fp, recorded := rec.Fingerprints[task.ID]
+		if !recorded {
+			moved[task.ID] = true
+			v.fail("task %s is not in the record: it shipped after the capture, so the record measured none of it; routing of a role naming it is refused until a new capture", task.ID)
+			continue
+		}
+		if fp != task.Fingerprint() {
 			moved[task.ID] = true
 			v.fail("task %s changed since capture: its fingerprint (prompt, fixture and predicate) differs from the record's, so the record measured a prompt that no longer exists; routing it earned is refused until a new capture", task.ID)
 		}
