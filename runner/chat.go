@@ -605,3 +605,6 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// StreamObserver hears a streamed reply grow: characters and text-carrying chunks so far.
+type StreamObserver func(chars, deltas int, elapsed time.Duration)

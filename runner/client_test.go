@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,13 +28,6 @@ func clientFor(t *testing.T, s *scripted.Server, tweak ...func(*Config)) *Client
 		f(&cfg)
 	}
 	return NewClient(cfg)
-}
-
-func js(v string) scripted.Reply { return scripted.Reply{JSON: json.RawMessage(v)} }
-
-func answer(content string) scripted.Reply {
-	b, _ := json.Marshal(content)
-	return js(`{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":` + string(b) + `}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}`)
 }
 
 func TestProbeNamesEachServer(t *testing.T) {
@@ -66,7 +61,7 @@ func TestProbeNamesEachServer(t *testing.T) {
 	t.Run("unknown", func(t *testing.T) {
 		s := scripted.New()
 		defer s.Close()
-		s.On("GET", "/v1/models", js(`{"data":[{"id":"m","owned_by":"someone"}]}`))
+		s.On("GET", "/v1/models", runtest.JSON(`{"data":[{"id":"m","owned_by":"someone"}]}`))
 		info, err := clientFor(t, s).Probe(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, rails.Unknown, info.Kind)
@@ -87,15 +82,6 @@ func TestHasReadsOllamaTags(t *testing.T) {
 	assert.True(t, info.Has("coder:7b"))
 	assert.False(t, info.Has("tin"))
 	assert.False(t, info.Has("coder"), "only :latest is implied")
-}
-
-func sentBody(t *testing.T, s *scripted.Server) map[string]any {
-	t.Helper()
-	reqs := s.RequestsTo("/v1/chat/completions")
-	require.NotEmpty(t, reqs)
-	var body map[string]any
-	require.NoError(t, json.Unmarshal(reqs[len(reqs)-1].Body, &body))
-	return body
 }
 
 func TestChatSendsTheCapEachServerObeys(t *testing.T) {
@@ -119,13 +105,13 @@ func TestChatSendsTheCapEachServerObeys(t *testing.T) {
 			defer s.Close()
 			require.NoError(t, s.Mimic(tc.mimic))
 			if tc.show != "" {
-				s.On("POST", "/api/show", js(tc.show))
+				s.On("POST", "/api/show", runtest.JSON(tc.show))
 			}
-			s.On("POST", "/v1/chat/completions", answer("ok"))
+			s.On("POST", "/v1/chat/completions", runtest.Answer("ok"))
 			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "m", Effort: tc.effort, MaxTokens: 1024, Messages: []Message{{Role: "user", Content: "hi"}}})
 			require.NoError(t, err)
 			assert.Equal(t, "ok", res.Answer)
-			body := sentBody(t, s)
+			body := runtest.SentBody(t, s)
 			assert.EqualValues(t, 1024, body["max_tokens"])
 			assert.NotContains(t, body, "max_completion_tokens")
 			for k, v := range tc.want {
@@ -151,21 +137,21 @@ func TestChatClassifiesRecordedReplies(t *testing.T) {
 		{"ollama thinker lost to thinking", "ollama", scripted.MustFixture("ollama-tiny-think/chat_plain"), false, rails.ClassLostToThinking, ptr(53), ptr(48)},
 		{"ollama thinker stream lost to thinking", "ollama", scripted.MustFixture("ollama-tiny-think/chat_stream"), true, rails.ClassLostToThinking, ptr(53), ptr(16)},
 		{"llama-server stream truncated", "llama-server", scripted.MustFixture("llama-server/chat_stream"), true, rails.ClassTruncated, nil, nil},
-		{"lm studio reasoning field", "lmstudio", js(`{"choices":[{"finish_reason":"stop","message":{"content":"","reasoning":"mulling"}}]}`), false, rails.ClassThinkOnly, nil, nil},
-		{"vllm reasoning_content", "vllm", js(`{"choices":[{"finish_reason":"length","message":{"content":null,"reasoning_content":"mulling"}}],"usage":{"prompt_tokens":5,"completion_tokens":4096}}`), false, rails.ClassLostToThinking, ptr(5), ptr(4096)},
+		{"lm studio reasoning field", "lmstudio", runtest.JSON(`{"choices":[{"finish_reason":"stop","message":{"content":"","reasoning":"mulling"}}]}`), false, rails.ClassThinkOnly, nil, nil},
+		{"vllm reasoning_content", "vllm", runtest.JSON(`{"choices":[{"finish_reason":"length","message":{"content":null,"reasoning_content":"mulling"}}],"usage":{"prompt_tokens":5,"completion_tokens":4096}}`), false, rails.ClassLostToThinking, ptr(5), ptr(4096)},
 		{"nan and missing usage", "lmstudio", scripted.Reply{Body: `{"choices":[{"finish_reason":"stop","message":{"content":"fine"}}],"usage":{"prompt_tokens":NaN}}`}, false, rails.ClassAnswer, nil, nil},
-		{"no usage at all", "lmstudio", js(`{"choices":[{"finish_reason":"stop","message":{"content":"fine"}}]}`), false, rails.ClassAnswer, nil, nil},
-		{"tool call as text is text", "lmstudio", answer(`<tool_call>{"name":"edit"}</tool_call>`), false, rails.ClassAnswer, ptr(12), ptr(3)},
-		{"tool call instead of answer", "llama-server", js(`{"choices":[{"finish_reason":"tool_calls","message":{"content":null,"tool_calls":[{"id":"","type":"function","function":{"name":"x","arguments":"{}"}}]}}]}`), false, rails.ClassEmpty, nil, nil},
+		{"no usage at all", "lmstudio", runtest.JSON(`{"choices":[{"finish_reason":"stop","message":{"content":"fine"}}]}`), false, rails.ClassAnswer, nil, nil},
+		{"tool call as text is text", "lmstudio", runtest.Answer(`<tool_call>{"name":"edit"}</tool_call>`), false, rails.ClassAnswer, ptr(12), ptr(3)},
+		{"tool call instead of answer", "llama-server", runtest.JSON(`{"choices":[{"finish_reason":"tool_calls","message":{"content":null,"tool_calls":[{"id":"","type":"function","function":{"name":"x","arguments":"{}"}}]}}]}`), false, rails.ClassEmpty, nil, nil},
 		{"not JSON", "lmstudio", scripted.Reply{Body: `<html>oops</html>`, Headers: map[string]string{"Content-Type": "application/json"}}, false, rails.ClassMalformed, nil, nil},
-		{"no choices", "lmstudio", js(`{"choices":[]}`), false, rails.ClassMalformed, nil, nil},
+		{"no choices", "lmstudio", runtest.JSON(`{"choices":[]}`), false, rails.ClassMalformed, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scripted.New()
 			defer s.Close()
 			require.NoError(t, s.Mimic(tc.mimic))
-			s.On("POST", "/api/show", js(`{"capabilities":["completion","thinking"]}`))
+			s.On("POST", "/api/show", runtest.JSON(`{"capabilities":["completion","thinking"]}`))
 			s.On("POST", "/v1/chat/completions", tc.reply)
 			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "tiny", Effort: "low", MaxTokens: 48, Stream: tc.stream, Messages: []Message{{Role: "user", Content: "hi"}}})
 			require.NotNil(t, res, "err %v", err)
@@ -202,7 +188,7 @@ func TestStreamUsageOnFinishChunk(t *testing.T) {
 	require.NotNil(t, res)
 	require.NotNil(t, res.Usage.Out)
 	assert.EqualValues(t, 16, *res.Usage.Out)
-	body := sentBody(t, s)
+	body := runtest.SentBody(t, s)
 	assert.Equal(t, true, body["stream"])
 	assert.Equal(t, map[string]any{"include_usage": true}, body["stream_options"])
 }
@@ -213,7 +199,7 @@ func TestStreamRefusedFallsBackToOneRequest(t *testing.T) {
 	require.NoError(t, s.Mimic("vllm"))
 	s.On("POST", "/v1/chat/completions",
 		scripted.Reply{Status: 400, JSON: json.RawMessage(`{"error":{"message":"stream is not supported"}}`)},
-		answer("whole"))
+		runtest.Answer("whole"))
 	res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 16, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
 	require.NoError(t, err)
 	assert.Equal(t, "whole", res.Answer)

@@ -43,24 +43,6 @@ type DedupResult struct {
 	Why string
 }
 
-// OversizeError names every entry over the per-file budget: a refusal before any request.
-type OversizeError struct {
-	Limit int64
-	Files []string // "name (N bytes)"
-}
-
-func (e *OversizeError) Error() string {
-	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (--max-input-bytes), so nothing was sent: %s; nothing is truncated, so raise --max-input-bytes only as far as the embedding model's context holds, or split the files",
-		len(e.Files), plural(len(e.Files), "file is", "files are"), e.Limit, strings.Join(e.Files, ", "))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 type dedup struct {
 	opts    DedupOptions
 	names   []string

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
@@ -54,7 +56,7 @@ func BenchmarkDedupWarm(b *testing.B) {
 		rng := rand.New(rand.NewPCG(31, 32))
 		var prev []float64
 		for i := range n {
-			v := randomUnit(rng, 1, 768)[0]
+			v := runtest.RandomUnit(rng, 1, 768)[0]
 			if i%10 == 1 {
 				v = nearby(rng, prev, 0.78+0.22*rng.Float64())
 			}

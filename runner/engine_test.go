@@ -11,24 +11,15 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
 )
-
-func settingsFor(t testing.TB, baseURL string) *packs.Settings {
-	t.Helper()
-	p, err := packs.LoadBuiltin(packs.DefaultPack)
-	require.NoError(t, err)
-	c := &packs.Composition{Packs: []*packs.Pack{p}}
-	s, err := c.Resolve("transform", nil, map[string]string{"base-url": baseURL})
-	require.NoError(t, err)
-	return s
-}
 
 func chatStep(prompt string) Step {
 	return Step{Name: "ask", Run: func(ctx context.Context, r *Run) error {
@@ -67,9 +58,9 @@ func TestExecuteOK(t *testing.T) {
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
-	s.On("POST", "/v1/chat/completions", answer("done"))
+	s.On("POST", "/v1/chat/completions", runtest.Answer("done"))
 	journal := filepath.Join(t.TempDir(), "run.jsonl")
-	spec := RunSpec{Mode: "transform", Settings: settingsFor(t, s.BaseURL()), Model: "qwen3-coder-30b", Routing: "operator", JournalPath: journal}
+	spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "qwen3-coder-30b", Routing: "operator", JournalPath: journal}
 	res := Execute(context.Background(), spec, []Step{connectStep(), chatStep("hi")})
 	require.Nil(t, res.Error)
 	assert.Equal(t, StatusOK, res.Status)
@@ -115,11 +106,11 @@ func TestExecuteClassifiesFailures(t *testing.T) {
 		exit     int
 		requests int
 	}{
-		{"off loopback refused before any request", "http://192.0.2.1:1234/v1", answer("x"), nil, StatusRefused, "off_loopback", 1, 0},
-		{"budget refused before any request", "", answer("x"), func(*scripted.Server) []Step { return []Step{connectStep(), budgetStep(10), chatStep("hi")} }, StatusRefused, "input_budget", 1, 0},
+		{"off loopback refused before any request", "http://192.0.2.1:1234/v1", runtest.Answer("x"), nil, StatusRefused, "off_loopback", 1, 0},
+		{"budget refused before any request", "", runtest.Answer("x"), func(*scripted.Server) []Step { return []Step{connectStep(), budgetStep(10), chatStep("hi")} }, StatusRefused, "input_budget", 1, 0},
 		{"truncated reply", "", scripted.MustFixture("llama-server/chat_plain"), nil, StatusError, "reply_truncated", 2, 1},
 		{"http error", "", scripted.Reply{Status: 500, Body: "boom"}, nil, StatusError, "http", 2, 1},
-		{"red verdict", "", answer("x"), func(*scripted.Server) []Step {
+		{"red verdict", "", runtest.Answer("x"), func(*scripted.Server) []Step {
 			return []Step{connectStep(), chatStep("hi"), {Name: "verify", Run: func(context.Context, *Run) error { return &RedError{Reason: "verify exit 1"} }}}
 		}, StatusRed, "red", 1, 1},
 	}
@@ -137,7 +128,7 @@ func TestExecuteClassifiesFailures(t *testing.T) {
 			if tc.steps != nil {
 				steps = tc.steps(s)
 			}
-			spec := RunSpec{Mode: "transform", Settings: settingsFor(t, base), Model: "m", JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
+			spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, base), Model: "m", JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
 			res := Execute(context.Background(), spec, steps)
 			assert.Equal(t, tc.status, res.Status)
 			require.NotNil(t, res.Error)
@@ -273,13 +264,13 @@ func TestGitPathRefusesWhatARepositoryCouldPlant(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(inner, ".git"), 0o755))
 	require.NoError(t, os.Symlink(outside, filepath.Join(inner, ".git", "locum")))
 	assert.Empty(t, GitPath(inner, "locum/runs"))
-	assert.NotEqual(t, filepath.Join(outside, "rollback"), RollbackDir(inner))
+	assert.Empty(t, GitPath(inner, "locum/rollback"))
 
 	// Outside a git repository, a .locum that links out is not written in either.
 	plain := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(plain, ".locum")))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
-	assert.True(t, strings.HasPrefix(RollbackDir(plain), filepath.Join(os.Getenv("XDG_STATE_HOME"), "locum", "repos")), RollbackDir(plain))
+	assert.True(t, strings.HasPrefix(RepoStateDir(plain, "rollback"), filepath.Join(os.Getenv("XDG_STATE_HOME"), "locum", "repos")), RepoStateDir(plain, "rollback"))
 }
 
 // Every part of a journal line shown on the terminal is escaped: its time, its event name, its
@@ -298,4 +289,40 @@ func TestEventLineEscapesEveryPart(t *testing.T) {
 	assert.NotContains(t, line, "\n")
 	assert.NotContains(t, line, "\u202e")
 	assert.NotContains(t, line, "\u0085")
+}
+
+// When Ollama cannot say what a model does, the cap still holds: "none", which every Ollama
+// accepts for any model (the recorded 400s are for "low"; see testdata/real-servers/README.md),
+// and the journal says the capabilities are unknown and why.
+func TestUnknownOllamaCapabilitiesStillCapThinking(t *testing.T) {
+	for _, tc := range []struct {
+		effort string
+		want   any
+	}{{"low", "none"}, {"none", "none"}, {"high", nil}} {
+		t.Run(tc.effort, func(t *testing.T) {
+			s := scripted.New()
+			defer s.Close()
+			require.NoError(t, s.Mimic("ollama"))
+			s.On("POST", "/api/show", scripted.Reply{Status: 500, JSON: json.RawMessage(`{"error":"model runner crashed"}`)})
+			s.On("POST", "/v1/chat/completions", runtest.Answer("ok"))
+			journal := filepath.Join(t.TempDir(), "run.jsonl")
+			spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "tiny", JournalPath: journal}
+			step := Step{Name: "ask", Run: func(ctx context.Context, r *Run) error {
+				_, err := r.Chat(ctx, "ask", ChatRequest{Model: "tiny", MaxTokens: 64, Effort: tc.effort, Messages: []Message{{Role: "user", Content: "hi"}}})
+				return err
+			}}
+			res := Execute(context.Background(), spec, []Step{connectStep(), step})
+			require.Nil(t, res.Error)
+			assert.Equal(t, tc.want, runtest.SentBody(t, s)["reasoning_effort"])
+			var capEvent map[string]any
+			for _, ev := range readJournal(t, journal) {
+				if ev["event"] == "capabilities" {
+					capEvent = ev
+				}
+			}
+			require.NotNil(t, capEvent, "the journal says the capabilities are unknown")
+			assert.Equal(t, "unknown", capEvent["capabilities"])
+			assert.Contains(t, capEvent["error"], "model runner crashed")
+		})
+	}
 }

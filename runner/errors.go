@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -175,4 +176,28 @@ func Count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// SignalError is a run stopped by a signal.
+type SignalError struct{ Signal os.Signal }
+
+func (e *SignalError) Error() string { return "stopped by " + signalName(e.Signal) }
+
+func signalName(s os.Signal) string {
+	switch s.String() {
+	case "interrupt":
+		return "SIGINT"
+	case "terminated":
+		return "SIGTERM"
+	case "hangup":
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

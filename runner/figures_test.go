@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/locumdev/locum/runner/internal/runtest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func figuresOf(results ...*ChatResult) *Result {
 }
 
 func TestReceiptFiguresAreTheServersTruth(t *testing.T) {
-	out := func(n int64) Usage { return Usage{In: ptr(10), Out: ptr(n)} }
+	out := func(n int64) Usage { return Usage{In: new(int64(10)), Out: new(n)} }
 	t.Run("ttft is the first attempt's, not a sum", func(t *testing.T) {
 		res := figuresOf(
 			&ChatResult{Streamed: true, TTFT: ms(135), Elapsed: ms(900), Usage: out(40)},
@@ -52,26 +53,22 @@ func TestReceiptFiguresAreTheServersTruth(t *testing.T) {
 		require.NotNil(t, res.Rate)
 		assert.InDelta(t, 1669.93, *res.Rate, 0.1)
 	})
-	t.Run("no rate from a window too short to mean anything", func(t *testing.T) {
+	// The client measures a decode only over a window long enough to mean anything
+	// (TestMeasuredDecode); without one there is no rate.
+	t.Run("no decode figures, no rate", func(t *testing.T) {
 		r := &ChatResult{Streamed: true, TTFT: ms(43), Elapsed: ms(44), Usage: out(64)}
-		r.Decode = measuredDecode(r)
 		assert.Nil(t, figuresOf(r).Rate)
 		assert.Contains(t, figuresOf(r).Receipt(), " rate=? ")
 	})
-	t.Run("a long enough streamed decode is measured", func(t *testing.T) {
-		r := &ChatResult{Streamed: true, TTFT: ms(100), Elapsed: ms(1100), Usage: out(50)}
-		r.Decode = measuredDecode(r)
+	t.Run("a measured decode gives the rate", func(t *testing.T) {
+		r := &ChatResult{Streamed: true, TTFT: ms(100), Elapsed: ms(1100), Usage: out(50),
+			Decode: &Decode{Tokens: 50, Time: time.Second, Source: "measured"}}
 		res := figuresOf(r)
 		require.NotNil(t, res.Rate)
 		assert.InDelta(t, 50, *res.Rate, 0.01)
 	})
-	t.Run("a reply that did not stream has no measured rate", func(t *testing.T) {
-		r := &ChatResult{Elapsed: ms(5000), Usage: out(50)}
-		r.Decode = measuredDecode(r)
-		assert.Nil(t, figuresOf(r).Rate)
-	})
 	t.Run("token counts saturate and an absurd one prints ?", func(t *testing.T) {
-		res := figuresOf(&ChatResult{Usage: Usage{In: ptr(math.MaxInt64), Out: ptr(3)}}, &ChatResult{Usage: Usage{In: ptr(math.MaxInt64), Out: ptr(4)}})
+		res := figuresOf(&ChatResult{Usage: Usage{In: new(int64(math.MaxInt64)), Out: new(int64(3))}}, &ChatResult{Usage: Usage{In: new(int64(math.MaxInt64)), Out: new(int64(4))}})
 		assert.Nil(t, res.In, "an overflowed count is not reported as a number")
 		require.NotNil(t, res.Out)
 		assert.EqualValues(t, 7, *res.Out)
@@ -89,32 +86,11 @@ func TestOverflowingUsageFromTheServer(t *testing.T) {
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
-	s.On("POST", "/v1/chat/completions", js(`{"choices":[{"finish_reason":"stop","message":{"content":"ok"}}],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807}}`))
-	spec := RunSpec{Mode: "transform", Settings: settingsFor(t, s.BaseURL()), Model: "m", JournalPath: filepath.Join(t.TempDir(), "j")}
+	s.On("POST", "/v1/chat/completions", runtest.JSON(`{"choices":[{"finish_reason":"stop","message":{"content":"ok"}}],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807}}`))
+	spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "m", JournalPath: filepath.Join(t.TempDir(), "j")}
 	res := Execute(context.Background(), spec, []Step{connectStep(), chatStep("a"), chatStep("b")})
 	require.Nil(t, res.Error)
 	assert.Regexp(t, ` attempts=2 in=\? out=\? ttft=\? time=\d+ms rate=\? `, res.Receipt())
-}
-
-// llama-server reports its own decode timings (recorded: 16 tokens in 5.444 ms); the receipt's
-// rate is the server's.
-func TestRateFromLlamaServerTimings(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		s := scripted.New()
-		require.NoError(t, s.Mimic("llama-server"))
-		fixture := "llama-server/chat_plain"
-		want := 48 / 16.265e-3
-		if stream {
-			fixture, want = "llama-server/chat_stream", 16/5.444e-3
-		}
-		s.On("POST", "/v1/chat/completions", scripted.MustFixture(fixture))
-		res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "tiny", MaxTokens: 48, Stream: stream, Messages: []Message{{Role: "user", Content: "hi"}}})
-		s.Close()
-		require.NotNil(t, res, "err %v", err)
-		require.NotNil(t, res.Decode)
-		assert.Equal(t, "server", res.Decode.Source)
-		assert.InDelta(t, want, float64(res.Decode.Tokens)/res.Decode.Time.Seconds(), 0.5)
-	}
 }
 
 // cancelOnWrite cancels a run the first time the stream's progress is drawn: tokens have
@@ -147,7 +123,7 @@ func TestSignalMidStreamKeepsWhatWasMeasured(t *testing.T) {
 	s.On("POST", "/v1/chat/completions", scripted.Reply{Headers: map[string]string{"Content-Type": "text/event-stream"}, Body: text, Drip: scripted.Duration(20 * time.Millisecond)})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	spec := RunSpec{Mode: "transform", Settings: settingsFor(t, s.BaseURL()), Model: "qwen3-coder-30b", JournalPath: filepath.Join(t.TempDir(), "j"),
+	spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "qwen3-coder-30b", JournalPath: filepath.Join(t.TempDir(), "j"),
 		Progress: &cancelOnWrite{cancel: cancel}}
 	step := Step{Name: "ask", Run: func(ctx context.Context, r *Run) error {
 		_, err := r.Chat(ctx, "ask", ChatRequest{Model: r.Spec.Model, MaxTokens: 64, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
@@ -161,24 +137,4 @@ func TestSignalMidStreamKeepsWhatWasMeasured(t *testing.T) {
 	assert.Positive(t, res.TimeMs)
 	data, _ := json.Marshal(res)
 	assert.NotContains(t, string(data), `"time_ms":0`)
-}
-
-// A --timeout mid-stream keeps what was measured up to it, as a signal does.
-func TestTimeoutMidStreamKeepsWhatWasMeasured(t *testing.T) {
-	s := scripted.New()
-	defer s.Close()
-	require.NoError(t, s.Mimic("lmstudio"))
-	long := ""
-	for range 400 {
-		long += "token "
-	}
-	s.On("POST", "/v1/chat/completions", scripted.Reply{Headers: map[string]string{"Content-Type": "text/event-stream"}, Body: scripted.ChatStream(long), Drip: scripted.Duration(20 * time.Millisecond)})
-	c := clientFor(t, s, func(cfg *Config) { cfg.Timeout = 1500 * time.Millisecond })
-	res, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 64, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
-	var te *TimeoutError
-	require.True(t, errors.As(err, &te), "got %v", err)
-	require.NotNil(t, res, "the figures measured before the timeout")
-	assert.Positive(t, res.TTFT)
-	assert.Greater(t, res.Elapsed, res.TTFT)
-	assert.True(t, res.Streamed)
 }

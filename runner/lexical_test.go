@@ -158,3 +158,23 @@ func BenchmarkSignatures(b *testing.B) {
 		Signatures(texts)
 	}
 }
+
+// FuzzMinHash feeds arbitrary file text to the shingler: it never panics, a text scores 1 with
+// itself unless it has no words, and letter case never changes a signature.
+func FuzzMinHash(f *testing.F) {
+	f.Add("The quick, brown fox!")
+	f.Add("Grüße aus Köln \xff\xfe")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		sig := MinHash(text)
+		if sig == nil {
+			return
+		}
+		if EstimatedJaccard(sig, sig) != 1 {
+			t.Fatal("a text does not match itself")
+		}
+		if strings.ToValidUTF8(text, "") == text && EstimatedJaccard(sig, MinHash(strings.ToUpper(text))) != 1 && strings.EqualFold(strings.ToUpper(text), text) {
+			t.Fatalf("upper case changed the signature of %q", text)
+		}
+	})
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +24,7 @@ import (
 // below the threshold to 1, so the exact answer has many pairs near the threshold, where LSH
 // misses most.
 func plantedSet(rng *rand.Rand, n, dim, planted int, threshold float64) [][]float64 {
-	vecs := randomUnit(rng, n, dim)
+	vecs := runtest.RandomUnit(rng, n, dim)
 	for k := 0; k < planted; k++ {
 		i, j := rng.IntN(n), rng.IntN(n)
 		if i == j {
@@ -37,7 +39,7 @@ func plantedSet(rng *rand.Rand, n, dim, planted int, threshold float64) [][]floa
 // vector orthogonal to v.
 func nearby(rng *rand.Rand, v []float64, cos float64) []float64 {
 	dim := len(v)
-	w := randomUnit(rng, 1, dim)[0]
+	w := runtest.RandomUnit(rng, 1, dim)[0]
 	var dot float64
 	for d := range w {
 		dot += w[d] * v[d]
@@ -182,7 +184,7 @@ func TestDedupSaysWhichScoringRan(t *testing.T) {
 // an even and an odd number of rows.
 func TestHashCodesAgreeAcrossKernels(t *testing.T) {
 	for _, n := range []int{64, 65} {
-		u := Normalize(randomUnit(rand.New(rand.NewPCG(51, uint64(n))), n, 32))
+		u := Normalize(runtest.RandomUnit(rand.New(rand.NewPCG(51, uint64(n))), n, 32))
 		plan := lshPlan{bits: 7, tables: 5} // 35 planes: the kernel's four and a tail
 		fast := u.hashCodes(plan)
 		saved := hasDot2x4

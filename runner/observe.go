@@ -42,9 +42,6 @@ type ObserverFunc func(ProgressEvent)
 // Observe calls f.
 func (f ObserverFunc) Observe(ev ProgressEvent) { f(ev) }
 
-// StreamObserver hears a streamed reply grow: characters and text-carrying chunks so far.
-type StreamObserver func(chars, deltas int, elapsed time.Duration)
-
 // observe reports ev to the run's observer, if it has one.
 func (r *Run) observe(ev ProgressEvent) {
 	if r.Spec.Observer == nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +25,7 @@ func TestObserverHearsEachStage(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("a\n"), 0o644))
 
 	var events []ProgressEvent
-	spec := RunSpec{Mode: "transform", Root: root, Settings: settingsFor(t, s.BaseURL()), Model: "m", Routing: "operator",
+	spec := RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "m", Routing: "operator",
 		JournalPath: filepath.Join(root, "run.jsonl"), Observer: ObserverFunc(func(ev ProgressEvent) { events = append(events, ev) })}
 	res := Execute(context.Background(), spec, TransformSteps(TransformOptions{File: "a.txt", Verify: "true", Task: "make it b", Cwd: root, Root: root}))
 	require.Nil(t, res.Error, "%+v", res.Error)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -147,23 +146,6 @@ func (e *ResultError) Error() string {
 	return e.Result.Error.Message
 }
 
-// SignalError is a run stopped by a signal.
-type SignalError struct{ Signal os.Signal }
-
-func (e *SignalError) Error() string { return "stopped by " + signalName(e.Signal) }
-
-func signalName(s os.Signal) string {
-	switch s.String() {
-	case "interrupt":
-		return "SIGINT"
-	case "terminated":
-		return "SIGTERM"
-	case "hangup":
-		return "SIGHUP"
-	}
-	return s.String()
-}
-
 // Classify maps an error to the status, the error kind for --json, and the exit code. It is the
 // one place that decides what an error means.
 func Classify(err error) (Status, string, int) {
@@ -267,4 +249,50 @@ func NotStarted(mode, model, routing string, code int, err error) *Result {
 		res.Routing = &routing
 	}
 	return res
+}
+
+// NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
+// timed out or was ended by a signal: no verdict, so the file is restored and the run exits 2.
+type NoVerdictError struct {
+	Command string
+	Verdict string
+	Tail    string
+}
+
+func (e *NoVerdictError) Error() string {
+	msg := fmt.Sprintf("the verify command gave no verdict (%s): only exit 0 (keep) or 1 (retry) is a verdict; the file was restored", e.Verdict)
+	if e.Tail != "" {
+		msg += "\n" + indent(lastLines(e.Tail, 10))
+	}
+	return msg
+}
+
+// IndentTail is the last n lines of s, indented to stand under a message: how a verify's output
+// is quoted in a verdict.
+func IndentTail(s string, n int) string { return indent(lastLines(s, n)) }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// OversizeError names every entry over the per-file budget: a refusal before any request.
+type OversizeError struct {
+	Limit int64
+	Files []string // "name (N bytes)"
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (--max-input-bytes), so nothing was sent: %s; nothing is truncated, so raise --max-input-bytes only as far as the embedding model's context holds, or split the files",
+		len(e.Files), plural(len(e.Files), "file is", "files are"), e.Limit, strings.Join(e.Files, ", "))
 }

@@ -64,3 +64,27 @@ func TestClassifyKeepsARunsOwnResult(t *testing.T) {
 	assert.Equal(t, res.Error.Kind, kind)
 	assert.Equal(t, 1, code)
 }
+
+// The client's typed errors are what the exit-code mapping decides on; the client's own tests
+// show which reply makes which error.
+func TestClassifyClientErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus Status
+		wantKind   string
+		wantCode   int
+	}{
+		{"a prompt over the loaded context", fmt.Errorf("chat: %w", &ContextError{}), StatusRefused, "context_window", 1},
+		{"a prompt the server cut", fmt.Errorf("chat: %w", &InputTruncatedError{}), StatusError, "input_truncated", 2},
+		{"a server loading its model", fmt.Errorf("probe: %w", &LoadingError{Server: "llama-server"}), StatusError, "loading", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, kind, code := Classify(tt.err)
+			assert.Equal(t, tt.wantStatus, status)
+			assert.Equal(t, tt.wantKind, kind)
+			assert.Equal(t, tt.wantCode, code)
+		})
+	}
+}

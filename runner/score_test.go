@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -21,23 +23,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func randomUnit(rng *rand.Rand, n, dim int) [][]float64 {
-	out := make([][]float64, n)
-	for i := range out {
-		v := make([]float64, dim)
-		var norm float64
-		for k := range v {
-			v[k] = rng.NormFloat64()
-			norm += v[k] * v[k]
-		}
-		for k := range v {
-			v[k] /= math.Sqrt(norm)
-		}
-		out[i] = v
-	}
-	return out
-}
 
 func names(n int) []string {
 	out := make([]string, n)
@@ -49,7 +34,7 @@ func names(n int) []string {
 
 func TestSimilarPairsMatchesTheNestedLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	vecs := randomUnit(rng, 1100, 16) // more than two blocks
+	vecs := runtest.RandomUnit(rng, 1100, 16) // more than two blocks
 	// Plant near-duplicates across block boundaries.
 	vecs[1050] = append([]float64(nil), vecs[3]...)
 	vecs[1050][0] += 0.01
@@ -88,7 +73,7 @@ func TestThresholdIsInclusive(t *testing.T) {
 }
 
 func benchScoring(b *testing.B, n int, score func([][]float64, []string) []Pair) {
-	vecs := randomUnit(rand.New(rand.NewPCG(7, 8)), n, 768)
+	vecs := runtest.RandomUnit(rand.New(rand.NewPCG(7, 8)), n, 768)
 	nm := names(n)
 	runtime.GC()
 	var before runtime.MemStats
@@ -167,7 +152,7 @@ func gonumPairs(u *Unit, names []string, threshold float64) []Pair {
 }
 
 func TestGonumCandidateAgrees(t *testing.T) {
-	vecs := randomUnit(rand.New(rand.NewPCG(1, 2)), 1100, 16)
+	vecs := runtest.RandomUnit(rand.New(rand.NewPCG(1, 2)), 1100, 16)
 	vecs[1050] = append([]float64(nil), vecs[3]...)
 	want := SimilarPairs(Normalize(vecs), names(len(vecs)), 0.6)
 	got := gonumPairs(Normalize(vecs), names(len(vecs)), 0.6)
@@ -222,7 +207,7 @@ func BenchmarkScoreVsOpenBLAS(b *testing.B) {
 	if out, err := exec.Command("cc", "-O2", "-o", bin, "testdata/sgemm.c", "-lopenblas").CombinedOutput(); err != nil {
 		b.Skipf("skipping the OpenBLAS comparison: building testdata/sgemm.c against libopenblas failed (apt-get install gcc libopenblas-dev): %v\n%s", err, out)
 	}
-	u := Normalize(randomUnit(rand.New(rand.NewPCG(7, 8)), n, dim))
+	u := Normalize(runtest.RandomUnit(rand.New(rand.NewPCG(7, 8)), n, dim))
 	raw := make([]byte, 0, 4*n*dim)
 	for _, row := range u.vecs {
 		for _, x := range row {
@@ -285,7 +270,7 @@ func TestDot2x4MatchesDot(t *testing.T) {
 func TestSimilarPairsOddShapes(t *testing.T) {
 	for _, shape := range [][2]int{{7, 8}, {9, 12}, {263, 16}, {515, 24}, {300, 3}} {
 		n, dim := shape[0], shape[1]
-		vecs := randomUnit(rand.New(rand.NewPCG(uint64(n), uint64(dim))), n, dim)
+		vecs := runtest.RandomUnit(rand.New(rand.NewPCG(uint64(n), uint64(dim))), n, dim)
 		want := NestedLoopPairs(vecs, names(n), 0.3)
 		got := SimilarPairs(Normalize(vecs), names(n), 0.3)
 		// Scores within float32 rounding may print in another order; the sets must agree.

@@ -82,3 +82,22 @@ func BenchmarkDigestBytes(b *testing.B) {
 	b.ReportMetric(float64(span), "span-bytes")
 	b.ReportMetric(float64(span)/float64(digest), "span/digest")
 }
+
+// FuzzParseDigest feeds untrusted model replies to the digest parser and the gate: the gate's
+// verdicts stay its own.
+func FuzzParseDigest(f *testing.F) {
+	f.Add(`{"digest":[{"text":"t","lines":[1,2],"quote":"a b","verdict":"supported"}]}`)
+	f.Add("```json\n{\"digest\":[]}\n```")
+	f.Fuzz(func(t *testing.T, reply string) {
+		claims, err := ParseDigest(reply)
+		if err != nil {
+			return
+		}
+		file := []string{"a b", "c"}
+		for _, c := range Gate(claims, file, LineRange{Start: 1, End: 2}) {
+			if c.Supported() && (c.Lines[0] < 1 || c.Lines[1] > 2 || c.Lines[0] > c.Lines[1]) {
+				t.Fatalf("a claim outside the span was supported: %+v", c)
+			}
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -70,7 +72,7 @@ func TestChatSendsToolTurns(t *testing.T) {
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
-	s.On("POST", "/v1/chat/completions", answer("done"))
+	s.On("POST", "/v1/chat/completions", runtest.Answer("done"))
 	_, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 64, Messages: []Message{
 		{Role: "user", Content: "go"},
 		{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`}}},

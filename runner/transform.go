@@ -2,14 +2,10 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/untrusted"
 )
 
 // TransformOptions is one verify-gated edit.
@@ -27,31 +23,8 @@ type TransformOptions struct {
 	RollbackKey []byte
 }
 
-// NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
-// timed out or was ended by a signal: no verdict, so the file is restored and the run exits 2.
-type NoVerdictError struct {
-	Command string
-	Verdict string
-	Tail    string
-}
-
-func (e *NoVerdictError) Error() string {
-	msg := fmt.Sprintf("the verify command gave no verdict (%s): only exit 0 (keep) or 1 (retry) is a verdict; the file was restored", e.Verdict)
-	if e.Tail != "" {
-		msg += "\n" + indent(lastLines(e.Tail, 10))
-	}
-	return msg
-}
-
-// narrowFlags is how a user narrows a file mode's input, for advice.
-const narrowFlags = "--lines or --symbol"
-
 // ContextLines is how many lines around the span the prompt shows, read-only.
 const ContextLines = 3
-
-// hardFileCap bounds a file read for --lines: the span goes through the input budget, but the
-// whole file is still read to write it back.
-const hardFileCap = 64 << 20
 
 const spanInstruction = `You edit one span of a file to do a task. Reply with the complete new text of the span inside one fenced code block, and nothing else. Keep the code style. Do not repeat the context lines shown around the span; they stay as they are. If the span must become empty, reply with an empty block.`
 
@@ -107,63 +80,6 @@ func (t *transform) scope(_ context.Context, r *Run) error {
 	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
 	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": promptBytes(prompt)})
 	return rails.CheckBudget("the prompt", int64(promptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
-}
-
-// fileScope is a file read for a mode, and the span of it the mode works on.
-type fileScope struct {
-	path, display string
-	text          Text
-	rng           LineRange
-}
-
-func (s *fileScope) span() []string { return s.text.Lines[s.rng.Start-1 : s.rng.End] }
-
-// scopeFile reads the file a mode works on and resolves its span: lines, a Go symbol, or the
-// whole file. Without a span the whole file goes into the prompt, so it is measured against the
-// input budget on disk, before it is read.
-func scopeFile(r *Run, cwd, root, file, lines, symbol string) (*fileScope, error) {
-	if lines != "" && symbol != "" {
-		return nil, &BadInputError{Reason: "--lines and --symbol both name the span: give one"}
-	}
-	path, display, err := resolveInRoot(cwd, root, file)
-	if err != nil {
-		return nil, err
-	}
-	limit := int64(hardFileCap)
-	if lines == "" && symbol == "" {
-		limit = r.Spec.Settings.Int("max_input_bytes")
-	}
-	data, err := rails.ReadTextFile(path, limit)
-	if err != nil {
-		var be *rails.BudgetError
-		if errors.As(err, &be) {
-			be.What = display
-		}
-		var fe *rails.FileError
-		if errors.As(err, &fe) {
-			fe.Path = display
-		}
-		return nil, err
-	}
-	sc := &fileScope{path: path, display: display, text: SplitText(string(data))}
-	sc.rng = LineRange{Start: 1, End: len(sc.text.Lines)}
-	switch {
-	case symbol != "":
-		if sc.rng, err = SymbolRange(display, data, symbol); err != nil {
-			return nil, err
-		}
-		r.Detail("symbol", strings.TrimSpace(symbol))
-	case lines != "":
-		if sc.rng, err = ParseLineRange(lines); err != nil {
-			return nil, err
-		}
-		if sc.rng, err = sc.rng.Within(len(sc.text.Lines)); err != nil {
-			return nil, err
-		}
-	}
-	r.Detail("file", display)
-	r.Detail("lines", sc.rng.String())
-	return sc, nil
 }
 
 func (t *transform) span() []string {
@@ -281,7 +197,7 @@ func (t *transform) edit(ctx context.Context, r *Run) error {
 		// No edit reached the file, so there was nothing to restore.
 		return &RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
 	}
-	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %s; the file was restored\n%s", Count(maxAttempts, "attempt", "attempts"), indent(lastLines(lastTail, 10)))}
+	return &RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %s; the file was restored\n%s", Count(maxAttempts, "attempt", "attempts"), IndentTail(lastTail, 10))}
 }
 
 func (t *transform) parse(format, answer string) ([]string, error) {
@@ -322,75 +238,4 @@ func (t *transform) prompt(format, feedback string) []Message {
 		fmt.Fprintf(&b, "\n%s\n", feedback)
 	}
 	return []Message{{Role: "system", Content: instruction}, {Role: "user", Content: b.String()}}
-}
-
-func promptBytes(msgs []Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)
-	}
-	return n
-}
-
-// resolveInRoot resolves a file the user named, refusing one that is missing, not a regular
-// file, or (after symbolic links) outside the repository.
-func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
-	p := file
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
-	}
-	st, err := os.Lstat(p)
-	if err != nil {
-		return "", "", &rails.FileError{Path: file, Reason: "no such file"}
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", "", &rails.FileError{Path: file, Reason: "a symbolic link to nothing"}
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", "", err
-	}
-	rel, err := filepath.Rel(realRoot, real)
-	if err != nil || !filepath.IsLocal(rel) {
-		what := "outside the repository"
-		if st.Mode()&os.ModeSymlink != 0 {
-			what = "a symbolic link out of the repository (to " + untrusted.Escape(real) + ")"
-		}
-		return "", "", &BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", untrusted.Escape(file), what)}
-	}
-	return real, filepath.ToSlash(rel), nil
-}
-
-var languages = map[string]string{
-	".go": "Go", ".py": "Python", ".js": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".jsx": "JavaScript",
-	".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".hpp": "C++", ".rb": "Ruby",
-	".sh": "shell", ".bash": "shell", ".md": "Markdown", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML", ".toml": "TOML",
-	".sql": "SQL", ".html": "HTML", ".css": "CSS", ".kt": "Kotlin", ".swift": "Swift", ".cs": "C#", ".php": "PHP", ".txt": "text",
-}
-
-func language(name string) string {
-	if l, ok := languages[strings.ToLower(filepath.Ext(name))]; ok {
-		return l
-	}
-	return "plain text"
-}
-
-// IndentTail is the last n lines of s, indented to stand under a message: how a verify's output
-// is quoted in a verdict.
-func IndentTail(s string, n int) string { return indent(lastLines(s, n)) }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

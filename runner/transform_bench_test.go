@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locumdev/locum/runner/internal/runtest"
+
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -52,7 +54,7 @@ func BenchmarkEditReplySize(b *testing.B) {
 		if err := os.WriteFile(file, []byte(text.Join()), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		spec := RunSpec{Mode: "transform", Root: root, Settings: settingsFor(b, s.BaseURL()), Model: "m", Routing: "operator",
+		spec := RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(b, s.BaseURL()), Model: "m", Routing: "operator",
 			JournalPath: filepath.Join(root, "run.jsonl")}
 		res := Execute(context.Background(), spec, TransformSteps(TransformOptions{File: "big.go", Lines: lines, Verify: "true",
 			Task: "make every function in the span subtract instead of add", Cwd: root, Root: root}))
