@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 )
 
+// RandomUnit draws n random unit vectors of dim dimensions.
 func RandomUnit(rng *rand.Rand, n, dim int) [][]float64 {
 	out := make([][]float64, n)
 	for i := range out {
