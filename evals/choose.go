@@ -31,7 +31,7 @@ func (ch ModelChoice) arg(name string) string {
 // (routing=operator); a role (named, or the mode's default) runs only the model and effort a
 // signed A/B record earned it (routing=earned), and a different model or effort is refused rather
 // than silently substituted. The CLI and the MCP server both call it, so a role means the same on
-// either. A refusal is a *runner.RefusalError (exit 1); a contradiction is a *runner.BadInputError
+// either. A refusal is a *engine.RefusalError (exit 1); a contradiction is a *engine.BadInputError
 // (exit 2).
 func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
 	role, _ := settings.Get("role")

@@ -30,7 +30,7 @@ func (e *DangerousHostError) Error() string {
 	return fmt.Sprintf("refusing a host command with %s: arm H runs in a scratch directory but with your credentials, so it keeps its permission checks", e.Flag)
 }
 
-// Unwrap makes it a refusal before any request for runner.Classify: exit 1.
+// Unwrap makes it a refusal before any request for engine.Classify: exit 1.
 func (e *DangerousHostError) Unwrap() error { return &engine.RefusalError{Reason: e.Error()} }
 
 // ParseHostCommand splits the command and refuses flags that turn permission checks off.

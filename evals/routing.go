@@ -53,7 +53,7 @@ func roleRefusal(role, why string) error {
 
 // ResolveRole returns the model and effort a role was measured with, only when a signed,
 // trusted, unedited routing file enables it and the A/B record it came from is there unchanged.
-// Every other case is a *runner.RefusalError saying why.
+// Every other case is a *engine.RefusalError saying why.
 func ResolveRole(v *schema.Validator, root string, trust []string, role string, declared packs.Role) (Route, error) {
 	return ResolveRoleTrusting(v, root, TrustedKeys{Keys: trust}, role, declared)
 }
