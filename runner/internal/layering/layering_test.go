@@ -139,6 +139,20 @@ func TestRunnerLayering(t *testing.T) {
 	assert.Empty(t, violations(g, tests, rules()))
 }
 
+// The test helpers are built into tests only: no package's own code imports them, but the
+// helpers themselves.
+func TestHelpersStayInTests(t *testing.T) {
+	g, _ := moduleGraph(t, filepath.Join("..", "..", ".."))
+	helpers := map[string]bool{"runner/scripted": true, "runner/internal/runtest": true}
+	for pkg, deps := range g {
+		for _, d := range deps {
+			if helpers[d] && !helpers[pkg] {
+				t.Errorf("%s imports the test helper %s outside its tests", pkg, d)
+			}
+		}
+	}
+}
+
 // The check itself, on graphs made to break each rule.
 func TestViolationsFindsEachBreak(t *testing.T) {
 	base := graph{
