@@ -74,16 +74,6 @@ func TestDedupReportsScoring(t *testing.T) {
 	assert.Equal(t, 3, seen[len(seen)-1].Total)
 }
 
-func dedupSettings(t *testing.T, baseURL, model string) *packs.Settings {
-	t.Helper()
-	p, err := packs.LoadBuiltin(packs.DefaultPack)
-	require.NoError(t, err)
-	c := &packs.Composition{Packs: []*packs.Pack{p}}
-	s, err := c.Resolve("dedup", nil, map[string]string{"base-url": baseURL, "model": model})
-	require.NoError(t, err)
-	return s
-}
-
 // The cache is keyed by server kind, endpoint, model and digest: a llama-server and then an
 // Ollama at the same address, both asked for "tiny", share no vectors; nor do two Ollama models
 // of one name with different digests. The same server and model hit the cache every time.
@@ -104,7 +94,7 @@ func TestEmbeddingCacheKeyedByServerAndDigest(t *testing.T) {
 	run := func() (Result, []string) {
 		t.Helper()
 		var found Result
-		spec := engine.RunSpec{Mode: "dedup", Root: root, Settings: dedupSettings(t, s.BaseURL(), "tiny"), Model: "tiny",
+		spec := engine.RunSpec{Mode: "dedup", Root: root, Settings: runtest.Settings(t, "dedup", map[string]string{"base-url": s.BaseURL(), "model": "tiny"}), Model: "tiny",
 			JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
 		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root}, &found))
 		require.Nil(t, res.Error)

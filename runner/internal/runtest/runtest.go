@@ -16,15 +16,21 @@ import (
 	"github.com/locumdev/locum/runner/scripted"
 )
 
-// SettingsFor is the built-in pack's transform settings with the scripted server as the endpoint.
-func SettingsFor(t testing.TB, baseURL string) *packs.Settings {
+// Settings is the built-in pack's settings for mode, with flags given as on the command line.
+func Settings(t testing.TB, mode string, flags map[string]string) *packs.Settings {
 	t.Helper()
 	p, err := packs.LoadBuiltin(packs.DefaultPack)
 	require.NoError(t, err)
 	c := &packs.Composition{Packs: []*packs.Pack{p}}
-	s, err := c.Resolve("transform", nil, map[string]string{"base-url": baseURL})
+	s, err := c.Resolve(mode, nil, flags)
 	require.NoError(t, err)
 	return s
+}
+
+// SettingsFor is the built-in pack's transform settings with the scripted server as the endpoint.
+func SettingsFor(t testing.TB, baseURL string) *packs.Settings {
+	t.Helper()
+	return Settings(t, "transform", map[string]string{"base-url": baseURL})
 }
 
 // JSON is a reply with a JSON body.
