@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/scope"
 )
 
 //go:embed fixtures/agent.txtar
@@ -39,7 +39,7 @@ func gradeAgent(answer string) Grade {
 		return g
 	}
 	text := strings.TrimSpace(strings.ReplaceAll(answer, "\r\n", "\n"))
-	if blocks, err := runner.FencedBlocks(text); err == nil && len(blocks) == 1 && strings.HasPrefix(text, "```") {
+	if blocks, err := scope.FencedBlocks(text); err == nil && len(blocks) == 1 && strings.HasPrefix(text, "```") {
 		text = blocks[0]
 	}
 	got, err := agentFiles(text)

@@ -17,7 +17,8 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -39,7 +40,7 @@ type CaptureOptions struct {
 	// the endpoint, the input budget, the thinking cap (effort) and max_output_tokens, so the
 	// record measures the rails its routing will later run under; the run journal gets every
 	// request and reply.
-	Local runner.RunSpec
+	Local engine.RunSpec
 	// Log receives one progress line per turn.
 	Log io.Writer
 }
@@ -83,10 +84,10 @@ func (e *RecordExistsError) Error() string {
 
 // JournalPath is where the capture journal of a name lives: under the git directory.
 func JournalPath(root, name string) string {
-	if p := runner.GitPath(root, "locum/ab-journal"); p != "" {
+	if p := engine.GitPath(root, "locum/ab-journal"); p != "" {
 		return filepath.Join(p, name+".jsonl")
 	}
-	return filepath.Join(runner.RepoStateDir(root, "ab-journal"), name+".jsonl")
+	return filepath.Join(engine.RepoStateDir(root, "ab-journal"), name+".jsonl")
 }
 
 type journalLine struct {
@@ -192,9 +193,9 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 // rail), then a step per turn. The first step that fails stops the capture before any host call.
 func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, write func(journalLine) error) (map[string]string, error) {
 	var digests map[string]string
-	steps := []runner.Step{
-		{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }},
-		{Name: "digests", Run: func(ctx context.Context, r *runner.Run) error {
+	steps := []engine.Step{
+		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
+		{Name: "digests", Run: func(ctx context.Context, r *engine.Run) error {
 			all := r.Client.ModelDigests(ctx)
 			digests = map[string]string{}
 			for _, m := range o.Models {
@@ -214,7 +215,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 			if _, ok := done[key]; ok {
 				continue
 			}
-			steps = append(steps, runner.Step{Name: "turn " + key, Run: func(ctx context.Context, r *runner.Run) error {
+			steps = append(steps, engine.Step{Name: "turn " + key, Run: func(ctx context.Context, r *engine.Run) error {
 				t, err := o.localTurn(ctx, r, task, role, run)
 				if err == nil {
 					err = write(journalLine{Kind: "turn", Turn: &t})
@@ -240,7 +241,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	if spec.Model == "" {
 		spec.Model = joinModels(o.Models)
 	}
-	res := runner.Execute(ctx, spec, steps)
+	res := engine.Execute(ctx, spec, steps)
 	if res.ExitCode == 0 {
 		return digests, nil
 	}
@@ -249,7 +250,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	}
 	if failed == nil && res.Error != nil {
 		// A step before any turn failed (the endpoint refused, say): keep what the run made of it.
-		failed = &runner.ResultError{Result: res}
+		failed = &engine.ResultError{Result: res}
 	}
 	if failed == nil {
 		failed = errors.New("the local arm stopped")
@@ -259,7 +260,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 
 // localTurn is one sample of a task by the local model, asked as every mode asks: the prompt under
 // the input budget, streamed, at the settings' effort and output cap, classified before grading.
-func (o CaptureOptions) localTurn(ctx context.Context, r *runner.Run, task Task, role string, run int) (Turn, error) {
+func (o CaptureOptions) localTurn(ctx context.Context, r *engine.Run, task Task, role string, run int) (Turn, error) {
 	s := r.Spec.Settings
 	seed := TurnSeed(o.Seed, task.ID, run)
 	model := o.Models[role]
@@ -267,8 +268,8 @@ func (o CaptureOptions) localTurn(ctx context.Context, r *runner.Run, task Task,
 		return Turn{}, err
 	}
 	start := time.Now()
-	res, err := r.Chat(ctx, fmt.Sprintf("turn %s/%s/%d", ArmLocal, task.ID, run), runner.ChatRequest{Model: model, MaxTokens: s.Int("max_output_tokens"),
-		Effort: s.String("effort"), Seed: &seed, Stream: true, Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+	res, err := r.Chat(ctx, fmt.Sprintf("turn %s/%s/%d", ArmLocal, task.ID, run), client.ChatRequest{Model: model, MaxTokens: s.Int("max_output_tokens"),
+		Effort: s.String("effort"), Seed: &seed, Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
 	t := Turn{Arm: ArmLocal, Task: task.ID, Run: run, Seed: &seed, Model: model, WallMs: time.Since(start).Milliseconds(), Evidence: []string{}}
 	var reply *rails.ReplyError
 	switch {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -42,7 +42,7 @@ func captureSetup(t *testing.T, srv *scripted.Server, k int, flags map[string]st
 		Name: "local-worker", K: k, Seed: 42, Host: HostCommand{Argv: []string{host, "-p"}}, HostModel: "scripted-host",
 		Models: map[string]string{"code": "scripted-not-a-model", "prose": "scripted-not-a-model", "agent": "scripted-not-a-model"}, TurnTimeout: 0,
 		Root: root, Roles: c.Roles(), Key: key, Version: "test", BinarySHA: "test",
-		Local: runner.RunSpec{Settings: settings, JournalPath: filepath.Join(root, "run.jsonl")},
+		Local: engine.RunSpec{Settings: settings, JournalPath: filepath.Join(root, "run.jsonl")},
 	}
 }
 
@@ -144,8 +144,8 @@ func TestCaptureLocalArmKeepsTheInputBudget(t *testing.T) {
 	_, err := Capture(context.Background(), o)
 	var budget *rails.BudgetError
 	require.True(t, errors.As(err, &budget), "got %v", err)
-	status, _, code := runner.Classify(err)
-	assert.Equal(t, runner.StatusRefused, status)
+	status, _, code := engine.Classify(err)
+	assert.Equal(t, engine.StatusRefused, status)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, srv.RequestsTo("/v1/chat/completions"))
 	assert.NoFileExists(t, filepath.Join(o.Root, "host-calls"))

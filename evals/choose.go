@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -31,7 +31,7 @@ func (ch ModelChoice) arg(name string) string {
 // (routing=operator); a role (named, or the mode's default) runs only the model and effort a
 // signed A/B record earned it (routing=earned), and a different model or effort is refused rather
 // than silently substituted. The CLI and the MCP server both call it, so a role means the same on
-// either. A refusal is a *runner.RefusalError (exit 1); a contradiction is a *runner.BadInputError
+// either. A refusal is a *engine.RefusalError (exit 1); a contradiction is a *engine.BadInputError
 // (exit 2).
 func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
 	role, _ := settings.Get("role")
@@ -39,7 +39,7 @@ func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Sett
 		return ch.Model, "operator", nil
 	}
 	if role.Value == "" {
-		return "", "", &runner.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
+		return "", "", &engine.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
 	}
 	return ModelForRole(v, c, role.Value, ch, settings)
 }
@@ -59,14 +59,14 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 		trust.Vouched = c.Workspace.Trust.Keys
 	}
 	route, err := ResolveRoleTrusting(v, c.Root, trust, role, c.Roles()[role])
-	var refusal *runner.RefusalError
+	var refusal *engine.RefusalError
 	if errors.As(err, &refusal) {
 		// No earned routing: a model the operator accepted for the role in the user config may
 		// stand in, and the receipt says so (routing=operator, never earned).
 		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
 			if accepted.Effort != "" {
 				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && (strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env")) {
-					return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
+					return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
 				}
 				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
 			}
@@ -78,7 +78,7 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 		if err == nil {
 			measured = "only " + route.Model + ", the model its A/B record measured"
 		}
-		return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s and %s %s: the role runs %s, never a substitute; drop %s to run %s as an operator's choice",
+		return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s and %s %s: the role runs %s, never a substitute; drop %s to run %s as an operator's choice",
 			ch.arg("role"), role, ch.arg("model"), explicit, measured, ch.arg("role"), explicit)}
 	}
 	if err != nil {
@@ -86,7 +86,7 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 	}
 	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
 		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
-			return "", "", &runner.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
+			return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
 				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}
 		settings.Set("effort", route.Effort, "routing "+RoutingFile)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -77,7 +77,7 @@ func TestRegenerateExample(t *testing.T) {
 		Name: "local-worker", K: EarnK, Seed: 42, Host: HostCommand{Argv: []string{"scripted-host-not-an-agent", "-p"}},
 		HostModel: "scripted-host-not-a-model", Models: map[string]string{"code": exampleModel, "prose": exampleModel, "agent": exampleModel},
 		Root: root, Roles: c.Roles(), Key: key, Version: "go-test", BinarySHA: "none: captured by go test, not by a locum binary",
-		Local: runner.RunSpec{Settings: settings, JournalPath: filepath.Join(t.TempDir(), "run.jsonl")},
+		Local: engine.RunSpec{Settings: settings, JournalPath: filepath.Join(t.TempDir(), "run.jsonl")},
 	})
 	require.NoError(t, err)
 	require.NoError(t, WriteRouting(root, rec.Name, DeriveRoles(rec, c.Roles()), func(doc map[string]any) error { return Sign(doc, key) }))

@@ -1,8 +1,6 @@
 package evals
 
 import (
-	"github.com/locumdev/locum/runner"
-
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // HostOutputLimit is the most a host turn may write before the capture stops.
@@ -31,8 +30,8 @@ func (e *DangerousHostError) Error() string {
 	return fmt.Sprintf("refusing a host command with %s: arm H runs in a scratch directory but with your credentials, so it keeps its permission checks", e.Flag)
 }
 
-// Unwrap makes it a refusal before any request for runner.Classify: exit 1.
-func (e *DangerousHostError) Unwrap() error { return &runner.RefusalError{Reason: e.Error()} }
+// Unwrap makes it a refusal before any request for engine.Classify: exit 1.
+func (e *DangerousHostError) Unwrap() error { return &engine.RefusalError{Reason: e.Error()} }
 
 // ParseHostCommand splits the command and refuses flags that turn permission checks off.
 func ParseHostCommand(s string) (HostCommand, error) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -48,12 +48,12 @@ type Route struct {
 
 // roleRefusal is the one-line refusal of a role, with what to do.
 func roleRefusal(role, why string) error {
-	return &runner.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, name a model with --model ID, or accept one in your user config (roles.%s.model)", role, why, role)}
+	return &engine.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; run locum eval --ab ... --write to earn it, name a model with --model ID, or accept one in your user config (roles.%s.model)", role, why, role)}
 }
 
 // ResolveRole returns the model and effort a role was measured with, only when a signed,
 // trusted, unedited routing file enables it and the A/B record it came from is there unchanged.
-// Every other case is a *runner.RefusalError saying why.
+// Every other case is a *engine.RefusalError saying why.
 func ResolveRole(v *schema.Validator, root string, trust []string, role string, declared packs.Role) (Route, error) {
 	return ResolveRoleTrusting(v, root, TrustedKeys{Keys: trust}, role, declared)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -114,7 +114,7 @@ func TestResolveRole(t *testing.T) {
 				tr = override
 			}
 			_, err := ResolveRole(v, root, tr, tc.role, code)
-			var refusal *runner.RefusalError
+			var refusal *engine.RefusalError
 			require.True(t, errors.As(err, &refusal), "got %v", err)
 			assert.Contains(t, refusal.Error(), tc.want)
 			assert.Contains(t, refusal.Error(), "run locum eval --ab")
@@ -138,7 +138,7 @@ func TestResolveRole(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root, _, own := workspaceWithRecord(t, true, tc.body(t))
 			_, err := ResolveRole(v, root, own, "code", code)
-			var refusal *runner.RefusalError
+			var refusal *engine.RefusalError
 			require.True(t, errors.As(err, &refusal), "got %v", err)
 			assert.Contains(t, refusal.Error(), tc.want)
 		})

@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // ScreenResult is one task's sample in a screen.
@@ -18,17 +19,17 @@ type ScreenResult struct {
 
 // ScreenSteps samples each task once with the run's model and grades it. A screen has no
 // baseline arm, so it earns no routing whatever it finds; it is red when any task fails.
-func ScreenSteps(tasks []Task, results *[]ScreenResult) []runner.Step {
-	steps := []runner.Step{{Name: "connect", Run: func(_ context.Context, r *runner.Run) error { return r.Connect() }}}
+func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
+	steps := []engine.Step{{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }}}
 	for _, task := range tasks {
-		steps = append(steps, runner.Step{Name: "screen " + task.ID, Run: func(ctx context.Context, r *runner.Run) error {
+		steps = append(steps, engine.Step{Name: "screen " + task.ID, Run: func(ctx context.Context, r *engine.Run) error {
 			s := r.Spec.Settings
 			if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
 				return err
 			}
 			// Streamed like every mode, so the receipt splits prefill from decode.
-			res, err := r.Chat(ctx, "screen "+task.ID, runner.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int("max_output_tokens"),
-				Effort: s.String("effort"), Stream: true, Messages: []runner.Message{{Role: "user", Content: task.Prompt}}})
+			res, err := r.Chat(ctx, "screen "+task.ID, client.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int("max_output_tokens"),
+				Effort: s.String("effort"), Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
 			out := ScreenResult{Task: task.ID, Reply: string(rails.ClassAnswer)}
 			var reply *rails.ReplyError
 			switch {
@@ -44,7 +45,7 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []runner.Step {
 			return nil
 		}})
 	}
-	steps = append(steps, runner.Step{Name: "verdict", Run: func(_ context.Context, r *runner.Run) error {
+	steps = append(steps, engine.Step{Name: "verdict", Run: func(_ context.Context, r *engine.Run) error {
 		failed := 0
 		for _, res := range *results {
 			if !res.Grade.Passed {
@@ -53,7 +54,7 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []runner.Step {
 		}
 		r.Detail("screen", *results)
 		if failed > 0 {
-			return &runner.RedError{Reason: fmt.Sprintf("the screen failed %d of %d tasks; a screen earns no routing either way (that takes locum eval --ab)", failed, len(*results))}
+			return &engine.RedError{Reason: fmt.Sprintf("the screen failed %d of %d tasks; a screen earns no routing either way (that takes locum eval --ab)", failed, len(*results))}
 		}
 		return nil
 	}})

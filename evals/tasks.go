@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -82,7 +82,7 @@ func gradeCode(answer string) Grade {
 		return g
 	}
 	src := answer
-	if blocks, err := runner.FencedBlocks(answer); err == nil && len(blocks) == 1 {
+	if blocks, err := scope.FencedBlocks(answer); err == nil && len(blocks) == 1 {
 		src = blocks[0]
 	}
 	want, err := parseLoad(codeFixture)
@@ -219,7 +219,7 @@ func gradeCodify(answer string) Grade {
 		return g
 	}
 	text := strings.TrimSpace(answer)
-	if blocks, err := runner.FencedBlocks(text); err == nil && len(blocks) == 1 && strings.HasPrefix(text, "```") {
+	if blocks, err := scope.FencedBlocks(text); err == nil && len(blocks) == 1 && strings.HasPrefix(text, "```") {
 		text = strings.TrimSpace(blocks[0])
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")

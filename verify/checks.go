@@ -12,7 +12,10 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/transform"
 )
 
 // offlineBase is a loopback endpoint nothing is sent to: the checks' transport is a replay.
@@ -96,7 +99,7 @@ func loopbackChecks() []Check {
 			if err != nil {
 				return couldNot(err)
 			}
-			if res.Status != runner.StatusRefused || rp.requests() != 0 {
+			if res.Status != engine.StatusRefused || rp.requests() != 0 {
 				return fmt.Errorf("an off-loopback endpoint ended %s after %d requests", res.Status, rp.requests())
 			}
 			return nil
@@ -114,7 +117,7 @@ func budgetChecks() []Check {
 			if err != nil {
 				return couldNot(err)
 			}
-			if res.Status != runner.StatusRefused || res.Error == nil || res.Error.Kind != "input_budget" || res.ExitCode != 1 {
+			if res.Status != engine.StatusRefused || res.Error == nil || res.Error.Kind != "input_budget" || res.ExitCode != 1 {
 				return fmt.Errorf("an oversized prompt ended %s (%v)", res.Status, res.Error)
 			}
 			if rp.requests() != 0 {
@@ -129,7 +132,7 @@ func budgetChecks() []Check {
 			if err != nil {
 				return couldNot(err)
 			}
-			if res.Status != runner.StatusRefused || res.Error == nil || res.Error.Kind != "context_window" || res.ExitCode != 1 {
+			if res.Status != engine.StatusRefused || res.Error == nil || res.Error.Kind != "context_window" || res.ExitCode != 1 {
 				return fmt.Errorf("a prompt over the loaded context ended %s (%v)", res.Status, res.Error)
 			}
 			if len(rp.chatBodies()) != 0 {
@@ -140,7 +143,7 @@ func budgetChecks() []Check {
 		{Name: "budget/non-integer-ceiling-is-exit-2", Run: func(context.Context, *Env) error {
 			for _, v := range []string{"32k", "1.5", "-1", "0", "", "1e3"} {
 				_, err := modeSettings("transform", map[string]string{"max-input-bytes": v})
-				if _, _, code := runner.Classify(err); err == nil || code != 2 {
+				if _, _, code := engine.Classify(err); err == nil || code != 2 {
 					return fmt.Errorf("--max-input-bytes %q gave %v (exit %d), want a refusal with exit 2", v, err, code)
 				}
 			}
@@ -158,9 +161,9 @@ func thinkingChecks() []Check {
 	}
 }
 
-func offlineClient(env *Env, rp *replay) *runner.Client {
+func offlineClient(env *Env, rp *replay) *client.Client {
 	u, _ := rails.ParseEndpoint(offlineBase, false)
-	return runner.NewClient(runner.Config{BaseURL: u, Dial: env.Dial, Transport: rp})
+	return client.New(client.Config{BaseURL: u, Dial: env.Dial, Transport: rp})
 }
 
 func checkSwitches(ctx context.Context, env *Env) error {
@@ -182,8 +185,8 @@ func checkSwitches(ctx context.Context, env *Env) error {
 		if c.show != "" {
 			rp.on("POST", "/api/show", jsonReply(c.show))
 		}
-		if _, err := offlineClient(env, rp).Chat(ctx, runner.ChatRequest{Model: "m", MaxTokens: 4096, Effort: "low",
-			Messages: []runner.Message{{Role: "user", Content: "hi"}}}); err != nil {
+		if _, err := offlineClient(env, rp).Chat(ctx, client.ChatRequest{Model: "m", MaxTokens: 4096, Effort: "low",
+			Messages: []client.Message{{Role: "user", Content: "hi"}}}); err != nil {
 			return fmt.Errorf("%s: %v", c.name, err)
 		}
 		body := rp.lastBody()
@@ -223,8 +226,8 @@ func checkReplyClasses(ctx context.Context, env *Env) error {
 	}
 	for _, c := range cases {
 		rp := newReplay().mimic(c.kind).on("POST", "/v1/chat/completions", c.reply).on("POST", "/api/show", jsonReply(`{"capabilities":["completion","thinking"]}`))
-		res, err := offlineClient(env, rp).Chat(ctx, runner.ChatRequest{Model: "m", MaxTokens: 48, Effort: "none", Stream: c.stream,
-			Messages: []runner.Message{{Role: "user", Content: "hi"}}})
+		res, err := offlineClient(env, rp).Chat(ctx, client.ChatRequest{Model: "m", MaxTokens: 48, Effort: "none", Stream: c.stream,
+			Messages: []client.Message{{Role: "user", Content: "hi"}}})
 		if res == nil {
 			return fmt.Errorf("%s: %v", c.name, err)
 		}
@@ -245,12 +248,12 @@ const rollbackOriginal = "package calc\r\n\r\nfunc Add(a, b int) int {\r\n\tretu
 
 // runTransform runs a whole transform on a scratch file with the replayed model and the given
 // verify command, and checks nothing else; the caller judges the result and the file.
-func runTransform(ctx context.Context, env *Env, rp *replay, verifyCmd string, flags map[string]string) (*runner.Result, error) {
+func runTransform(ctx context.Context, env *Env, rp *replay, verifyCmd string, flags map[string]string) (*engine.Result, error) {
 	res, _, _, err := transformOnScratch(ctx, env, rp, verifyCmd, flags)
 	return res, err
 }
 
-func transformOnScratch(ctx context.Context, env *Env, rp *replay, verifyCmd string, flags map[string]string) (*runner.Result, []byte, os.FileMode, error) {
+func transformOnScratch(ctx context.Context, env *Env, rp *replay, verifyCmd string, flags map[string]string) (*engine.Result, []byte, os.FileMode, error) {
 	root, cleanup, err := scratchRepo()
 	if err != nil {
 		return nil, nil, 0, err
@@ -267,9 +270,9 @@ func transformOnScratch(ctx context.Context, env *Env, rp *replay, verifyCmd str
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	spec := runner.RunSpec{Mode: "transform", Root: root, Settings: settings, Model: "m", Routing: "operator",
+	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: settings, Model: "m", Routing: "operator",
 		JournalPath: filepath.Join(root, ".git", "journal.jsonl"), Dial: env.Dial, Transport: rp}
-	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{File: "calc.go", Verify: verifyCmd, Task: "make Add add", Cwd: root, Root: root}))
+	res := engine.Execute(ctx, spec, transform.Steps(transform.Options{File: "calc.go", Verify: verifyCmd, Task: "make Add add", Cwd: root, Root: root}))
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, 0, err
@@ -283,7 +286,7 @@ func transformOnScratch(ctx context.Context, env *Env, rp *replay, verifyCmd str
 
 func rollbackChecks() []Check {
 	edit := jsonReply(`{"choices":[{"finish_reason":"stop","message":{"content":"` + "```go\\npackage calc\\n\\nfunc Add(a, b int) int {\\n\\treturn a * b\\n}\\n```" + `"}}]}`)
-	restores := func(name, verifyCmd string, wantStatus runner.Status) Check {
+	restores := func(name, verifyCmd string, wantStatus engine.Status) Check {
 		return Check{Name: name, Run: func(ctx context.Context, env *Env) error {
 			rp := newReplay().mimic("lmstudio").on("POST", "/v1/chat/completions", edit)
 			res, data, mode, err := transformOnScratch(ctx, env, rp, verifyCmd, map[string]string{"max-attempts": "1"})
@@ -300,10 +303,10 @@ func rollbackChecks() []Check {
 		}}
 	}
 	return []Check{
-		restores("rollback/verify-exit-1-restores", "exit 1", runner.StatusRed),
-		restores("rollback/verify-exit-2-restores", "exit 2", runner.StatusError),
-		restores("rollback/verify-exit-127-restores", "no-such-verify-command-locum", runner.StatusError),
-		restores("rollback/verify-killed-by-a-signal-restores", "kill -9 $$", runner.StatusError),
+		restores("rollback/verify-exit-1-restores", "exit 1", engine.StatusRed),
+		restores("rollback/verify-exit-2-restores", "exit 2", engine.StatusError),
+		restores("rollback/verify-exit-127-restores", "no-such-verify-command-locum", engine.StatusError),
+		restores("rollback/verify-killed-by-a-signal-restores", "kill -9 $$", engine.StatusError),
 		{Name: "rollback/crash-record-restores-after-a-crash", Run: checkCrashRecord},
 	}
 }
@@ -318,7 +321,7 @@ func checkCrashRecord(context.Context, *Env) error {
 	if err := os.WriteFile(file, []byte(rollbackOriginal), 0o600); err != nil {
 		return couldNot(err)
 	}
-	rb := rails.Rollback{Dir: runner.RollbackDir(root), Root: root, Key: checkKey()}
+	rb := rails.Rollback{Dir: transform.RollbackDir(root), Root: root, Key: checkKey()}
 	g, err := rails.GuardFile(file, rb)
 	if err != nil {
 		return err
@@ -357,7 +360,7 @@ func dedupChecks() []Check {
 			if err := os.Mkdir(filepath.Join(root, "sub.md"), 0o755); err != nil {
 				return couldNot(err)
 			}
-			got, err := runner.Entries(root, "*.md")
+			got, err := dedup.Entries(root, "*.md")
 			if err != nil {
 				return err
 			}
@@ -382,10 +385,10 @@ func dedupChecks() []Check {
 				return couldNot(err)
 			}
 			rp := newReplay()
-			var found runner.DedupResult
-			res := runner.Execute(ctx, runner.RunSpec{Mode: "dedup", Root: root, Settings: settings, Model: "e", JournalPath: filepath.Join(root, ".git", "j.jsonl"),
-				Dial: env.Dial, Transport: rp}, runner.DedupSteps(runner.DedupOptions{Dir: root, Root: root, NoCache: true}, &found))
-			if res.Status != runner.StatusRefused || rp.requests() != 0 {
+			var found dedup.Result
+			res := engine.Execute(ctx, engine.RunSpec{Mode: "dedup", Root: root, Settings: settings, Model: "e", JournalPath: filepath.Join(root, ".git", "j.jsonl"),
+				Dial: env.Dial, Transport: rp}, dedup.Steps(dedup.Options{Dir: root, Root: root, NoCache: true}, &found))
+			if res.Status != engine.StatusRefused || rp.requests() != 0 {
 				return fmt.Errorf("oversized files ended %s after %d requests", res.Status, rp.requests())
 			}
 			if !strings.Contains(res.Error.Message, "big-1.md (40 bytes), big-2.md (50 bytes)") {
@@ -403,7 +406,7 @@ func dedupChecks() []Check {
 			return nil
 		}},
 		{Name: "dedup/zero-vector-scores-zero", Run: func(context.Context, *Env) error {
-			pairs := runner.SimilarPairs(runner.Normalize([][]float64{{0, 0, 0}, {1, 2, 3}, {3, 2, 1}}), []string{"a", "b", "c"}, -1)
+			pairs := dedup.SimilarPairs(dedup.Normalize([][]float64{{0, 0, 0}, {1, 2, 3}, {3, 2, 1}}), []string{"a", "b", "c"}, -1)
 			for _, p := range pairs {
 				if math.IsNaN(p.Score) || ((p.A == "a" || p.B == "a") && p.Score != 0) {
 					return fmt.Errorf("pair %s %s scored %v", p.A, p.B, p.Score)

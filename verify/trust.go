@@ -15,7 +15,7 @@ import (
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -57,7 +57,7 @@ func checkPlantedRecord(context.Context, *Env) error {
 	}
 	// A genuine record, written by a guard keyed with the attacker's key, stands in for one
 	// copied from another machine; the other is a hand-made record for a file outside.
-	attacker := rails.Rollback{Dir: runner.RollbackDir(root), Root: root, Key: checkKey()}
+	attacker := rails.Rollback{Dir: transform.RollbackDir(root), Root: root, Key: checkKey()}
 	g, err := rails.GuardFile(inside, attacker)
 	if err != nil {
 		return couldNot(err)

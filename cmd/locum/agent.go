@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -59,7 +59,7 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	res := runner.Execute(ctx, spec, agent.Steps(agent.Options{
+	res := engine.Execute(ctx, spec, agent.Steps(agent.Options{
 		Task: task, Verify: cmd.String("verify"), From: cmd.String("from"), Root: c.Root, Keep: cmd.Bool("keep"),
 	}))
 	e.agentSummary(res)
@@ -67,7 +67,7 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 }
 
 // agentSummary is one line on stderr before the receipt: the status, and where the work is.
-func (e *env) agentSummary(res *runner.Result) {
+func (e *env) agentSummary(res *engine.Result) {
 	d := res.Details
 	status, _ := d["status"].(string)
 	if status == "" {

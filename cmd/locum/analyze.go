@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/runner/analyze"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // analyzeCommands are the runs subcommands that read journals back as a whole: analyze, diff
@@ -93,7 +93,7 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 		return withCode(exitCouldNot, err)
 	}
 	if !all {
-		path, events, err := runner.ReadRun(dir, cmd.Args().First())
+		path, events, err := engine.ReadRun(dir, cmd.Args().First())
 		if err != nil {
 			return withCode(exitCouldNot, fmt.Errorf("locum runs analyze: %w", err))
 		}
@@ -195,7 +195,7 @@ func (e *env) runsDiff(_ context.Context, cmd *cli.Command) error {
 	var ids [2]string
 	var evs [2][]map[string]any
 	for i := range 2 {
-		path, events, err := runner.ReadRun(dir, cmd.Args().Get(i))
+		path, events, err := engine.ReadRun(dir, cmd.Args().Get(i))
 		if err != nil {
 			return withCode(exitCouldNot, fmt.Errorf("locum runs diff: %w", err))
 		}

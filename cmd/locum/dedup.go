@@ -7,7 +7,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -63,13 +65,13 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	var found runner.DedupResult
-	spec := runner.RunSpec{
+	var found dedup.Result
+	spec := engine.RunSpec{
 		Mode: "dedup", Root: c.Root, Settings: settings, Model: settings.String("embed_model"),
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
 		Observer: e.observer(cmd),
 	}
-	res := runner.Execute(ctx, spec, runner.DedupSteps(runner.DedupOptions{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
+	res := engine.Execute(ctx, spec, dedup.Steps(dedup.Options{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
 	e.stopProgress()
 	if res.Error == nil {
 		if found.Why != "" {
@@ -83,7 +85,7 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 			}
 		}
 		threshold := strconv.FormatFloat(found.Threshold, 'f', -1, 64)
-		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", runner.Count(len(found.Pairs), "pair", "pairs"), threshold, runner.Count(len(found.Files), "file", "files"), shown)
+		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", client.Count(len(found.Pairs), "pair", "pairs"), threshold, client.Count(len(found.Files), "file", "files"), shown)
 		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), threshold, found.Method)
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))

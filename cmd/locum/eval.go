@@ -17,7 +17,7 @@ import (
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -255,7 +255,7 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	}
 	host, err := evals.ParseHostCommand(cmd.String("host-cmd"))
 	if err != nil {
-		_, _, code := runner.Classify(err)
+		_, _, code := engine.Classify(err)
 		return withCode(code, fmt.Errorf("locum eval --ab: %w", err))
 	}
 	if cmd.String("seed") == "" {
@@ -298,11 +298,11 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
 		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
 		Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
-		Local: runner.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
+		Local: engine.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
 			Stderr: e.stderr, Progress: e.progress()},
 	})
 	if err != nil {
-		_, kind, code := runner.Classify(err)
+		_, kind, code := engine.Classify(err)
 		switch kind {
 		case "signal", "timeout", "no_server", "loading":
 			// Only a stop the next run need not repeat is resumable: a refusal would be refused again.
@@ -376,9 +376,9 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 		return usagef(cmd, "the screen needs a model: --model ID, or --role R for a role's earned model")
 	}
 	var results []evals.ScreenResult
-	spec := runner.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
+	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
-	res := runner.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
+	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	if !cmd.Bool("json") && len(results) > 0 {
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")

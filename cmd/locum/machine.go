@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // The modes a host calls (transform, summarize, dedup) keep one contract on every path: stderr
@@ -43,7 +43,7 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue):
-		cause = &runner.BadInputError{Reason: ue.err.Error()}
+		cause = &engine.BadInputError{Reason: ue.err.Error()}
 	case errors.As(err, &ee):
 		cause = ee.err
 	}
@@ -51,7 +51,7 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 	if model != "" && cmd.Name != "dedup" {
 		routing = "operator"
 	}
-	res := runner.NotStarted(cmd.Name, model, routing, code, cause)
+	res := engine.NotStarted(cmd.Name, model, routing, code, cause)
 	res.Error.Message = trimPrefixes(res.Error.Message, cmd.FullName()+": ", "locum: ")
 	fmt.Fprintln(e.stderr, res.Receipt())
 	if e.wantsJSON(cmd) {

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -49,7 +49,7 @@ func (e *env) packsCommand() *cli.Command {
 				UsageText: "locum packs show NAME   (NAME is category/name, e.g. tools/local-llm)",
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() != 1 {
-						return usagef(cmd, "want exactly one pack NAME, got %s", runner.Count(cmd.NArg(), "argument", "arguments"))
+						return usagef(cmd, "want exactly one pack NAME, got %s", client.Count(cmd.NArg(), "argument", "arguments"))
 					}
 					return e.packsShow(cmd.Args().First())
 				},
@@ -266,9 +266,9 @@ func isConfigError(err error) bool {
 func validateSummary(files, invalid, unreadable int) error {
 	switch {
 	case unreadable > 0:
-		return withCode(exitCouldNot, fmt.Errorf("validate: %s, %d invalid, %d could not be read", runner.Count(files, "file", "files"), invalid, unreadable))
+		return withCode(exitCouldNot, fmt.Errorf("validate: %s, %d invalid, %d could not be read", client.Count(files, "file", "files"), invalid, unreadable))
 	case invalid > 0:
-		return withCode(exitRed, fmt.Errorf("validate: %s, %d invalid", runner.Count(files, "file", "files"), invalid))
+		return withCode(exitRed, fmt.Errorf("validate: %s, %d invalid", client.Count(files, "file", "files"), invalid))
 	}
 	return nil
 }

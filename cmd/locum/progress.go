@@ -10,7 +10,8 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // liveProgress shows a run's stages on a terminal: what the run waits on, and while a reply
@@ -19,7 +20,7 @@ import (
 type liveProgress struct {
 	bar *progressbar.ProgressBar
 	// stage and shown: a new stage always renders; within one, a render at most every 100 ms.
-	stage runner.Stage
+	stage engine.Stage
 	shown time.Time
 	now   func() time.Time
 }
@@ -35,27 +36,27 @@ func newLiveProgress(w io.Writer) *liveProgress {
 }
 
 // Observe describes one stage of the run.
-func (p *liveProgress) Observe(ev runner.ProgressEvent) {
+func (p *liveProgress) Observe(ev engine.ProgressEvent) {
 	now := p.now()
 	if ev.Stage == p.stage && now.Sub(p.shown) < 100*time.Millisecond {
 		return
 	}
 	p.stage, p.shown = ev.Stage, now
 	switch ev.Stage {
-	case runner.StagePrefill:
+	case engine.StagePrefill:
 		p.bar.Describe(fmt.Sprintf("request %d: the server reads the prompt", ev.Attempt))
-	case runner.StageDecode:
-		desc := fmt.Sprintf("request %d: %s so far", ev.Attempt, runner.Count(ev.Deltas, "token", "tokens"))
+	case engine.StageDecode:
+		desc := fmt.Sprintf("request %d: %s so far", ev.Attempt, client.Count(ev.Deltas, "token", "tokens"))
 		if s := ev.Elapsed.Seconds(); s >= 0.25 {
 			desc += fmt.Sprintf(", %.1f t/s", float64(ev.Deltas)/s)
 		}
 		p.bar.Describe(desc)
-	case runner.StageVerify:
+	case engine.StageVerify:
 		p.bar.Describe(fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt))
-	case runner.StageEmbed:
+	case engine.StageEmbed:
 		p.bar.Describe(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
-	case runner.StageScore:
-		p.bar.Describe(fmt.Sprintf("scoring the pairs of %s", runner.Count(ev.Total, "entry", "entries")))
+	case engine.StageScore:
+		p.bar.Describe(fmt.Sprintf("scoring the pairs of %s", client.Count(ev.Total, "entry", "entries")))
 	}
 }
 
@@ -63,7 +64,7 @@ func (p *liveProgress) clear() { _ = p.bar.Clear() }
 
 // observer is the live progress of a run when stderr is a terminal and the caller did not ask
 // for --json; nil otherwise, so a log or a machine caller gets none.
-func (e *env) observer(cmd *cli.Command) runner.Observer {
+func (e *env) observer(cmd *cli.Command) engine.Observer {
 	if cmd.Bool("json") || !e.stderrIsTerminal() {
 		return nil
 	}

@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // observerFor parses args as a transform command line and returns the observer the CLI would
 // give the run, with stderr a terminal or not.
-func observerFor(t *testing.T, terminal bool, args ...string) (runner.Observer, *bytes.Buffer) {
+func observerFor(t *testing.T, terminal bool, args ...string) (engine.Observer, *bytes.Buffer) {
 	var stderr bytes.Buffer
 	e := &env{stderr: &stderr, isTerminal: func(io.Writer) bool { return terminal }}
-	var got runner.Observer
+	var got engine.Observer
 	cmd := &cli.Command{Name: "transform", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
 		Action: func(_ context.Context, cmd *cli.Command) error { got = e.observer(cmd); return nil }}
 	require.NoError(t, cmd.Run(context.Background(), append([]string{"transform"}, args...)))
@@ -49,17 +49,17 @@ func TestProgressShowsTokensAndRate(t *testing.T) {
 	require.NotNil(t, obs)
 	clock := time.Unix(0, 0)
 	obs.(*liveProgress).now = func() time.Time { return clock }
-	obs.Observe(runner.ProgressEvent{Stage: runner.StagePrefill, Attempt: 1})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StagePrefill, Attempt: 1})
 	assert.Contains(t, stderr.String(), "request 1: the server reads the prompt")
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 40, Elapsed: 2 * time.Second})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageDecode, Attempt: 1, Deltas: 40, Elapsed: 2 * time.Second})
 	assert.Contains(t, stderr.String(), "request 1: 40 tokens so far, 20.0 t/s")
 	// Within 100 ms of the last render, the same stage waits; a new stage shows at once.
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 41, Elapsed: 2 * time.Second})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageDecode, Attempt: 1, Deltas: 41, Elapsed: 2 * time.Second})
 	assert.NotContains(t, stderr.String(), "41 tokens")
 	clock = clock.Add(100 * time.Millisecond)
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageDecode, Attempt: 1, Deltas: 42, Elapsed: 2 * time.Second})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageDecode, Attempt: 1, Deltas: 42, Elapsed: 2 * time.Second})
 	assert.Contains(t, stderr.String(), "42 tokens so far")
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageVerify, Attempt: 2})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 2})
 	assert.Contains(t, stderr.String(), "attempt 2: the verify command runs")
 	obs.(*liveProgress).clear()
 	assert.Contains(t, stderr.String()[len(stderr.String())-8:], "\r", "the line is cleared before the receipt")
@@ -68,8 +68,8 @@ func TestProgressShowsTokensAndRate(t *testing.T) {
 func TestProgressShowsDedupBatchesAndScoring(t *testing.T) {
 	obs, stderr := observerFor(t, true)
 	require.NotNil(t, obs)
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageEmbed, Done: 64, Total: 2000})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageEmbed, Done: 64, Total: 2000})
 	assert.Contains(t, stderr.String(), "embedding: 64 of 2000 entries sent")
-	obs.Observe(runner.ProgressEvent{Stage: runner.StageScore, Total: 2000})
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageScore, Total: 2000})
 	assert.Contains(t, stderr.String(), "scoring the pairs of 2000 entries")
 }

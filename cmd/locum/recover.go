@@ -12,7 +12,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -29,7 +29,7 @@ func (e *env) recoverAtStart(args []string) error {
 	if err != nil {
 		return nil
 	}
-	dir := runner.RollbackDir(root)
+	dir := transform.RollbackDir(root)
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (e *env) recoverAtStart(args []string) error {
 // rollback is where this repository's crash records live and the operator's key for them; with
 // create, the key is made when there is none yet (a transform is about to write a record).
 func (e *env) rollback(root string, create bool) (rails.Rollback, error) {
-	rb := rails.Rollback{Dir: runner.RollbackDir(root), Root: root}
+	rb := rails.Rollback{Dir: transform.RollbackDir(root), Root: root}
 	dirs, err := packs.FindUserDirs(e.lookup)
 	if err != nil {
 		return rb, err

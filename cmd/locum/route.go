@@ -7,7 +7,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // chooseModel picks the model a mode runs, through the one rule in evals.ChooseModel.
@@ -35,30 +35,30 @@ func routeError(cmd *cli.Command, err error) error {
 	if err == nil {
 		return nil
 	}
-	_, _, code := runner.Classify(err)
+	_, _, code := engine.Classify(err)
 	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
 }
 
 // chatRun is what every chat mode starts from: the working directory, the composition, and a run
 // spec with the mode's settings and the model chosen.
-func (e *env) chatRun(cmd *cli.Command, mode string) (runner.RunSpec, *packs.Composition, string, error) {
+func (e *env) chatRun(cmd *cli.Command, mode string) (engine.RunSpec, *packs.Composition, string, error) {
 	wd, err := e.getwd()
 	if err != nil {
-		return runner.RunSpec{}, nil, "", err
+		return engine.RunSpec{}, nil, "", err
 	}
 	_, c, err := e.workspace()
 	if err != nil {
-		return runner.RunSpec{}, nil, "", err
+		return engine.RunSpec{}, nil, "", err
 	}
 	settings, err := e.resolve(cmd, c, mode)
 	if err != nil {
-		return runner.RunSpec{}, nil, "", err
+		return engine.RunSpec{}, nil, "", err
 	}
 	model, routing, err := e.chooseModel(cmd, c, settings)
 	if err != nil {
-		return runner.RunSpec{}, nil, "", err
+		return engine.RunSpec{}, nil, "", err
 	}
-	spec := runner.RunSpec{
+	spec := engine.RunSpec{
 		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
 	}

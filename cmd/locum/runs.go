@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -50,13 +50,13 @@ func (e *env) runsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					path, events, err := runner.ReadRun(dir, cmd.Args().First())
+					path, events, err := engine.ReadRun(dir, cmd.Args().First())
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}
 					fmt.Fprintf(e.stdout, "journal %s\n", untrusted.Escape(path))
 					for _, ev := range events {
-						fmt.Fprintln(e.stdout, runner.EventLine(ev))
+						fmt.Fprintln(e.stdout, engine.EventLine(ev))
 					}
 					return nil
 				},
@@ -72,5 +72,5 @@ func (e *env) runsDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return runner.RunsDir(root)
+	return engine.RunsDir(root)
 }

@@ -9,7 +9,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -37,9 +38,9 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	if cmd.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 	}
-	filter := runner.RunFilter{Mode: cmd.String("mode"), Failed: cmd.Bool("failed")}
+	filter := engine.RunFilter{Mode: cmd.String("mode"), Failed: cmd.Bool("failed")}
 	if s := cmd.String("since"); s != "" {
-		since, err := runner.ParseSince(s, time.Now())
+		since, err := engine.ParseSince(s, time.Now())
 		if err != nil {
 			return usagef(cmd, "%v", err)
 		}
@@ -49,11 +50,11 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	all, err := runner.ListRuns(dir)
+	all, err := engine.ListRuns(dir)
 	if err != nil {
 		return err
 	}
-	var runs []runner.RunSummary
+	var runs []engine.RunSummary
 	for _, r := range all {
 		if filter.Keep(r) {
 			runs = append(runs, r)
@@ -75,7 +76,7 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	}
 	if len(runs) == 0 {
 		if len(all) > 0 {
-			fmt.Fprintf(e.stdout, "no runs in %s match (%s in all)\n", untrusted.Escape(dir), runner.Count(len(all), "run", "runs"))
+			fmt.Fprintf(e.stdout, "no runs in %s match (%s in all)\n", untrusted.Escape(dir), client.Count(len(all), "run", "runs"))
 			return nil
 		}
 		fmt.Fprintf(e.stdout, "no runs in %s\n", untrusted.Escape(dir))

@@ -6,7 +6,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 )
 
 // signalContext is cancelled, with the signal as its cause, by SIGINT, SIGTERM or SIGHUP. Later
@@ -19,7 +19,7 @@ func signalContext() (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-ch:
-			cancel(&runner.SignalError{Signal: s})
+			cancel(&client.SignalError{Signal: s})
 		case <-done:
 		}
 	}()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -49,16 +49,16 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	var chat, embed *runner.ModelPresence
+	var chat, embed *engine.ModelPresence
 	if m := cmd.String("model"); m != "" {
-		chat = &runner.ModelPresence{ID: m, Source: "flag --model"}
+		chat = &engine.ModelPresence{ID: m, Source: "flag --model"}
 	}
 	if m := cmd.String("embed-model"); m != "" {
-		embed = &runner.ModelPresence{ID: m, Source: "flag --embed-model"}
+		embed = &engine.ModelPresence{ID: m, Source: "flag --embed-model"}
 	} else {
-		embed = runner.DefaultEmbedModel(c, e.lookup)
+		embed = engine.DefaultEmbedModel(c, e.lookup)
 	}
-	rep, err := runner.CheckEndpoint(ctx, shared, chat, embed)
+	rep, err := engine.CheckEndpoint(ctx, shared, chat, embed)
 	if err != nil {
 		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
 	}
@@ -78,7 +78,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	return nil
 }
 
-func (e *env) printStatus(rep *runner.StatusReport) {
+func (e *env) printStatus(rep *engine.StatusReport) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "endpoint\t%s\t(%s)\n", rep.Endpoint, rep.Source)
 	if !rep.Up {
@@ -126,7 +126,7 @@ func (e *env) printStatus(rep *runner.StatusReport) {
 	}
 	for _, p := range []struct {
 		label string
-		m     *runner.ModelPresence
+		m     *engine.ModelPresence
 	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
 		if p.m == nil {
 			how := "(--model, or a role's earned routing)"

@@ -6,7 +6,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/summarize"
 )
 
 func (e *env) summarizeCommand() *cli.Command {
@@ -48,12 +49,12 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	var claims []runner.Claim
-	res := runner.Execute(ctx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
+	var claims []summarize.Claim
+	res := engine.Execute(ctx, spec, summarize.Steps(summarize.Options{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))
 	if !cmd.Bool("json") && claims != nil {
-		fmt.Fprint(e.stdout, runner.ClaimLines(claims))
+		fmt.Fprint(e.stdout, summarize.ClaimLines(claims))
 	}
 	return e.finish(cmd, res)
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -66,7 +67,7 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "locum transform: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
 	}
-	res := runner.Execute(ctx, spec, runner.TransformSteps(runner.TransformOptions{
+	res := engine.Execute(ctx, spec, transform.Steps(transform.Options{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
 		RollbackKey: rb.Key,
 	}))
@@ -128,7 +129,7 @@ func (e *env) progress() io.Writer {
 	return nil
 }
 
-func (e *env) transformSummary(res *runner.Result) {
+func (e *env) transformSummary(res *engine.Result) {
 	e.stopProgress()
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(e.stderr, line)
@@ -136,7 +137,7 @@ func (e *env) transformSummary(res *runner.Result) {
 }
 
 // finish prints the receipt (and the JSON result) and maps the result to the exit code.
-func (e *env) finish(cmd *cli.Command, res *runner.Result) error {
+func (e *env) finish(cmd *cli.Command, res *engine.Result) error {
 	e.stopProgress()
 	if res.Error != nil {
 		// The message may quote a server or a verify command; its own line breaks are locum's.

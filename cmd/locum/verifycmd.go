@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/verify"
 )
 
@@ -49,7 +49,7 @@ func (e *env) verifyCommand() *cli.Command {
 					failed++
 				}
 			}
-			fmt.Fprintf(e.stdout, "verify: %s, %d not green\n", runner.Count(len(outcomes), "recipe", "recipes"), failed)
+			fmt.Fprintf(e.stdout, "verify: %s, %d not green\n", client.Count(len(outcomes), "recipe", "recipes"), failed)
 			if code := verify.Worst(outcomes); code != 0 {
 				return withCode(code, errors.New(""))
 			}

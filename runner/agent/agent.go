@@ -1,7 +1,6 @@
 // Package agent is locum's agent mode: a bounded multi-file task run by a local model in a tool
 // loop, in a git worktree of its own on a new branch, kept (committed) only when the operator's
-// verify command passes. It uses the engine, the client and the rails of package runner, and no
-// other mode.
+// verify command passes. It uses the engine, the client and the rails, and no other mode.
 package agent
 
 import (
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // The closed list of an agent run's statuses (details.status).
@@ -58,7 +57,7 @@ func (s *stop) Error() string { return s.err.Error() }
 func (s *stop) Unwrap() error { return s.err }
 
 func red(status, format string, a ...any) error {
-	return &stop{status: status, err: &runner.RedError{Reason: fmt.Sprintf(format, a...)}}
+	return &stop{status: status, err: &engine.RedError{Reason: fmt.Sprintf(format, a...)}}
 }
 
 // ModelError is a model that kept answering in ways no tool loop can use. It unwraps to the
@@ -99,9 +98,9 @@ type agent struct {
 // budget), connect (the loopback check, the server's context window), worktree (a new branch from
 // --from, removed on every exit path unless kept), and loop (the tool loop, then the verify gate
 // with its fix rounds, then the commit).
-func Steps(opts Options) []runner.Step {
+func Steps(opts Options) []engine.Step {
 	a := &agent{opts: opts}
-	return []runner.Step{
+	return []engine.Step{
 		{Name: "scope", Run: a.wrap(a.scope)},
 		{Name: "connect", Run: a.wrap(a.connect)},
 		{Name: "worktree", Run: a.wrap(a.worktree)},
@@ -110,8 +109,8 @@ func Steps(opts Options) []runner.Step {
 }
 
 // wrap records the run's closed status in its details whichever step ends it.
-func (a *agent) wrap(fn func(context.Context, *runner.Run) error) func(context.Context, *runner.Run) error {
-	return func(ctx context.Context, r *runner.Run) error {
+func (a *agent) wrap(fn func(context.Context, *engine.Run) error) func(context.Context, *engine.Run) error {
+	return func(ctx context.Context, r *engine.Run) error {
 		err := fn(ctx, r)
 		if err != nil && a.status == "" {
 			a.status = statusOf(err)
@@ -140,7 +139,7 @@ func statusOf(err error) string {
 	if errors.As(err, &s) {
 		return s.status
 	}
-	status, kind, _ := runner.Classify(err)
+	status, kind, _ := engine.Classify(err)
 	switch {
 	case kind == "signal":
 		return StatusInterrupted
@@ -150,27 +149,27 @@ func statusOf(err error) string {
 		// The engine's own check of the prompt against the loaded context, or a server that cut
 		// the prompt: the conversation did not fit.
 		return StatusContextExhausted
-	case status == runner.StatusRefused || kind == "bad_input":
+	case status == engine.StatusRefused || kind == "bad_input":
 		return StatusRefused
 	}
 	return StatusModelError
 }
 
-func (a *agent) scope(ctx context.Context, r *runner.Run) error {
+func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	for k, v := range map[string]any{"status": nil, "branch": nil, "worktree": nil, "base": nil, "commit": nil,
 		"files_changed": []string{}, "diff_stat": nil, "turns": 0, "usage": map[string]any{"in_tokens": nil, "out_tokens": nil},
 		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil} {
 		r.Detail(k, v)
 	}
 	if strings.TrimSpace(a.opts.Verify) == "" {
-		return &runner.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+		return &engine.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
 	}
 	if strings.TrimSpace(a.opts.Task) == "" {
-		return &runner.BadInputError{Reason: "the task is empty: say what to change"}
+		return &engine.BadInputError{Reason: "the task is empty: say what to change"}
 	}
 	top, err := Git(ctx, a.opts.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return &runner.BadInputError{Reason: fmt.Sprintf("%s is not in a git repository; locum agent works on a branch of one", a.opts.Root)}
+		return &engine.BadInputError{Reason: fmt.Sprintf("%s is not in a git repository; locum agent works on a branch of one", a.opts.Root)}
 	}
 	a.opts.Root = strings.TrimSpace(top)
 	from := a.opts.From
@@ -178,11 +177,11 @@ func (a *agent) scope(ctx context.Context, r *runner.Run) error {
 		from = "HEAD"
 	}
 	if strings.HasPrefix(from, "-") {
-		return &runner.BadInputError{Reason: fmt.Sprintf("--from %q is not a commit", from)}
+		return &engine.BadInputError{Reason: fmt.Sprintf("--from %q is not a commit", from)}
 	}
 	sha, err := Git(ctx, a.opts.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", from+"^{commit}")
 	if err != nil || !ValidSHA(strings.TrimSpace(sha)) {
-		return &runner.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
+		return &engine.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
 	}
 	a.base = strings.TrimSpace(sha)
 	r.Detail("base", a.base)
@@ -194,7 +193,7 @@ func (a *agent) scope(ctx context.Context, r *runner.Run) error {
 	return nil
 }
 
-func (a *agent) connect(ctx context.Context, r *runner.Run) error {
+func (a *agent) connect(ctx context.Context, r *engine.Run) error {
 	if err := r.Connect(); err != nil {
 		return err
 	}
@@ -221,13 +220,13 @@ func nilIfZero(n int64) any {
 // WorktreeDir is where run id's worktree lives: under the git directory, so the user's working
 // tree never sees it.
 func WorktreeDir(root, id string) string {
-	if p := runner.GitPath(root, "locum/worktrees/"+id); p != "" {
+	if p := engine.GitPath(root, "locum/worktrees/"+id); p != "" {
 		return p
 	}
 	return filepath.Join(root, ".git", "locum", "worktrees", id)
 }
 
-func (a *agent) worktree(ctx context.Context, r *runner.Run) error {
+func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 	a.branch = Branch(r.ID)
 	a.wt = WorktreeDir(a.opts.Root, r.ID)
 	if err := os.MkdirAll(filepath.Dir(a.wt), 0o755); err != nil {
@@ -251,7 +250,7 @@ func (a *agent) worktree(ctx context.Context, r *runner.Run) error {
 
 // cleanup runs on every exit path: a committed run keeps its branch (the worktree goes, the
 // branch holds the work); --keep keeps both; anything else leaves nothing.
-func (a *agent) cleanup(r *runner.Run) error {
+func (a *agent) cleanup(r *engine.Run) error {
 	if !a.created && a.wt == "" {
 		return nil
 	}
@@ -272,12 +271,12 @@ func (a *agent) cleanup(r *runner.Run) error {
 }
 
 // gate runs the verify command on the worktree as it stands.
-func (a *agent) gate(ctx context.Context, r *runner.Run, n int) (rails.ShellResult, error) {
+func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	start := time.Now()
 	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: a.opts.Verify, Dir: a.wt, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
 	if err != nil {
-		return vr, &runner.NoVerdictError{Command: a.opts.Verify, Verdict: err.Error()}
+		return vr, &engine.NoVerdictError{Command: a.opts.Verify, Verdict: err.Error()}
 	}
 	tail := string(vr.Output)
 	var exit any
@@ -292,7 +291,7 @@ func (a *agent) gate(ctx context.Context, r *runner.Run, n int) (rails.ShellResu
 }
 
 // commit commits every change of the worktree on the run's branch.
-func (a *agent) commit(ctx context.Context, r *runner.Run, summary string) error {
+func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error {
 	var paths []string
 	for rel := range a.ws.touched {
 		paths = append(paths, rel)

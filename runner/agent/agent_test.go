@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -56,7 +56,7 @@ func TestRunThroughTheEngine(t *testing.T) {
 	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
 	require.NoError(t, err)
 	var progress bytes.Buffer
-	res := runner.Execute(context.Background(), runner.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl"), Progress: &progress},
 		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)

@@ -64,7 +64,7 @@ func gitEnv() []string {
 	return out
 }
 
-// runIDPattern is the shape of a run id (runner.NewRunID). A branch name is made from it, so an
+// runIDPattern is the shape of a run id (engine.NewRunID). A branch name is made from it, so an
 // id read back from a journal's file name is checked against it first.
 var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 

@@ -9,14 +9,15 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
 const systemPrompt = `You are a careful software engineer working in a git checkout of a repository. Do the task with the tools: read_file, list_dir, grep to look; edit_file (one exact search text, found once, replaced) and write_file to change files; run_verify to run the check that judges your work; finish when the task is done. Read a file before you change it. Paths are relative to the repository root. There is no shell. Keep changes to what the task asks. Always answer with a tool call.`
 
-func firstMessages(task, verify string) []runner.Message {
-	return []runner.Message{
+func firstMessages(task, verify string) []client.Message {
+	return []client.Message{
 		{Role: "system", Content: systemPrompt},
 		{Role: "user", Content: fmt.Sprintf("Task: %s\n\nWhen you call finish, this command judges the work (exit 0 passes): %s", strings.TrimSpace(task), verify)},
 	}
@@ -28,7 +29,7 @@ func toolBytes() int {
 }
 
 // size is what a request's messages weigh against the input budget.
-func size(msgs []runner.Message) int {
+func size(msgs []client.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Content)
@@ -46,7 +47,7 @@ const bytesPerToken = 3
 
 // conversation is the message list and the limits it lives under.
 type conversation struct {
-	msgs []runner.Message
+	msgs []client.Message
 	// folds holds, for each tool message, its one-line summary; a folded message's content is
 	// replaced by it once and never touched again.
 	folds     map[int]string
@@ -75,7 +76,7 @@ func newConversation(s *packs.Settings, window int64) *conversation {
 	return c
 }
 
-func (c *conversation) add(u runner.Usage) {
+func (c *conversation) add(u client.Usage) {
 	for _, p := range []struct {
 		dst **int64
 		v   *int64
@@ -130,7 +131,7 @@ func (c *conversation) fit(event func(string, map[string]any)) error {
 }
 
 // loop is the tool loop, the verify gate and its fix rounds, and the commit.
-func (a *agent) loop(ctx context.Context, r *runner.Run) error {
+func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 	c := a.conv
 	c.msgs = firstMessages(a.opts.Task, a.opts.Verify)
 	lastChange := 0
@@ -154,7 +155,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 		}
 		c.turns++
 		r.Detail("turns", c.turns)
-		res, err := r.Chat(ctx, "turn", runner.ChatRequest{Model: r.Spec.Model, Messages: c.msgs, MaxTokens: c.maxTokens, Effort: c.effort, Tools: Tools})
+		res, err := r.Chat(ctx, "turn", client.ChatRequest{Model: r.Spec.Model, Messages: c.msgs, MaxTokens: c.maxTokens, Effort: c.effort, Tools: Tools})
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -179,9 +180,9 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			nudged = true
 			r.Event("nudge", map[string]any{"turn": c.turns, "reason": reason})
 			if strings.TrimSpace(res.Answer) != "" {
-				c.msgs = append(c.msgs, runner.Message{Role: "assistant", Content: res.Answer})
+				c.msgs = append(c.msgs, client.Message{Role: "assistant", Content: res.Answer})
 			}
-			c.msgs = append(c.msgs, runner.Message{Role: "user", Content: nudge})
+			c.msgs = append(c.msgs, client.Message{Role: "user", Content: nudge})
 			continue
 		}
 		nudged = false
@@ -195,7 +196,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 		if parsed {
 			content = ""
 		}
-		c.msgs = append(c.msgs, runner.Message{Role: "assistant", Content: content, ToolCalls: calls})
+		c.msgs = append(c.msgs, client.Message{Role: "assistant", Content: content, ToolCalls: calls})
 		finished, summary := false, ""
 		for _, tc := range calls {
 			r.Event("tool_call", map[string]any{"turn": c.turns, "id": tc.ID, "name": tc.Name, "arguments": capText(tc.Arguments, 4<<10)})
@@ -212,7 +213,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 				malformed = 0
 			}
 			if malformed >= 3 {
-				c.msgs = append(c.msgs, runner.Message{Role: "tool", ToolCallID: tc.ID, Content: out})
+				c.msgs = append(c.msgs, client.Message{Role: "tool", ToolCallID: tc.ID, Content: out})
 				return modelError(rails.ClassMalformed, "three malformed tool calls in a row, the last: "+me.Reason)
 			}
 			if changed {
@@ -220,7 +221,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 				clear(seen)
 			}
 			c.folds[len(c.msgs)] = fold
-			c.msgs = append(c.msgs, runner.Message{Role: "tool", ToolCallID: tc.ID, Content: out})
+			c.msgs = append(c.msgs, client.Message{Role: "tool", ToolCallID: tc.ID, Content: out})
 			if done {
 				finished, summary = true, finishSummary(tc)
 			}
@@ -246,14 +247,14 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			if verifyRound > c.rounds {
-				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, runner.IndentTail(tail, 10))
+				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, engine.IndentTail(tail, 10))
 			}
 			lastChange = c.turns
 			clear(seen)
-			c.msgs = append(c.msgs, runner.Message{Role: "user", Content: fmt.Sprintf(
+			c.msgs = append(c.msgs, client.Message{Role: "user", Content: fmt.Sprintf(
 				"You called finish, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the work, then call finish again. (Fix round %d of %d.)", a.opts.Verify, tail, verifyRound, c.rounds)})
 		default:
-			return &runner.NoVerdictError{Command: a.opts.Verify, Verdict: vr.Verdict(), Tail: string(vr.Output)}
+			return &engine.NoVerdictError{Command: a.opts.Verify, Verdict: vr.Verdict(), Tail: string(vr.Output)}
 		}
 	}
 }
@@ -261,7 +262,7 @@ func (a *agent) loop(ctx context.Context, r *runner.Run) error {
 // call runs one tool call under the guardrails. It returns the text the model gets, the one-line
 // summary that replaces it if the conversation must fold, whether the worktree changed, and
 // whether the call was finish.
-func (a *agent) call(ctx context.Context, r *runner.Run, tc runner.ToolCall, seen map[string]bool) (out, fold string, changed, done bool, err error) {
+func (a *agent) call(ctx context.Context, r *engine.Run, tc client.ToolCall, seen map[string]bool) (out, fold string, changed, done bool, err error) {
 	defer func() {
 		ok := err == nil
 		if err != nil {
@@ -297,7 +298,7 @@ func (a *agent) call(ctx context.Context, r *runner.Run, tc runner.ToolCall, see
 }
 
 // summary of a finish call.
-func finishSummary(tc runner.ToolCall) string {
+func finishSummary(tc client.ToolCall) string {
 	a, err := ParseArgs(tc.Name, tc.Arguments)
 	if err != nil {
 		return ""
@@ -307,7 +308,7 @@ func finishSummary(tc runner.ToolCall) string {
 
 // progress tells a person at a terminal what the run is doing, one line per call: a run takes
 // minutes, and the receipt comes only at the end. The path is the model's text: escaped.
-func progress(r *runner.Run, turn int, tc runner.ToolCall) {
+func progress(r *engine.Run, turn int, tc client.ToolCall) {
 	w := r.Spec.Progress
 	if w == nil {
 		return
@@ -332,7 +333,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // classNudge names what was wrong with a reply that carried no tool call, and the one short
 // message that asks again.
-func classNudge(res *runner.ChatResult) (string, string) {
+func classNudge(res *client.ChatResult) (string, string) {
 	const ask = "Answer with a tool call (read_file, list_dir, grep, edit_file, write_file, run_verify), or call finish when the task is done."
 	switch res.Class {
 	case rails.ClassTruncated:

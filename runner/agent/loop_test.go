@@ -7,15 +7,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // turn appends one assistant call and its tool result of n bytes, as the loop does.
 func (c *conversation) turn(n int) {
 	c.turns++
-	c.msgs = append(c.msgs, runner.Message{Role: "assistant", ToolCalls: []runner.ToolCall{{ID: "c", Name: "read_file", Arguments: `{"path":"a"}`}}})
+	c.msgs = append(c.msgs, client.Message{Role: "assistant", ToolCalls: []client.ToolCall{{ID: "c", Name: "read_file", Arguments: `{"path":"a"}`}}})
 	c.folds[len(c.msgs)] = "[folded]"
-	c.msgs = append(c.msgs, runner.Message{Role: "tool", ToolCallID: "c", Content: strings.Repeat("x", n)})
+	c.msgs = append(c.msgs, client.Message{Role: "tool", ToolCallID: "c", Content: strings.Repeat("x", n)})
 }
 
 // The conversation folds only when it must, folds the oldest results down to half the limit at
@@ -23,18 +24,18 @@ func (c *conversation) turn(n int) {
 // stays valid for many turns.
 func TestFoldOnceNotEveryTurn(t *testing.T) {
 	c := &conversation{folds: map[int]string{}, limit: 10000}
-	c.msgs = []runner.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
+	c.msgs = []client.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
 	var events []map[string]any
 	record := func(_ string, f map[string]any) { events = append(events, f) }
 	folds := 0
-	var prefix []runner.Message
+	var prefix []client.Message
 	for i := 0; i < 40; i++ {
 		c.turn(1000)
 		before := len(events)
 		require.NoError(t, c.fit(record))
 		if len(events) > before {
 			folds++
-			prefix = append([]runner.Message(nil), c.msgs...)
+			prefix = append([]client.Message(nil), c.msgs...)
 			continue
 		}
 		// No fold this turn: everything sent before is unchanged.
@@ -46,7 +47,7 @@ func TestFoldOnceNotEveryTurn(t *testing.T) {
 	// The neighbour's way for comparison: trim the oldest results to just under the limit, each
 	// turn it is over.
 	trim := &conversation{folds: map[int]string{}, limit: 10000}
-	trim.msgs = []runner.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
+	trim.msgs = []client.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
 	trims := 0
 	for i := 0; i < 40; i++ {
 		trim.turn(1000)
@@ -75,7 +76,7 @@ func TestFoldOnceNotEveryTurn(t *testing.T) {
 
 func TestFoldCannotFitIsContextExhausted(t *testing.T) {
 	c := &conversation{folds: map[int]string{}, limit: 500}
-	c.msgs = []runner.Message{{Role: "system", Content: "s"}}
+	c.msgs = []client.Message{{Role: "system", Content: "s"}}
 	c.turn(600)
 	err := c.fit(func(string, map[string]any) {})
 	var s *stop
@@ -87,9 +88,9 @@ func TestStatusOfEveryEnding(t *testing.T) {
 	for _, st := range Statuses {
 		assert.NotEmpty(t, st)
 	}
-	assert.Equal(t, StatusInterrupted, statusOf(&runner.SignalError{}))
-	assert.Equal(t, StatusRefused, statusOf(&runner.BadInputError{Reason: "x"}))
-	assert.Equal(t, StatusModelError, statusOf(&runner.HTTPError{Status: 500}))
-	assert.Equal(t, StatusVerifyFailed, statusOf(&runner.NoVerdictError{}))
+	assert.Equal(t, StatusInterrupted, statusOf(&client.SignalError{}))
+	assert.Equal(t, StatusRefused, statusOf(&engine.BadInputError{Reason: "x"}))
+	assert.Equal(t, StatusModelError, statusOf(&client.HTTPError{Status: 500}))
+	assert.Equal(t, StatusVerifyFailed, statusOf(&engine.NoVerdictError{}))
 	assert.Equal(t, StatusStalled, statusOf(red(StatusStalled, "x")))
 }

@@ -16,7 +16,8 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // TestRealOllama runs a small task against a real Ollama with a tiny model that takes tools, when
@@ -43,7 +44,7 @@ func TestRealOllama(t *testing.T) {
 	c := &packs.Composition{Packs: []*packs.Pack{p}}
 	s, err := c.Resolve("agent", nil, map[string]string{"base-url": base, "max-turns": "8", "effort": "none"})
 	require.NoError(t, err)
-	probe := runner.NewClient(runner.Config{BaseURL: mustURL(t, base), Timeout: 10 * time.Second})
+	probe := client.New(client.Config{BaseURL: mustURL(t, base), Timeout: 10 * time.Second})
 	info, err := probe.Probe(context.Background())
 	if err != nil || !info.Has(model) {
 		t.Skipf("Ollama answers but does not serve %s (LOCUM_TEST_OLLAMA_MODEL)", model)
@@ -61,7 +62,7 @@ func TestRealOllama(t *testing.T) {
 	git("add", ".")
 	git("commit", "-q", "-m", "base")
 
-	res := runner.Execute(context.Background(), runner.RunSpec{Mode: "agent", Root: root, Settings: s, Model: model, Routing: "operator",
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: s, Model: model, Routing: "operator",
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},
 		Steps(Options{Task: "Change the word hello in greet.txt to goodbye.", Verify: "grep -q goodbye greet.txt", Root: root}))
 	status, _ := res.Details["status"].(string)

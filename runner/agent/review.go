@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // A run's review: show its diff, accept it (merge its branch), or reject it (drop its branch).
@@ -52,11 +52,11 @@ func (e *ConflictError) Error() string {
 
 // FindReview reads run id's journal (id may be a unique prefix) and names its branch.
 func FindReview(ctx context.Context, root, id string) (*Review, error) {
-	dir, err := runner.RunsDir(root)
+	dir, err := engine.RunsDir(root)
 	if err != nil {
 		return nil, err
 	}
-	path, events, err := runner.ReadRun(dir, id)
+	path, events, err := engine.ReadRun(dir, id)
 	if err != nil {
 		return nil, &NotAgentRunError{Reason: err.Error(), NotARun: true}
 	}

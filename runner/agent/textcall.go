@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -22,7 +22,7 @@ var (
 // ParseTextCalls reads tool calls written as text. It answers only when the reading is
 // unambiguous: the whole content is the call or calls (no prose around them), each names a tool
 // that exists, and its arguments are a JSON object. Anything else is not a call.
-func ParseTextCalls(content string) ([]runner.ToolCall, bool) {
+func ParseTextCalls(content string) ([]client.ToolCall, bool) {
 	s := strings.TrimSpace(content)
 	if m := fence.FindStringSubmatch(s); m != nil {
 		s = strings.TrimSpace(m[1])
@@ -42,7 +42,7 @@ func ParseTextCalls(content string) ([]runner.ToolCall, bool) {
 	if len(bodies) == 0 || len(bodies) > 8 {
 		return nil, false
 	}
-	var out []runner.ToolCall
+	var out []client.ToolCall
 	for _, body := range bodies {
 		tc, ok := parseOne(body)
 		if !ok {
@@ -53,38 +53,38 @@ func ParseTextCalls(content string) ([]runner.ToolCall, bool) {
 	return out, true
 }
 
-func parseOne(body string) (runner.ToolCall, bool) {
+func parseOne(body string) (client.ToolCall, bool) {
 	if !strings.HasPrefix(body, "{") {
-		return runner.ToolCall{}, false
+		return client.ToolCall{}, false
 	}
 	var obj map[string]json.RawMessage
 	if untrusted.Unmarshal([]byte(body), &obj) != nil {
-		return runner.ToolCall{}, false
+		return client.ToolCall{}, false
 	}
 	for _, wrap := range []string{"tool_call", "function"} {
 		if inner, ok := obj[wrap]; ok && len(obj) == 1 {
 			var o map[string]json.RawMessage
 			if untrusted.Unmarshal(inner, &o) != nil {
-				return runner.ToolCall{}, false
+				return client.ToolCall{}, false
 			}
 			obj = o
 		}
 	}
 	var name string
 	if json.Unmarshal(obj["name"], &name) != nil || !knownTool(name) {
-		return runner.ToolCall{}, false
+		return client.ToolCall{}, false
 	}
 	var argKey string
 	for _, k := range []string{"arguments", "parameters"} {
 		if _, ok := obj[k]; ok {
 			if argKey != "" {
-				return runner.ToolCall{}, false
+				return client.ToolCall{}, false
 			}
 			argKey = k
 		}
 	}
 	if len(obj) != 1 && (argKey == "" || len(obj) != 2) {
-		return runner.ToolCall{}, false
+		return client.ToolCall{}, false
 	}
 	raw := obj[argKey]
 	if argKey == "" {
@@ -96,7 +96,7 @@ func parseOne(body string) (runner.ToolCall, bool) {
 	}
 	var check map[string]json.RawMessage
 	if untrusted.Unmarshal(raw, &check) != nil {
-		return runner.ToolCall{}, false
+		return client.ToolCall{}, false
 	}
-	return runner.ToolCall{Name: name, Arguments: string(raw)}, true
+	return client.ToolCall{Name: name, Arguments: string(raw)}, true
 }

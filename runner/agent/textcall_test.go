@@ -7,21 +7,21 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 )
 
 func TestParseTextCalls(t *testing.T) {
 	cases := []struct {
 		name, content string
-		want          []runner.ToolCall
+		want          []client.ToolCall
 	}{
-		{"bare object", `{"name":"read_file","arguments":{"path":"a.go"}}`, []runner.ToolCall{{Name: "read_file", Arguments: `{"path":"a.go"}`}}},
-		{"arguments as text", `{"name":"read_file","arguments":"{\"path\":\"a.go\"}"}`, []runner.ToolCall{{Name: "read_file", Arguments: `{"path":"a.go"}`}}},
-		{"llama-server tool_call", `{ "tool_call" : { "name" : "list_dir" ,"arguments" : { "path" : "." } } }`, []runner.ToolCall{{Name: "list_dir", Arguments: `{ "path" : "." }`}}},
-		{"function wrapper", `{"function":{"name":"finish","parameters":{"summary":"ok"}}}`, []runner.ToolCall{{Name: "finish", Arguments: `{"summary":"ok"}`}}},
+		{"bare object", `{"name":"read_file","arguments":{"path":"a.go"}}`, []client.ToolCall{{Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+		{"arguments as text", `{"name":"read_file","arguments":"{\"path\":\"a.go\"}"}`, []client.ToolCall{{Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+		{"llama-server tool_call", `{ "tool_call" : { "name" : "list_dir" ,"arguments" : { "path" : "." } } }`, []client.ToolCall{{Name: "list_dir", Arguments: `{ "path" : "." }`}}},
+		{"function wrapper", `{"function":{"name":"finish","parameters":{"summary":"ok"}}}`, []client.ToolCall{{Name: "finish", Arguments: `{"summary":"ok"}`}}},
 		{"tags", "<tool_call>\n{\"name\":\"run_verify\"}\n</tool_call>\n<tool_call>{\"name\":\"finish\",\"arguments\":{\"summary\":\"s\"}}</tool_call>",
-			[]runner.ToolCall{{Name: "run_verify", Arguments: `{}`}, {Name: "finish", Arguments: `{"summary":"s"}`}}},
-		{"fenced", "```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```", []runner.ToolCall{{Name: "read_file", Arguments: `{"path":"a"}`}}},
+			[]client.ToolCall{{Name: "run_verify", Arguments: `{}`}, {Name: "finish", Arguments: `{"summary":"s"}`}}},
+		{"fenced", "```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```", []client.ToolCall{{Name: "read_file", Arguments: `{"path":"a"}`}}},
 		// Ambiguous or not a call: never guessed.
 		{"prose around", `I will call {"name":"read_file","arguments":{"path":"a"}} now`, nil},
 		{"prose around tags", `Sure. <tool_call>{"name":"run_verify"}</tool_call>`, nil},

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -34,7 +34,7 @@ const (
 )
 
 // Tools are the tools an agent run offers, with the argument names hosts and tests rely on.
-var Tools = []runner.Tool{
+var Tools = []client.Tool{
 	{Name: "read_file", Description: "Read a text file of the repository, with line numbers. Read a file before you edit it.",
 		Parameters: object(map[string]any{"path": str("path relative to the repository root"), "start_line": integer("first line, 1-based"), "end_line": integer("last line, inclusive")}, "path")},
 	{Name: "list_dir", Description: "List a folder of the repository (folders end in /).",
@@ -91,7 +91,7 @@ type args map[string]json.RawMessage
 // ParseArgs decodes the arguments of a call to tool name and checks them against the tool's
 // parameters: required ones present, every one of its declared type, no other.
 func ParseArgs(name, text string) (args, error) {
-	var spec *runner.Tool
+	var spec *client.Tool
 	for i := range Tools {
 		if Tools[i].Name == name {
 			spec = &Tools[i]

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // The stages a run can fail at. A reply failure carries its class after a colon
@@ -120,7 +120,7 @@ func (e *NotJournalError) Error() string { return e.Path + ": not a run journal 
 
 // AnalyzeFile reads and analyses the journal at path.
 func AnalyzeFile(path string) (Run, error) {
-	events, err := runner.ReadJournal(path)
+	events, err := engine.ReadJournal(path)
 	if err != nil {
 		return Run{}, err
 	}
@@ -401,7 +401,7 @@ func (st *state) health() (string, []string) {
 	for _, n := range st.notes {
 		raise(Warning, n)
 	}
-	if r.JournalVersion > runner.JournalVersion {
+	if r.JournalVersion > engine.JournalVersion {
 		raise(Warning, "journal_newer_than_locum")
 	}
 	return word, reasons

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // journalDir writes n copies of a journal a real transform wrote (a red attempt, then a kept one).
@@ -42,7 +42,7 @@ func BenchmarkListRuns(b *testing.B) {
 	dir := journalDir(b, 1000)
 	b.ResetTimer()
 	for b.Loop() {
-		runs, err := runner.ListRuns(dir)
+		runs, err := engine.ListRuns(dir)
 		if err != nil || len(runs) != 1000 {
 			b.Fatal(err, len(runs))
 		}

@@ -15,9 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
 	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
+	"github.com/locumdev/locum/runner/summarize"
+	"github.com/locumdev/locum/runner/transform"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -180,33 +184,33 @@ func produce(t *testing.T, g golden) string {
 		base = g.baseURL
 	}
 	journal := filepath.Join(t.TempDir(), "run.jsonl")
-	spec := runner.RunSpec{Mode: g.mode, Root: root, Settings: settings(t, g.mode, base, g.flags), Model: "qwen3-coder-30b",
+	spec := engine.RunSpec{Mode: g.mode, Root: root, Settings: settings(t, g.mode, base, g.flags), Model: "qwen3-coder-30b",
 		Routing: "operator", JournalPath: journal, Args: []string{"make Add add"}, Version: "test"}
 	file := g.file
 	if file == "" {
 		file = "calc.go"
 	}
-	var steps []runner.Step
+	var steps []engine.Step
 	switch g.mode {
 	case "transform":
-		steps = runner.TransformSteps(runner.TransformOptions{File: file, Verify: g.verify, Task: "make Add add", Cwd: root, Root: root})
+		steps = transform.Steps(transform.Options{File: file, Verify: g.verify, Task: "make Add add", Cwd: root, Root: root})
 	case "summarize":
-		var claims []runner.Claim
-		steps = runner.SummarizeSteps(runner.SummarizeOptions{File: file, Cwd: root, Root: root}, &claims)
+		var claims []summarize.Claim
+		steps = summarize.Steps(summarize.Options{File: file, Cwd: root, Root: root}, &claims)
 	case "agent":
 		gitInit(t, root)
 		steps = agent.Steps(agent.Options{Task: "make Add add", Verify: g.verify, Root: root})
 	case "dedup":
 		spec.Model = "tiny-embed"
-		steps = runner.DedupSteps(runner.DedupOptions{Dir: filepath.Join(root, "notes"), Root: root, NoCache: true}, &runner.DedupResult{})
+		steps = dedup.Steps(dedup.Options{Dir: filepath.Join(root, "notes"), Root: root, NoCache: true}, &dedup.Result{})
 	}
 	ctx := context.Background()
 	if g.interrupt {
 		c, cancel := context.WithCancelCause(ctx)
-		cancel(&runner.SignalError{Signal: os.Interrupt})
+		cancel(&client.SignalError{Signal: os.Interrupt})
 		ctx = c
 	}
-	runner.Execute(ctx, spec, steps)
+	engine.Execute(ctx, spec, steps)
 	if g.edit != nil {
 		data, err := os.ReadFile(journal)
 		require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
 )
@@ -77,7 +77,7 @@ func BenchmarkStatusCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	directCall := func() {
-		rep, err := runner.CheckEndpoint(ctx, shared, nil, nil)
+		rep, err := engine.CheckEndpoint(ctx, shared, nil, nil)
 		if err != nil || !rep.Up {
 			b.Fatalf("direct: %v", err)
 		}

@@ -18,7 +18,8 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -161,7 +162,7 @@ func (s *Server) runContext(ctx context.Context) (context.Context, func()) {
 			cancel(cause)
 			return
 		}
-		cancel(&runner.SignalError{Signal: cancelled{}})
+		cancel(&client.SignalError{Signal: cancelled{}})
 	})
 	return run, func() {
 		stop()
@@ -199,29 +200,29 @@ func (p *notifier) say(msg string) {
 }
 
 // Observe reports one stage of the run.
-func (p *notifier) Observe(ev runner.ProgressEvent) {
+func (p *notifier) Observe(ev engine.ProgressEvent) {
 	switch ev.Stage {
-	case runner.StagePrefill:
+	case engine.StagePrefill:
 		p.say(fmt.Sprintf("prefill: the server reads the prompt (%s)", attempt(ev)))
-	case runner.StageDecode:
+	case engine.StageDecode:
 		p.say(fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev)))
-	case runner.StageVerify:
+	case engine.StageVerify:
 		p.say(fmt.Sprintf("verify running (%s)", attempt(ev)))
-	case runner.StageEmbed:
+	case engine.StageEmbed:
 		p.say(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
-	case runner.StageScore:
+	case engine.StageScore:
 		p.say(fmt.Sprintf("scoring the pairs of %d entries", ev.Total))
 	}
 }
 
-func attempt(ev runner.ProgressEvent) string {
+func attempt(ev engine.ProgressEvent) string {
 	if ev.Attempt > 0 {
 		return fmt.Sprintf("attempt %d", ev.Attempt)
 	}
 	return ev.Step
 }
 
-func (p *notifier) observer() runner.Observer {
+func (p *notifier) observer() engine.Observer {
 	if p == nil {
 		return nil
 	}

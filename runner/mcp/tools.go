@@ -14,7 +14,10 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner"
+	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/summarize"
+	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/spec"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -103,7 +106,7 @@ func (s *Server) addTools() error {
 	result := func() *jsonschema.Schema { return out.CloneSchemas() }
 	// Every tool returns its object as any, with the schema set here: a call refused before it
 	// ran has no object, and the SDK would otherwise send a zero one in its place.
-	statusSchema, err := jsonschema.For[runner.StatusReport](nil)
+	statusSchema, err := jsonschema.For[engine.StatusReport](nil)
 	if err != nil {
 		return err
 	}
@@ -232,21 +235,21 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 // chatSpec is what every chat tool starts from, as the CLI's chatRun: the settings and the model
 // chosen by the one rule in evals.ChooseModel. A call may name a model only where the operator
 // allowed it.
-func (s *Server) chatSpec(mode, model, role string, args any) (runner.RunSpec, *packs.Composition, *sdk.CallToolResult) {
+func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult) {
 	if model != "" && role == "" && !s.opts.AllowModel {
-		return runner.RunSpec{}, nil, fail("REFUSED: this server runs a role's earned model only; a call names a model " +
+		return engine.RunSpec{}, nil, fail("REFUSED: this server runs a role's earned model only; a call names a model " +
 			"only when the operator starts it with `locum mcp --allow-model`. Name a role (role: code or prose) instead.")
 	}
 	c, set, res := s.settings(mode, args)
 	if res != nil {
-		return runner.RunSpec{}, nil, res
+		return engine.RunSpec{}, nil, res
 	}
 	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
 	if err != nil {
-		status, _, _ := runner.Classify(err)
-		return runner.RunSpec{}, nil, fail("%s: %v", status, err)
+		status, _, _ := engine.Classify(err)
+		return engine.RunSpec{}, nil, fail("%s: %v", status, err)
 	}
-	return runner.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
+	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
 		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil
 }
 
@@ -255,7 +258,7 @@ func argName(name string) string { return "`" + name + "`" }
 
 // finish makes a run's result the tool's: the --json object as structured content, the receipt
 // (after the error and the outcome, when there are any) as text, isError unless it is OK.
-func (s *Server) finish(res *runner.Result, extra string) (*sdk.CallToolResult, any, error) {
+func (s *Server) finish(res *engine.Result, extra string) (*sdk.CallToolResult, any, error) {
 	fmt.Fprintln(s.opts.Log, res.Receipt())
 	var lines []string
 	if res.Error != nil {
@@ -269,7 +272,7 @@ func (s *Server) finish(res *runner.Result, extra string) (*sdk.CallToolResult, 
 	}
 	lines = append(lines, res.Receipt())
 	return &sdk.CallToolResult{
-		IsError: res.Status != runner.StatusOK,
+		IsError: res.Status != engine.StatusOK,
 		Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}},
 	}, res, nil
 }
@@ -280,18 +283,18 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	if res != nil {
 		return res, nil, nil
 	}
-	var chat, embed *runner.ModelPresence
+	var chat, embed *engine.ModelPresence
 	if args.Model != "" {
-		chat = &runner.ModelPresence{ID: args.Model, Source: "argument model"}
+		chat = &engine.ModelPresence{ID: args.Model, Source: "argument model"}
 	}
 	if args.EmbedModel != "" {
-		embed = &runner.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
+		embed = &engine.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
 	} else {
-		embed = runner.DefaultEmbedModel(c, s.opts.Env)
+		embed = engine.DefaultEmbedModel(c, s.opts.Env)
 	}
-	rep, err := runner.CheckEndpoint(ctx, shared, chat, embed)
+	rep, err := engine.CheckEndpoint(ctx, shared, chat, embed)
 	if err != nil {
-		status, _, _ := runner.Classify(err)
+		status, _, _ := engine.Classify(err)
 		return fail("%s: %v", status, err), nil, nil
 	}
 	text := statusLine(rep)
@@ -300,7 +303,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 
 // statusLine says what status found in one line. Names and messages come from the server:
 // escaped, as on the terminal.
-func statusLine(rep *runner.StatusReport) string {
+func statusLine(rep *engine.StatusReport) string {
 	if !rep.Up {
 		msg := ""
 		if rep.Error != nil {
@@ -323,7 +326,7 @@ func statusLine(rep *runner.StatusReport) string {
 	line := fmt.Sprintf("%s answers at %s in %dms; models: %s", strings.TrimSpace(name+" "+untrusted.Escape(rep.Version)), rep.Endpoint, rep.LatencyMs, strings.Join(ids, ", "))
 	for _, p := range []struct {
 		label string
-		m     *runner.ModelPresence
+		m     *engine.ModelPresence
 	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
 		if p.m == nil {
 			continue
@@ -356,7 +359,7 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 	defer stop()
 	spec.Observer = p.observer()
 	spec.Args = []string{args.Task}
-	out := runner.Execute(runCtx, spec, runner.TransformSteps(runner.TransformOptions{
+	out := engine.Execute(runCtx, spec, transform.Steps(transform.Options{
 		File: args.File, Lines: args.Lines, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
 		RollbackKey: s.rollbackKey(),
 	}))
@@ -381,13 +384,13 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 	if args.Focus != "" {
 		spec.Args = []string{args.Focus}
 	}
-	var claims []runner.Claim
-	out := runner.Execute(runCtx, spec, runner.SummarizeSteps(runner.SummarizeOptions{
+	var claims []summarize.Claim
+	out := engine.Execute(runCtx, spec, summarize.Steps(summarize.Options{
 		File: args.File, Lines: args.Lines, Focus: args.Focus, Cwd: s.opts.Dir, Root: c.Root,
 	}, &claims))
 	extra := ""
 	if claims != nil {
-		extra = runner.ClaimLines(claims)
+		extra = summarize.ClaimLines(claims)
 	}
 	return s.finish(out, extra)
 }
@@ -404,10 +407,10 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	}
 	runCtx, stop := s.runContext(ctx)
 	defer stop()
-	var found runner.DedupResult
-	spec := runner.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
+	var found dedup.Result
+	spec := engine.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
 		Version: s.opts.Version, Stderr: s.opts.Log, Observer: progress(ctx, req).observer()}
-	out := runner.Execute(runCtx, spec, runner.DedupSteps(runner.DedupOptions{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
+	out := engine.Execute(runCtx, spec, dedup.Steps(dedup.Options{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
 	extra := ""
 	if out.Error == nil {
 		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
@@ -438,17 +441,17 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	if strings.TrimSpace(args.RunID) == "" {
 		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
 	}
-	dir, err := runner.RunsDir(s.root)
+	dir, err := engine.RunsDir(s.root)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	path, events, err := runner.ReadRun(dir, args.RunID)
+	path, events, err := engine.ReadRun(dir, args.RunID)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
 	lines := []string{"journal " + path}
 	for _, ev := range events {
-		lines = append(lines, runner.EventLine(ev))
+		lines = append(lines, engine.EventLine(ev))
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: path, Events: events}, nil
 }

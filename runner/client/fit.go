@@ -1,0 +1,209 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// estimateBytesPerToken bounds how many bytes one token covers when the server cannot count:
+// modern tokenizers average 3 to 4 bytes a token on English and code, so 2.5 overestimates the
+// prompt, which errs toward refusing rather than letting a server cut it silently.
+const estimateBytesPerToken = 2.5
+
+// templateTokens is what a chat template adds around each message (role markers, separators),
+// added to a count of the messages' text alone.
+const templateTokens = 8
+
+// PromptFit is how a prompt measures against the model's loaded context, for the journal.
+type PromptFit struct {
+	// Context is the model's loaded context in tokens; 0 when the server does not say, and then
+	// nothing is checked.
+	Context int64 `json:"context"`
+	// Tokens is the prompt's size in tokens, counted by the server or estimated from its bytes.
+	Tokens int64  `json:"prompt_tokens"`
+	Method string `json:"method"`
+	// Counted is true when the server counted the tokens itself.
+	Counted bool `json:"counted"`
+	// text is the server's count of the messages' text alone, without a template's tokens: a
+	// server that says it read fewer has cut the prompt.
+	text int64
+}
+
+func (f *PromptFit) how() string {
+	if f.Counted {
+		return "counted by the server's " + f.Method
+	}
+	return fmt.Sprintf("estimated at %.1f bytes a token", estimateBytesPerToken)
+}
+
+// ContextError is a prompt that, with room for the reply, does not fit the model's loaded
+// context: refused before the request, since a server would cut the prompt from the top, the
+// instruction first, and answer anyway.
+type ContextError struct {
+	Model     string
+	Fit       PromptFit
+	MaxOutput int64
+	// Narrow is the flag that narrows the input, when the mode has one.
+	Narrow string
+}
+
+func (e *ContextError) Error() string {
+	return fmt.Sprintf("the prompt (%d tokens, %s) plus --max-output-tokens %d is over the %d-token context %s has loaded; "+
+		"the server would cut the prompt. %s",
+		e.Fit.Tokens, e.Fit.how(), e.MaxOutput, e.Fit.Context, e.Model, remedies(e.Narrow, "lower --max-output-tokens", "load the model with a larger context on the server"))
+}
+
+// remedies joins what the user can do into a sentence, narrowing the input first where the mode
+// has a flag for it.
+func remedies(narrow string, rest ...string) string {
+	if narrow != "" {
+		rest = append([]string{"narrow the input (" + narrow + ")"}, rest...)
+	}
+	s := strings.Join(rest[:len(rest)-1], ", ")
+	if s != "" {
+		s += ", or "
+	}
+	s += rest[len(rest)-1]
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// InputTruncatedError is a reply to a prompt the server cut to fit its context: it read fewer
+// tokens than were sent, or as many as the context holds. What came back answers something
+// else, so it is never an answer.
+type InputTruncatedError struct {
+	Read   int64
+	Fit    PromptFit
+	Narrow string
+}
+
+func (e *InputTruncatedError) Error() string {
+	return fmt.Sprintf("the server cut the prompt: it read %d tokens against a context of %d (the prompt was %d tokens, %s); "+
+		"the reply is not an answer to the task. %s",
+		e.Read, e.Fit.Context, e.Fit.Tokens, e.Fit.how(), remedies(e.Narrow, "load the model with a larger context on the server"))
+}
+
+// ContextOf is the loaded context the server reports for a model, 0 when it does not say.
+// llama-server serves one model whatever name a request gives.
+func (s *ServerInfo) ContextOf(model string) int64 {
+	for _, m := range s.Models {
+		if m.ID == model || m.ID == model+":latest" {
+			return m.Context
+		}
+	}
+	if s.Kind == rails.LlamaServer && len(s.Models) == 1 {
+		return s.Models[0].Context
+	}
+	return 0
+}
+
+// fit measures a request's prompt against the model's loaded context: counted by the server
+// where it can count (llama-server and vLLM answer /tokenize), else estimated from its bytes.
+func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*PromptFit, error) {
+	c.mu.Lock()
+	f := &PromptFit{Context: info.ContextOf(req.Model)}
+	c.mu.Unlock()
+	if f.Context > 0 {
+		if n, text, ok := c.countTokens(ctx, info.Kind, req); ok {
+			f.Tokens, f.text, f.Method, f.Counted = n, text, "/tokenize", true
+		}
+	}
+	if !f.Counted {
+		bytes := 0
+		for _, m := range req.Messages {
+			bytes += len(m.Content)
+		}
+		f.Tokens = int64(float64(bytes)/estimateBytesPerToken+0.999) + int64(templateTokens*len(req.Messages))
+		f.Method = "estimate"
+	}
+	if f.Context > 0 && f.Tokens+req.MaxTokens > f.Context {
+		return f, &ContextError{Model: req.Model, Fit: *f, MaxOutput: req.MaxTokens, Narrow: req.Narrow}
+	}
+	return f, nil
+}
+
+// loadedContext asks Ollama again for a model's loaded context, after a request has loaded it:
+// a model that was not loaded when the server was probed has no context to check against until
+// then. The answer is kept for the run's later requests.
+func (c *Client) loadedContext(ctx context.Context, info *ServerInfo, model string) int64 {
+	if info.Kind != rails.Ollama {
+		return 0
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			ContextLength int64  `json:"context_length"`
+		} `json:"models"`
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(ctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range ps.Models {
+		for i := range info.Models {
+			if m := &info.Models[i]; p.Name == m.ID && (m.ID == model || m.ID == model+":latest") && p.ContextLength > 0 {
+				loaded := true
+				m.Context, m.Loaded = p.ContextLength, &loaded
+				return p.ContextLength
+			}
+		}
+	}
+	return 0
+}
+
+// countTokens asks the server to count the prompt's tokens, and of those the text's alone where it
+// tells them apart; false when it cannot count.
+func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req ChatRequest) (prompt, text int64, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	switch kind {
+	case rails.LlamaServer:
+		texts := make([]string, len(req.Messages))
+		for i, m := range req.Messages {
+			texts[i] = m.Content
+		}
+		var out struct {
+			Tokens []json.RawMessage `json:"tokens"`
+		}
+		body := map[string]any{"content": strings.Join(texts, "\n"), "add_special": true}
+		if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Tokens == nil {
+			return 0, 0, false
+		}
+		n := int64(len(out.Tokens))
+		return n + int64(templateTokens*len(req.Messages)), n, true
+	case rails.VLLM:
+		// vLLM applies the model's chat template itself, so its count is the prompt's.
+		var out struct {
+			Count *int64 `json:"count"`
+		}
+		body := map[string]any{"model": req.Model, "messages": req.Messages, "add_generation_prompt": true}
+		if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Count == nil || *out.Count < 0 {
+			return 0, 0, false
+		}
+		return *out.Count, 0, true
+	}
+	return 0, 0, false
+}
+
+// truncated reports a reply to a prompt the server cut: it read as many tokens as the context
+// holds (Ollama keeps the last context-many), or fewer than the text alone holds by its own
+// count (llama-server drops a block from the middle). The slack covers tokens merging where the
+// messages join.
+func truncated(f *PromptFit, u Usage, narrow string) *InputTruncatedError {
+	if f == nil || f.Context <= 0 || u.In == nil {
+		return nil
+	}
+	read := *u.In
+	if read >= f.Context || read+templateTokens < f.text {
+		return &InputTruncatedError{Read: read, Fit: *f, Narrow: narrow}
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// Model is one model a server lists.
+type Model struct {
+	ID string `json:"id"`
+	// Context is the context window the server reports for the loaded model; 0 when it does not say.
+	Context int64 `json:"context,omitempty"`
+	Loaded  *bool `json:"loaded,omitempty"`
+}
+
+// ServerInfo is what a probe learned about the server.
+type ServerInfo struct {
+	Kind    rails.ServerKind `json:"kind"`
+	Version string           `json:"version,omitempty"`
+	Models  []Model          `json:"models"`
+}
+
+// Has reports whether the server lists the model. llama-server answers any model name, so only a
+// listed model counts as present. Ollama lists name:tag and accepts the bare name for :latest.
+func (s *ServerInfo) Has(model string) bool {
+	for _, m := range s.Models {
+		if m.ID == model || m.ID == model+":latest" {
+			return true
+		}
+	}
+	return false
+}
+
+// Probe asks the server what it is and what it serves, once per client; later calls return the
+// first answer. Each request of the probe has a short deadline of its own.
+func (c *Client) Probe(ctx context.Context) (*ServerInfo, error) {
+	c.mu.Lock()
+	cached := c.server
+	c.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	info, err := c.probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.server = info
+	c.mu.Unlock()
+	return info, nil
+}
+
+type listedModel struct {
+	ID          string `json:"id"`
+	OwnedBy     string `json:"owned_by"`
+	MaxModelLen int64  `json:"max_model_len"`
+}
+
+// The probe asks for the model list under a limit of its own: a server that cannot list its
+// models in this time will not serve a completion either, and the user should hear so at once.
+const (
+	probeTimeout = 3 * time.Second
+	probeLimit   = "the probe's own limit for GET /models"
+)
+
+func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
+	var list struct {
+		Data []listedModel `json:"data"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	header, err := c.getJSON(cctx, http.MethodGet, c.cfg.BaseURL.String()+"/models", nil, &list)
+	stalled := cctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err != nil {
+		if te := (*TimeoutError)(nil); errors.As(err, &te) && stalled {
+			return nil, &TimeoutError{What: probeLimit, After: probeTimeout}
+		}
+		return nil, c.probeError(err, header)
+	}
+	info := &ServerInfo{Kind: rails.Unknown}
+	owned := map[string]bool{}
+	tagged := len(list.Data) > 0
+	for _, m := range list.Data {
+		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen})
+		owned[m.OwnedBy] = true
+		tagged = tagged && strings.Contains(m.ID, ":")
+	}
+	// The first answer names most servers; only a server it names, or the one whose port this
+	// is, is asked for its details, so an unknown server gets one request.
+	switch port := c.cfg.BaseURL.Port(); {
+	case owned["vllm"]:
+		info.Kind = rails.VLLM
+		c.vllmVersion(ctx, info)
+	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
+		info.Kind = rails.LlamaServer
+		c.llamaServerContext(ctx, info)
+	case owned["organization_owner"]:
+		info.Kind = rails.LMStudio
+		c.lmStudioDetails(ctx, info)
+	case owned["library"] || tagged:
+		// Ollama lists every model as name:tag, owned by its namespace (library for its own).
+		info.Kind = rails.Ollama
+		c.ollamaDetails(ctx, info)
+	case port == "11434" && c.ollamaDetails(ctx, info):
+		info.Kind = rails.Ollama
+	case port == "1234" && c.lmStudioDetails(ctx, info):
+		info.Kind = rails.LMStudio
+	}
+	return info, nil
+}
+
+// probeError says what a failed first request means: a server still loading its model, or a
+// base URL that lacks /v1.
+func (c *Client) probeError(err error, header http.Header) error {
+	var he *HTTPError
+	if !errors.As(err, &he) {
+		return err
+	}
+	switch {
+	case he.Status == http.StatusServiceUnavailable:
+		name := ""
+		if strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") {
+			name = rails.LlamaServer.Display()
+		}
+		return &LoadingError{URL: c.BaseURL(), Server: name, Message: he.Message}
+	case he.Status == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(c.cfg.BaseURL.Path, "/"), "/v1"):
+		he.Hint = "the OpenAI API usually lives under /v1: try --base-url " + strings.TrimSuffix(c.BaseURL(), "/") + "/v1"
+	}
+	return he
+}
+
+// LoadingError is a server that answers but is still loading its model (HTTP 503): not dead, and
+// worth a retry shortly.
+type LoadingError struct {
+	URL     string
+	Server  string // the server's name, when its headers say it
+	Message string
+}
+
+func (e *LoadingError) Error() string {
+	who := "the server"
+	if e.Server != "" {
+		who = e.Server
+	}
+	msg := fmt.Sprintf("%s at %s is loading its model (HTTP 503", who, e.URL)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg + "); retry shortly"
+}
+
+func (c *Client) vllmVersion(ctx context.Context, info *ServerInfo) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/version", nil, &v); err == nil {
+		info.Version = v.Version
+	}
+}
+
+// llamaServerContext reads the loaded context from /props; llama-server serves one model.
+func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo) {
+	var props struct {
+		Settings struct {
+			NCtx int64 `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+		Build string `json:"build_info"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/props", nil, &props); err != nil {
+		return
+	}
+	info.Version = props.Build
+	for i := range info.Models {
+		if props.Settings.NCtx > 0 {
+			info.Models[i].Context = props.Settings.NCtx
+		}
+	}
+}
+
+// ollamaDetails reads Ollama's version from /api/version and the loaded models' contexts from
+// /api/ps; it reports whether /api/version answered as Ollama does.
+func (c *Client) ollamaDetails(ctx context.Context, info *ServerInfo) bool {
+	var v struct {
+		Version string `json:"version"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/version", nil, &v); err != nil || v.Version == "" {
+		return false
+	}
+	info.Version = v.Version
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			ContextLength int64  `json:"context_length"`
+		} `json:"models"`
+	}
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err == nil {
+		for i := range info.Models {
+			loaded := false
+			for _, p := range ps.Models {
+				if p.Name == info.Models[i].ID {
+					loaded = true
+					info.Models[i].Context = p.ContextLength
+				}
+			}
+			info.Models[i].Loaded = &loaded
+		}
+	}
+	return true
+}
+
+// lmStudioDetails recognises LM Studio by its REST API, which says which models are loaded and
+// with what context.
+func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
+	var list struct {
+		Data []struct {
+			ID                  string `json:"id"`
+			State               string `json:"state"`
+			LoadedContextLength int64  `json:"loaded_context_length"`
+			MaxContextLength    int64  `json:"max_context_length"`
+		} `json:"data"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/v0/models", nil, &list); err != nil || len(list.Data) == 0 || list.Data[0].State == "" {
+		return false
+	}
+	for i := range info.Models {
+		for _, m := range list.Data {
+			if m.ID != info.Models[i].ID {
+				continue
+			}
+			loaded := m.State == "loaded"
+			info.Models[i].Loaded = &loaded
+			if loaded {
+				info.Models[i].Context = m.LoadedContextLength
+			}
+		}
+	}
+	return true
+}

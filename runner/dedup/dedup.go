@@ -1,0 +1,335 @@
+// Package dedup is locum's dedup mode: near-duplicate entries of a folder found by embeddings
+// (exact tiled scoring or random-hyperplane candidates) or by word shingles, with the embedding
+// cache and the scoring kernel.
+package dedup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// JournalPairs is how many of the top pairs the journal keeps; the count says how many there were.
+const JournalPairs = 100
+
+// Options is one screen of a folder.
+type Options struct {
+	Dir     string
+	Root    string
+	NoCache bool
+}
+
+// Result is what a screen found.
+type Result struct {
+	Files     []string
+	Pairs     []Pair
+	Threshold float64
+	Cached    int
+	// Method is how pairs were scored: "exact" (cosine of every pair), "lsh" (cosine of
+	// candidates from random-hyperplane hashing), or "lexical" (estimated Jaccard of shingles).
+	Method string
+	// Why says why auto chose lexical; "" otherwise.
+	Why string
+}
+
+type dedup struct {
+	opts    Options
+	names   []string
+	texts   []string
+	vectors [][]float32
+	lexical bool
+	// embedTime is what getting the vectors took, from the cache or the server: exact scoring
+	// that would take longer gives way to LSH.
+	embedTime time.Duration
+	result    *Result
+}
+
+// Steps is the dedup workflow: list the entries, measure each against the per-file budget,
+// check the endpoint, choose the method, embed (from the cache where it can), score. A lexical
+// screen never connects.
+func Steps(opts Options, out *Result) []engine.Step {
+	d := &dedup{opts: opts, result: out}
+	return []engine.Step{
+		{Name: "entries", Run: d.entries},
+		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error {
+			if r.Spec.Settings.String("method") == "lexical" {
+				return nil
+			}
+			return r.Connect()
+		}},
+		{Name: "method", Run: d.choose},
+		{Name: "embed", Run: d.embed},
+		{Name: "score", Run: d.score},
+	}
+}
+
+// choose settles auto: embeddings when someone named an embedding model, or when the server
+// lists the default one; else a lexical screen, so dedup works with no server at all.
+func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
+	s := r.Spec.Settings
+	switch s.String("method") {
+	case "lexical":
+		d.lexical = true
+	case "auto":
+		model := s.String("embed_model")
+		if model != "" && s.Chosen("embed_model") {
+			break
+		}
+		if model == "" {
+			d.lexical, d.result.Why = true, "no embedding model is configured"
+			break
+		}
+		info, err := r.Client.Probe(ctx)
+		switch {
+		case errors.As(err, new(*client.UnreachableError)):
+			d.lexical, d.result.Why = true, fmt.Sprintf("no server answers at %s", r.Client.BaseURL())
+		case err != nil:
+			// The server's own words stay out of the note: it is printed on the terminal.
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s did not list its models", r.Client.BaseURL())
+		case !info.Has(model):
+			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s lists no model named %s", r.Client.BaseURL(), model)
+		}
+	}
+	if d.lexical {
+		r.Spec.Model = ""
+		r.Event("method", map[string]any{"method": "lexical", "why": d.result.Why})
+	}
+	return nil
+}
+
+// Entries lists the files dedup compares: regular files directly in dir whose name matches glob
+// (in any letter case), sorted by name, without README.md (it describes the folder).
+func Entries(dir, glob string) ([]string, error) {
+	if _, err := path.Match(strings.ToLower(glob), ""); err != nil {
+		return nil, &engine.BadInputError{Reason: fmt.Sprintf("--glob %q is not a valid pattern: %v", glob, err)}
+	}
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &engine.BadInputError{Reason: fmt.Sprintf("--dir %s: %v", dir, err)}
+	}
+	var out []string
+	for _, e := range list {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.EqualFold(name, "README.md") {
+			continue
+		}
+		if ok, _ := path.Match(strings.ToLower(glob), strings.ToLower(name)); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (d *dedup) entries(_ context.Context, r *engine.Run) error {
+	s := r.Spec.Settings
+	names, err := Entries(d.opts.Dir, s.String("glob"))
+	if err != nil {
+		return err
+	}
+	if len(names) < 2 {
+		return &engine.BadInputError{Reason: fmt.Sprintf("--dir %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), client.Plural(len(names), "entry", "entries"), s.String("glob"))}
+	}
+	limit := s.Int("max_input_bytes")
+	var over []string
+	for _, name := range names {
+		data, err := rails.ReadTextFile(filepath.Join(d.opts.Dir, name), limit)
+		var be *rails.BudgetError
+		switch {
+		case errors.As(err, &be):
+			over = append(over, fmt.Sprintf("%s (%d bytes)", name, be.Size))
+			continue
+		case err != nil:
+			var fe *rails.FileError
+			if errors.As(err, &fe) {
+				fe.Path = name
+			}
+			return err
+		}
+		d.texts = append(d.texts, string(data))
+	}
+	if len(over) > 0 {
+		return &engine.OversizeError{Limit: limit, Files: over}
+	}
+	d.names = names
+	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
+	return nil
+}
+
+func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
+	if d.lexical {
+		return nil
+	}
+	s := r.Spec.Settings
+	model := s.String("embed_model")
+	var cache embeddingCache
+	if !d.opts.NoCache {
+		key := r.Client.EmbeddingKey(ctx, model)
+		cache.dir = EmbeddingsDir(d.opts.Root, key)
+		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest})
+	}
+	start := time.Now()
+	defer func() { d.embedTime = time.Since(start) }()
+	d.vectors = make([][]float32, len(d.texts))
+	var missing []int
+	for i, text := range d.texts {
+		if v := cache.get(text); v != nil {
+			d.vectors[i] = v
+			d.result.Cached++
+			continue
+		}
+		missing = append(missing, i)
+	}
+	batch := int(s.Int("batch_size"))
+	start0 := time.Now()
+	for start := 0; start < len(missing); start += batch {
+		idx := missing[start:min(start+batch, len(missing))]
+		inputs := make([]string, len(idx))
+		for k, i := range idx {
+			inputs[k] = d.texts[i]
+		}
+		r.Observe(engine.ProgressEvent{Stage: engine.StageEmbed, Step: "embed", Done: start, Total: len(missing), Elapsed: time.Since(start0)})
+		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
+		res, err := r.Client.Embed(ctx, model, inputs)
+		if err != nil {
+			r.AddUsage(client.Usage{}, 0)
+			return err
+		}
+		r.AddUsage(res.Usage, res.Elapsed)
+		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
+		for k, i := range idx {
+			d.vectors[i] = res.Vectors[k]
+			cache.put(d.texts[i], res.Vectors[k])
+		}
+	}
+	// Vectors from the cache and from the server must agree in length too.
+	for i := range d.vectors {
+		if len(d.vectors[i]) != len(d.vectors[0]) {
+			return &client.BadEmbeddingError{Reason: fmt.Sprintf("%s has a vector of length %d, %s of %d (a stale cache? run with --no-cache)", d.names[i], len(d.vectors[i]), d.names[0], len(d.vectors[0]))}
+		}
+	}
+	return nil
+}
+
+func (d *dedup) score(_ context.Context, r *engine.Run) error {
+	r.Observe(engine.ProgressEvent{Stage: engine.StageScore, Step: "score", Total: len(d.names)})
+	threshold := r.Spec.Settings.Float("threshold")
+	var pairs []Pair
+	method := "exact"
+	if d.lexical {
+		method = "lexical"
+		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
+	} else {
+		u := NormalizeInPlace(d.vectors)
+		exact := r.Spec.Settings.String("exact")
+		_, cheaper := planLSH(len(d.names), threshold)
+		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
+			method = "lsh"
+			pairs = ApproximatePairs(u, d.names, threshold)
+		} else {
+			pairs = SimilarPairs(u, d.names, threshold)
+		}
+	}
+	*d.result = Result{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
+	r.Detail("method", method)
+	if pairs == nil {
+		pairs = []Pair{}
+	}
+	r.Detail("dir", d.opts.Dir)
+	r.Detail("files", len(d.names))
+	r.Detail("threshold", threshold)
+	r.Detail("pairs", pairs)
+	if len(pairs) > JournalPairs {
+		r.JournalDetail("pairs", pairs[:JournalPairs])
+		r.JournalDetail("pairs_total", len(pairs))
+	}
+	r.Detail("cached", d.result.Cached)
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached, "method": method})
+	return nil
+}
+
+// EmbeddingsDir is where the embeddings of one server, endpoint and model are cached: under the
+// git directory, else the user's cache directory.
+func EmbeddingsDir(root string, key client.EmbeddingKey) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(key.Kind), key.Endpoint, key.Model, key.Digest}, "\x00")))
+	name := hex.EncodeToString(sum[:8])
+	if p := engine.GitPath(root, "locum/embeddings"); p != "" {
+		return filepath.Join(p, name)
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "locum", "embeddings", name)
+}
+
+// embeddingCache keeps one vector per content hash, as little-endian float32s.
+type embeddingCache struct{ dir string }
+
+func (c embeddingCache) file(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f32")
+}
+
+// maxCachedVector bounds a cache file's read: the cache is under the repository, so untrusted;
+// no embedding model has vectors of 64k dimensions.
+const maxCachedVector = 4 << 16
+
+func (c embeddingCache) get(text string) []float32 {
+	if c.dir == "" {
+		return nil
+	}
+	data, err := untrusted.ReadFileIn(c.dir, c.file(text), maxCachedVector)
+	if err != nil || len(data) == 0 || len(data)%4 != 0 {
+		return nil
+	}
+	v := make([]float32, len(data)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[i*4:]))
+		if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
+			return nil
+		}
+	}
+	return v
+}
+
+// put stores a vector; a cache that cannot be written only costs the next run a request.
+func (c embeddingCache) put(text string, v []float32) {
+	if c.dir == "" || os.MkdirAll(c.dir, 0o755) != nil {
+		return
+	}
+	data := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(x))
+	}
+	// A rename keeps a reader from seeing half a vector; no fsync, since a lost entry only
+	// costs a request.
+	tmp, err := os.CreateTemp(c.dir, ".vec-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.file(text)) != nil {
+		os.Remove(tmp.Name())
+	}
+}

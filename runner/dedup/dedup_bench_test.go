@@ -1,0 +1,115 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/internal/runtest"
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+// BenchmarkDedupWarm runs a whole dedup (list the entries, read each under the budget, read
+// every vector from a warm cache, score) on a folder of random 768-dimension vectors with
+// pairs planted from 0.78 to 1. The peak RSS is the whole process's, set-up included. LOCUM_BENCH_FILES sets the folder size (default 10,000); the
+// issue's rows are 50,000 and 100,000. It reports the method auto chose and the heap peak.
+func BenchmarkDedupWarm(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("LOCUM_BENCH_FILES"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err)
+	}
+	root := b.TempDir()
+	require.NoError(b, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+	dir := filepath.Join(root, "notes")
+	require.NoError(b, os.Mkdir(dir, 0o755))
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(b, s.Mimic("llama-server"))
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(b, err)
+	c := &packs.Composition{Packs: []*packs.Pack{p}}
+	settings, err := c.Resolve("dedup", nil, map[string]string{"base-url": s.BaseURL(), "model": "m"})
+	require.NoError(b, err)
+
+	// Warm the cache as a first run would have left it.
+	spec := engine.RunSpec{Mode: "dedup", Root: root, Settings: settings, Model: "m", JournalPath: filepath.Join(root, "j.jsonl")}
+	probe := engine.Execute(context.Background(), spec, []engine.Step{{Name: "key", Run: func(ctx context.Context, r *engine.Run) error {
+		if err := r.Connect(); err != nil {
+			return err
+		}
+		cache := embeddingCache{dir: EmbeddingsDir(root, r.Client.EmbeddingKey(ctx, "m"))}
+		// One vector at a time, so the set-up's memory does not hide the run's in the peak RSS:
+		// every tenth vector is planted near the one before it, at a cosine from 0.78 to 1.
+		rng := rand.New(rand.NewPCG(31, 32))
+		var prev []float64
+		for i := range n {
+			v := runtest.RandomUnit(rng, 1, 768)[0]
+			if i%10 == 1 {
+				v = nearby(rng, prev, 0.78+0.22*rng.Float64())
+			}
+			prev = v
+			text := fmt.Sprintf("entry %d\n", i)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.md", i)), []byte(text), 0o644); err != nil {
+				return err
+			}
+			f := make([]float32, len(v))
+			for k := range v {
+				f[k] = float32(v[k])
+			}
+			cache.put(text, f)
+		}
+		return nil
+	}}})
+	require.Nil(b, probe.Error)
+
+	runtime.GC()
+	peak := uint64(0)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var found Result
+	b.ResetTimer()
+	for range b.N {
+		found = Result{}
+		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root}, &found))
+		require.Nil(b, res.Error)
+	}
+	b.StopTimer()
+	close(stop)
+	<-done
+	require.Equal(b, n, found.Cached)
+	require.Empty(b, s.RequestsTo("/v1/embeddings"))
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // Linux reports KiB
+	}
+	b.ReportMetric(float64(len(found.Pairs)), "pairs")
+	b.Logf("files=%d method=%s pairs=%d", n, found.Method, len(found.Pairs))
+}

@@ -1,0 +1,153 @@
+package dedup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/internal/runtest"
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+// The result has every pair; the journal keeps the top JournalPairs and the count, so a screen
+// with a million pairs does not write a record of tens of megabytes.
+func TestJournalKeepsTheTopPairs(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 { // 190 pairs of identical texts
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d.md", i)), []byte("the same words in every file"), 0o644))
+	}
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	c := &packs.Composition{Packs: []*packs.Pack{p}}
+	settings, err := c.Resolve("dedup", nil, map[string]string{"method": "lexical"})
+	require.NoError(t, err)
+	journal := filepath.Join(t.TempDir(), "j.jsonl")
+	var found Result
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Settings: settings, JournalPath: journal},
+		Steps(Options{Dir: dir}, &found))
+	require.Nil(t, res.Error)
+	assert.Len(t, found.Pairs, 190)
+	assert.Len(t, res.Details["pairs"], 190)
+	data, err := os.ReadFile(journal)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var end struct {
+		Event   string `json:"event"`
+		Details struct {
+			Pairs []Pair `json:"pairs"`
+			Total int    `json:"pairs_total"`
+		} `json:"details"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
+	assert.Equal(t, "run_end", end.Event)
+	assert.Len(t, end.Details.Pairs, JournalPairs)
+	assert.Equal(t, 190, end.Details.Total)
+}
+
+// A dedup tells an observer how far it is: the scoring of its entries (and, with a server, each
+// batch sent to embed).
+func TestDedupReportsScoring(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.md", i)), []byte("some words here"), 0o644))
+	}
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("dedup", nil, map[string]string{"method": "lexical"})
+	require.NoError(t, err)
+	var seen []engine.ProgressEvent
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Settings: settings, JournalPath: filepath.Join(t.TempDir(), "j.jsonl"),
+		Observer: engine.ObserverFunc(func(ev engine.ProgressEvent) { seen = append(seen, ev) })},
+		Steps(Options{Dir: dir}, &Result{}))
+	require.Nil(t, res.Error)
+	require.NotEmpty(t, seen)
+	assert.Equal(t, engine.StageScore, seen[len(seen)-1].Stage)
+	assert.Equal(t, 3, seen[len(seen)-1].Total)
+}
+
+// The cache is keyed by server kind, endpoint, model and digest: a llama-server and then an
+// Ollama at the same address, both asked for "tiny", share no vectors; nor do two Ollama models
+// of one name with different digests. The same server and model hit the cache every time.
+func TestEmbeddingCacheKeyedByServerAndDigest(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+	dir := filepath.Join(root, "notes")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("text of "+name), 0o644))
+	}
+	s := scripted.New()
+	defer s.Close()
+	s.On("POST", "/v1/embeddings", runtest.JSON(`{"data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[0.8,0.6]},{"index":2,"embedding":[0,1]}]}`))
+	tags := func(digest string) scripted.Reply {
+		return runtest.JSON(`{"models":[{"name":"tiny:latest","model":"tiny:latest","digest":"` + digest + `"}]}`)
+	}
+	run := func() (Result, []string) {
+		t.Helper()
+		var found Result
+		spec := engine.RunSpec{Mode: "dedup", Root: root, Settings: runtest.Settings(t, "dedup", map[string]string{"base-url": s.BaseURL(), "model": "tiny"}), Model: "tiny",
+			JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
+		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root}, &found))
+		require.Nil(t, res.Error)
+		assert.Equal(t, found.Cached, res.Details["cached"])
+		journal, err := os.ReadFile(spec.JournalPath)
+		require.NoError(t, err)
+		return found, strings.Split(string(journal), "\n")
+	}
+	cacheEvent := func(lines []string) string {
+		for _, l := range lines {
+			if strings.Contains(l, `"event":"cache"`) {
+				return l
+			}
+		}
+		return ""
+	}
+
+	require.NoError(t, s.Mimic("llama-server"))
+	first, journal := run()
+	assert.Equal(t, 0, first.Cached)
+	assert.Contains(t, cacheEvent(journal), `"server":"llama-server"`)
+	again, _ := run()
+	assert.Equal(t, 3, again.Cached, "the same server and model")
+
+	require.NoError(t, s.Mimic("ollama"))
+	s.On("GET", "/api/tags", tags("sha256:aaaa"))
+	ollama, journal := run()
+	assert.Equal(t, 0, ollama.Cached, "another server kind at the same address")
+	assert.Contains(t, cacheEvent(journal), `"digest":"sha256:aaaa"`)
+	again, _ = run()
+	assert.Equal(t, 3, again.Cached)
+
+	s.On("GET", "/api/tags", tags("sha256:bbbb"))
+	replaced, _ := run()
+	assert.Equal(t, 0, replaced.Cached, "the model was replaced under its name")
+}
+
+// The cache lives under the repository, so its files are untrusted: a symlink, a file over the
+// size bound, one of a length that is not whole float32s, or one holding NaN is a miss, never read.
+func TestEmbeddingCacheRefusesHostileFiles(t *testing.T) {
+	c := embeddingCache{dir: t.TempDir()}
+	c.put("good", []float32{1, 2})
+	assert.Equal(t, []float32{1, 2}, c.get("good"))
+
+	secret := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("\x00\x00\x80\x3f"), 0o644))
+	require.NoError(t, os.Symlink(secret, c.file("link")))
+	huge := make([]byte, maxCachedVector+4)
+	require.NoError(t, os.WriteFile(c.file("huge"), huge, 0o644))
+	require.NoError(t, os.WriteFile(c.file("ragged"), []byte{1, 2, 3}, 0o644))
+	require.NoError(t, os.WriteFile(c.file("nan"), []byte{0, 0, 0xc0, 0x7f}, 0o644))
+	require.NoError(t, os.Mkdir(c.file("dir"), 0o755))
+	for _, text := range []string{"link", "huge", "ragged", "nan", "dir", "absent"} {
+		assert.Nil(t, c.get(text), text)
+	}
+}

@@ -1,0 +1,397 @@
+// Package engine runs a mode's named steps over the client: the run journal, the guards run once
+// on every exit path, the progress a front end hears, the receipt and result, and Classify, the
+// one mapping from an error to a status and an exit code. Among the runner packages it imports
+// only the client; every mode imports it.
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+)
+
+// Step is one named step of a mode's workflow.
+type Step struct {
+	Name string
+	Run  func(ctx context.Context, run *Run) error
+}
+
+// RunSpec is what a run needs before it starts.
+type RunSpec struct {
+	Mode     string
+	Root     string
+	Settings *packs.Settings
+	// Model is the model the run will use, and Routing how it was chosen ("operator" for an
+	// explicit --model, "earned" for a role's routing); both may be filled in by a step.
+	Model   string
+	Routing string
+	// JournalPath overrides the journal file; "" puts it under RunsDir(Root).
+	JournalPath string
+	Args        []string
+	Version     string
+	// Stderr receives warnings; Progress, when set, live progress of a streamed reply.
+	Stderr   io.Writer
+	Progress io.Writer
+	// Observer, when set, hears each stage of the run as it happens (prefill, decode, verify).
+	Observer Observer
+	// Dial replaces the loopback dialer; Transport replaces the network (offline checks).
+	Dial      rails.DialFunc
+	Transport http.RoundTripper
+}
+
+// Run is a run in progress. Steps read and extend it.
+type Run struct {
+	ID      string
+	Spec    RunSpec
+	Journal *Journal
+	Client  *client.Client
+
+	// calls counts the requests sent to the model (a chat, an embedding batch), whatever their
+	// outcome: the receipt's attempts in every mode.
+	calls     int
+	in, out   int64
+	inKnown   bool
+	outKnown  bool
+	ttft      time.Duration
+	ttftKnown bool
+	elapsed   time.Duration
+	// decodeTokens and decodeTime sum the decodes that were timed (see Decode).
+	decodeTokens int64
+	decodeTime   time.Duration
+	details      map[string]any
+	// journalDetails replace details in the journal's run_end, where the whole value would be
+	// too large to keep (a million dedup pairs).
+	journalDetails map[string]any
+	guards         []guard
+	step           string // the step of the request in flight, for progress
+}
+
+type guard struct {
+	name string
+	fn   func() error
+}
+
+// Guard registers fn to run once when the run ends, on every exit path (a red verdict, an
+// error, a signal, a panic in a step), in reverse order of registration.
+func (r *Run) Guard(name string, fn func() error) {
+	r.guards = append(r.guards, guard{name: name, fn: fn})
+}
+
+// Detail sets one key of the mode's part of the result.
+func (r *Run) Detail(key string, v any) { r.details[key] = v }
+
+// JournalDetail sets what the journal keeps of a detail in place of its whole value.
+func (r *Run) JournalDetail(key string, v any) {
+	if r.journalDetails == nil {
+		r.journalDetails = map[string]any{}
+	}
+	r.journalDetails[key] = v
+}
+
+// Event appends a mode event to the journal.
+func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, fields) }
+
+// Connect checks the endpoint against the loopback rail and makes the client. It is the step
+// every mode that talks to a model runs first, so a refused endpoint is refused before any
+// request.
+func (r *Run) Connect() error {
+	s := r.Spec.Settings
+	u, err := rails.ParseEndpoint(s.String("base_url"), s.Bool("allow_remote"))
+	if err != nil {
+		return err
+	}
+	r.Client = client.New(client.Config{
+		BaseURL:           u,
+		AllowRemote:       s.Bool("allow_remote"),
+		Timeout:           s.Duration("timeout"),
+		FirstTokenTimeout: s.Duration("first_token_timeout"),
+		Dial:              r.Spec.Dial,
+		Transport:         r.Spec.Transport,
+		Progress:          r.Spec.Progress,
+		Observe:           r.streamObserver(),
+	})
+	return nil
+}
+
+// streamObserver forwards a streamed reply's growth to the run's observer.
+func (r *Run) streamObserver() client.StreamObserver {
+	if r.Spec.Observer == nil {
+		return nil
+	}
+	return func(chars, deltas int, elapsed time.Duration) {
+		r.Observe(ProgressEvent{Stage: StageDecode, Step: r.step, Chars: chars, Deltas: deltas, Elapsed: elapsed})
+	}
+}
+
+// Chat sends one chat request through the run's client, journalling the request and the reply
+// and adding the reply's figures to the run's.
+func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*client.ChatResult, error) {
+	size := 0
+	for _, m := range req.Messages {
+		size += len(m.Content)
+	}
+	r.Journal.Event("request", map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
+		"prompt_sha256": promptHash(req.Messages), "max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
+	// A probe that fails, or a prompt refused for the context, sends no chat request: it is not
+	// an attempt.
+	if _, err := r.Client.Probe(ctx); err != nil {
+		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		return nil, err
+	}
+	r.step = step
+	r.Observe(ProgressEvent{Stage: StagePrefill, Step: step})
+	res, err := r.Client.Chat(ctx, req)
+	var refused *client.ContextError
+	if errors.As(err, &refused) {
+		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		return nil, err
+	}
+	r.calls++
+	if res == nil {
+		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err)})
+		return nil, err
+	}
+	r.add(res)
+	if res.CapabilitiesError != "" {
+		r.Journal.Event("capabilities", map[string]any{"step": step, "model": req.Model, "capabilities": "unknown", "error": res.CapabilitiesError})
+	}
+	r.Journal.Event("reply", map[string]any{
+		"step": step, "class": res.Class, "finish_reason": res.FinishReason,
+		"in_tokens": res.Usage.In, "out_tokens": res.Usage.Out,
+		"answer_bytes": len(res.Answer), "thinking_bytes": len(res.Thinking), "response_bytes": res.Bytes,
+		"ttft_ms": msOrNil(res.TTFT, res.Streamed), "elapsed_ms": res.Elapsed.Milliseconds(),
+		"thinking_switch": res.Sent, "prompt_fit": res.Fit, "answer": capText(res.Answer, 16<<10), "error": errString(err),
+	})
+	return res, err
+}
+
+func (r *Run) add(res *client.ChatResult) {
+	first := r.calls == 1
+	if res.Usage.In != nil && (first || r.inKnown) {
+		r.in = saturatingAdd(r.in, *res.Usage.In)
+		r.inKnown = true
+	} else {
+		r.inKnown = false
+	}
+	if res.Usage.Out != nil && (first || r.outKnown) {
+		r.out = saturatingAdd(r.out, *res.Usage.Out)
+		r.outKnown = true
+	} else {
+		r.outKnown = false
+	}
+	// The time to first token is the first attempt's: a retry's prefill reuses the server's
+	// cache and says nothing about the first wait. The journal has each attempt's.
+	if first && res.Streamed && res.TTFT > 0 {
+		r.ttft, r.ttftKnown = res.TTFT, true
+	}
+	if d := res.Decode; d != nil {
+		r.decodeTokens = saturatingAdd(r.decodeTokens, d.Tokens)
+		r.decodeTime += d.Time
+	}
+	r.elapsed += res.Elapsed
+}
+
+// saturatingAdd adds two non-negative counts, stopping at the largest int64 rather than
+// wrapping to a negative figure.
+func saturatingAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// AddUsage adds the figures of a request the run made outside Chat (an embedding batch); a
+// request that failed is counted too, with no usage.
+func (r *Run) AddUsage(u client.Usage, elapsed time.Duration) {
+	r.calls++
+	r.add(&client.ChatResult{Usage: u, Elapsed: elapsed})
+}
+
+// Execute runs the steps in order under ctx and returns the run's one result. The journal gets
+// run_start (with every resolved setting and its source), each step's events, and run_end.
+func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
+	start := time.Now()
+	run := &Run{ID: NewRunID(start), Spec: spec, details: map[string]any{}}
+	run.Journal = run.openJournal()
+	defer run.Journal.Close()
+
+	settings := []packs.Setting{}
+	if spec.Settings != nil {
+		settings = spec.Settings.All()
+	}
+	run.Journal.Event("run_start", map[string]any{"journal_version": JournalVersion, "mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
+		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root})
+
+	err := run.steps(ctx, steps)
+	if gerr := run.runGuards(); gerr != nil {
+		err = errors.Join(err, gerr)
+	}
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			var sig *client.SignalError
+			if errors.As(cause, &sig) && !errors.As(err, new(*client.SignalError)) {
+				err = errors.Join(sig, err)
+			}
+		}
+	}
+	res := run.result(err)
+	details := res.Details
+	if len(run.journalDetails) > 0 && details != nil {
+		details = maps.Clone(details)
+		maps.Copy(details, run.journalDetails)
+	}
+	run.Journal.Event("run_end", map[string]any{"status": res.Status, "exit_code": res.ExitCode, "error": res.Error,
+		"model": res.Model, "receipt": res.Receipt(), "details": details, "wall_ms": time.Since(start).Milliseconds()})
+	if jerr := run.Journal.Err(); jerr != nil && spec.Stderr != nil {
+		fmt.Fprintf(spec.Stderr, "locum: warning: the run journal %s could not be written: %v\n", run.Journal.Path(), jerr)
+	}
+	return res
+}
+
+func (r *Run) openJournal() *Journal {
+	path := r.Spec.JournalPath
+	if path == "" {
+		dir, err := RunsDir(r.Spec.Root)
+		if err != nil {
+			return &Journal{runID: r.ID, failed: err, now: time.Now}
+		}
+		path = filepath.Join(dir, r.ID+".jsonl")
+	}
+	j, _ := OpenJournal(path, r.ID)
+	return j
+}
+
+func (r *Run) steps(ctx context.Context, steps []Step) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in a step: %v", p)
+		}
+	}()
+	for _, s := range steps {
+		if cerr := ctx.Err(); cerr != nil {
+			return context.Cause(ctx)
+		}
+		r.Journal.Event("step", map[string]any{"step": s.Name})
+		if err := s.Run(ctx, r); err != nil {
+			r.Journal.Event("step_failed", map[string]any{"step": s.Name, "error": err.Error()})
+			return err
+		}
+	}
+	return nil
+}
+
+// runGuards runs every guard once, last registered first, and reports the ones that failed.
+func (r *Run) runGuards() error {
+	var errs []error
+	for i := len(r.guards) - 1; i >= 0; i-- {
+		g := r.guards[i]
+		if err := runGuard(g); err != nil {
+			r.Journal.Event("guard_failed", map[string]any{"guard": g.name, "error": err.Error()})
+			errs = append(errs, fmt.Errorf("%s: %w", g.name, err))
+		} else {
+			r.Journal.Event("guard", map[string]any{"guard": g.name})
+		}
+	}
+	r.guards = nil
+	return errors.Join(errs...)
+}
+
+func runGuard(g guard) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return g.fn()
+}
+
+func (r *Run) result(err error) *Result {
+	status, kind, code := Classify(err)
+	res := &Result{Status: status, Mode: r.Spec.Mode, RunID: r.ID, Attempts: r.calls, TimeMs: r.elapsed.Milliseconds(),
+		Spend: "$0.00", ExitCode: code, Details: r.details}
+	if r.Spec.Model != "" {
+		res.Model = &r.Spec.Model
+	}
+	if r.Spec.Routing != "" {
+		res.Routing = &r.Spec.Routing
+	}
+	if r.calls > 0 {
+		if r.inKnown && plausibleTokens(r.in) {
+			res.In = &r.in
+		}
+		if r.outKnown && plausibleTokens(r.out) {
+			res.Out = &r.out
+		}
+		if r.ttftKnown {
+			ms := r.ttft.Milliseconds()
+			res.TTFTms = &ms
+		}
+		if r.decodeTime > 0 && plausibleTokens(r.decodeTokens) {
+			rate := float64(r.decodeTokens) / r.decodeTime.Seconds()
+			if rate <= maxPlausibleRate {
+				res.Rate = &rate
+			}
+		}
+	}
+	if p := r.Journal.Path(); p != "" && r.Journal.Err() == nil {
+		res.Journal = &p
+	}
+	if err != nil {
+		res.Error = &ErrorInfo{Kind: kind, Message: err.Error()}
+	}
+	if len(res.Details) == 0 {
+		res.Details = nil
+	}
+	return res
+}
+
+// maxTokens and maxPlausibleRate bound the figures a receipt prints: beyond them a server's
+// figure is nonsense (an overflowed counter), printed as ? rather than as a number.
+const (
+	maxTokens        = 1 << 40
+	maxPlausibleRate = 1e6
+)
+
+func plausibleTokens(n int64) bool { return n >= 0 && n < maxTokens }
+
+// promptHash lets two runs' prompts be compared without the journal holding them.
+func promptHash(msgs []client.Message) string {
+	h := sha256.New()
+	for _, m := range msgs {
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", m.Role, len(m.Content), m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func msOrNil(d time.Duration, known bool) any {
+	if !known || d <= 0 {
+		return nil
+	}
+	return d.Milliseconds()
+}
+
+func errString(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err.Error()
+}
+
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "...[cut]"
+}

@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
+// starting git: a path under the .git directory, or for a worktree or submodule under the
+// directory its .git file points to. It returns "" when there is no git directory locum can
+// trust to write in: the repository may have come as an archive with a .git of its own making.
+// So a .git that is a link is not used; a .git file is used only when it points outside the
+// working tree (never at a committed folder) to a directory with a HEAD; and the path returned
+// stays inside the git directory after symbolic links. (Paths git shares between worktrees, such
+// as refs/, are not asked for here.)
+func GitPath(root, rel string) string {
+	dir := trustedGitDir(root)
+	if dir == "" {
+		return ""
+	}
+	p, err := untrusted.Confine(dir, filepath.FromSlash(rel))
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func trustedGitDir(root string) string {
+	dotgit := filepath.Join(root, ".git")
+	st, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return ""
+	case st.IsDir():
+		return dotgit
+	case !st.Mode().IsRegular():
+		return ""
+	}
+	data, err := untrusted.ReadFile(dotgit, 4096)
+	if err != nil {
+		return ""
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	dir := strings.TrimSpace(target)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	if realRoot, err := filepath.EvalSymlinks(root); err != nil {
+		return ""
+	} else if rel, err := filepath.Rel(realRoot, real); err == nil && filepath.IsLocal(rel) {
+		return "" // a folder of the working tree: committed, not git's
+	}
+	if head, err := os.Lstat(filepath.Join(real, "HEAD")); err != nil || !head.Mode().IsRegular() {
+		return ""
+	}
+	return real
+}
+
+// RepoStateDir is where locum keeps what it writes for a repository when it has no git directory
+// it can trust: root/.locum/rel, if that stays inside the repository after symbolic links, else
+// the operator's state directory, keyed by the repository's path.
+func RepoStateDir(root, rel string) string {
+	if p, err := untrusted.Confine(root, filepath.Join(".locum", filepath.FromSlash(rel))); err == nil {
+		return p
+	}
+	dirs, err := packs.FindUserDirs(nil)
+	if err != nil {
+		return filepath.Join(os.TempDir(), "locum-"+strconv.Itoa(os.Getuid()), rel)
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dirs.State, "repos", hex.EncodeToString(sum[:8]), filepath.FromSlash(rel))
+}
+
+// RunsDir is where run journals live: under the git directory in a repository, else in the
+// user's state directory.
+func RunsDir(root string) (string, error) {
+	if p := GitPath(root, "locum/runs"); p != "" {
+		return p, nil
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no git directory and no home directory for the run journal: %w", err)
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "locum", "runs"), nil
+}
+
+// NewRunID names a run by its start time, sortable, with a random suffix.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// JournalVersion is the format of the journal run_start names in journal_version. A journal
+// without the field predates it and reads as version 0: the same events, fewer fields.
+const JournalVersion = 1
+
+// Journal appends one JSON line per event of a run. A journal that cannot be written warns once
+// and stops writing; the run goes on, since losing the log must not lose the work.
+type Journal struct {
+	mu     sync.Mutex
+	path   string
+	runID  string
+	file   *os.File
+	failed error
+	now    func() time.Time
+}
+
+// OpenJournal opens (creating) the journal file at path for run id.
+func OpenJournal(path, runID string) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return &Journal{path: path, runID: runID, failed: err, now: time.Now}, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return &Journal{path: path, runID: runID, failed: err, now: time.Now}, err
+	}
+	return &Journal{path: path, runID: runID, file: f, now: time.Now}, nil
+}
+
+// Path is the journal file.
+func (j *Journal) Path() string { return j.path }
+
+// Event appends one event with its fields. Field names are the JSON keys.
+func (j *Journal) Event(name string, fields map[string]any) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file == nil {
+		return
+	}
+	rec := make(map[string]any, len(fields)+3)
+	for k, v := range fields {
+		rec[k] = v
+	}
+	rec["ts"] = j.now().UTC().Format(time.RFC3339Nano)
+	rec["run"] = j.runID
+	rec["event"] = name
+	line, err := json.Marshal(rec)
+	if err != nil {
+		line, _ = json.Marshal(map[string]any{"ts": rec["ts"], "run": j.runID, "event": name, "journal_error": err.Error()})
+	}
+	if _, err := j.file.Write(append(line, '\n')); err != nil {
+		j.failed = err
+		j.file.Close()
+		j.file = nil
+	}
+}
+
+// Err is the first error writing the journal, if any.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
+}
+
+// Close closes the journal file.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file == nil {
+		return nil
+	}
+	err := j.file.Close()
+	j.file = nil
+	return err
+}
+
+// RunSummary is one run, read back from its journal.
+type RunSummary struct {
+	ID      string
+	Path    string
+	Start   time.Time
+	Mode    string
+	Model   string
+	Status  string
+	Receipt string
+}
+
+// ListRuns reads the journals in dir, newest first.
+func ListRuns(dir string) ([]RunSummary, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []RunSummary
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		s, err := summarizeRun(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// ReadRun returns the events of the run with the given id (or a unique prefix of it).
+func ReadRun(dir, id string) (string, []map[string]any, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	var match []string
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".jsonl")
+		if strings.HasPrefix(name, id) && strings.HasSuffix(e.Name(), ".jsonl") {
+			match = append(match, e.Name())
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", nil, fmt.Errorf("no run %q in %s; locum runs list shows the runs", id, dir)
+	case 1:
+	default:
+		return "", nil, fmt.Errorf("%q names %d runs; give more of the id", id, len(match))
+	}
+	path := filepath.Join(dir, match[0])
+	events, err := readEvents(path)
+	return path, events, err
+}
+
+// maxJournal bounds what is read of one journal: a journal lives in the repository's git
+// directory, which a repository can bring along.
+const maxJournal = 256 << 20
+
+// ReadJournal returns the events of the journal at path: a regular file, read up to a ceiling; a
+// line that is not one JSON object, or names a key twice, is skipped.
+func ReadJournal(path string) ([]map[string]any, error) { return readEvents(path) }
+
+func readEvents(path string) ([]map[string]any, error) {
+	f, err := untrusted.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var events []map[string]any
+	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
+			events = append(events, ev)
+		}
+	}
+	return events, sc.Err()
+}
+
+func summarizeRun(path string) (RunSummary, error) {
+	events, err := readEvents(path)
+	if err != nil || len(events) == 0 {
+		return RunSummary{}, fmt.Errorf("empty journal")
+	}
+	s := RunSummary{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Status: "running?"}
+	for _, ev := range events {
+		switch ev["event"] {
+		case "run_start":
+			s.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+			s.Mode = str(ev["mode"])
+			s.Model = str(ev["model"])
+		case "run_end":
+			s.Status = str(ev["status"])
+			s.Receipt = str(ev["receipt"])
+			if m := str(ev["model"]); m != "" {
+				s.Model = m
+			}
+		}
+	}
+	return s, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// EventLine renders one journal event for a person: time, event, then its fields as key=value.
+func EventLine(ev map[string]any) string {
+	ts, _ := ev["ts"].(string)
+	if len(ts) >= 23 {
+		ts = ts[11:23]
+	}
+	name, _ := ev["event"].(string)
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		if k != "ts" && k != "event" && k != "run" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	// A journal is the repository's file: what it says is shown, never obeyed.
+	fmt.Fprintf(&b, "%s %-10s", untrusted.Escape(ts), untrusted.Escape(name))
+	for _, k := range keys {
+		v := ev[k]
+		if v == nil {
+			continue
+		}
+		var text string
+		switch x := v.(type) {
+		case string:
+			text = x
+			if len(text) > 200 {
+				text = text[:200] + "..."
+			}
+			text = untrusted.Escape(text)
+			if strings.ContainsAny(text, " \"") {
+				text = strconv.Quote(text)
+			}
+		default:
+			data, _ := json.Marshal(x)
+			text = untrusted.Escape(string(data))
+		}
+		fmt.Fprintf(&b, " %s=%s", untrusted.Escape(k), text)
+	}
+	return b.String()
+}

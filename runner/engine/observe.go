@@ -1,0 +1,54 @@
+package engine
+
+import "time"
+
+// Stage names what a run is doing when it reports progress.
+type Stage string
+
+// The stages a run reports.
+const (
+	StagePrefill Stage = "prefill" // a request is sent; the server reads the prompt
+	StageDecode  Stage = "decode"  // the reply streams
+	StageVerify  Stage = "verify"  // the verify command judges an edit
+	StageEmbed   Stage = "embed"   // dedup sends a batch of entries to embed: Done of Total so far
+	StageScore   Stage = "score"   // dedup scores the pairs of Total entries
+)
+
+// ProgressEvent is one report of a run in progress.
+type ProgressEvent struct {
+	Stage Stage
+	Step  string // the engine step that reports
+	// Attempt is the transform's edit attempt at verify; at prefill and decode, the number of the
+	// request in flight.
+	Attempt int
+	// Chars counts the answer and thinking characters streamed so far, and Deltas the stream
+	// chunks that carried text: one per token on the servers locum knows, so "tokens so far".
+	Chars, Deltas int
+	Elapsed       time.Duration
+	// Done and Total count a dedup's entries: embedded so far and in all, or scored.
+	Done, Total int
+}
+
+// Observer hears a run's progress while it runs, for a front end that shows it (the MCP server
+// turns each event into a progress notification). It is called on the run's goroutine and must
+// return quickly.
+type Observer interface {
+	Observe(ProgressEvent)
+}
+
+// ObserverFunc adapts a function to an Observer.
+type ObserverFunc func(ProgressEvent)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(ev ProgressEvent) { f(ev) }
+
+// Observe reports ev to the run's observer, if it has one.
+func (r *Run) Observe(ev ProgressEvent) {
+	if r.Spec.Observer == nil {
+		return
+	}
+	if ev.Attempt == 0 {
+		ev.Attempt = r.calls + 1
+	}
+	r.Spec.Observer.Observe(ev)
+}

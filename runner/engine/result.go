@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// Status is the first word of a receipt.
+type Status string
+
+// The statuses, and the exit codes they carry.
+const (
+	StatusOK      Status = "OK"      // exit 0
+	StatusRed     Status = "RED"     // exit 1: a red verdict
+	StatusRefused Status = "REFUSED" // exit 1: a refusal before any request
+	StatusError   Status = "ERROR"   // exit 2: could not run
+)
+
+// ErrorInfo says what went wrong, for --json.
+type ErrorInfo struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Result is the one result of a run: the receipt on stderr, and with --json the object on
+// stdout. Every key is always present; null where unused. spec/result.schema.json describes it.
+type Result struct {
+	Status   Status     `json:"status"`
+	Mode     string     `json:"mode"`
+	RunID    string     `json:"run_id"`
+	Model    *string    `json:"model"`
+	Routing  *string    `json:"routing"`
+	Attempts int        `json:"attempts"`
+	In       *int64     `json:"in_tokens"`
+	Out      *int64     `json:"out_tokens"`
+	TTFTms   *int64     `json:"ttft_ms"`
+	TimeMs   int64      `json:"time_ms"`
+	Rate     *float64   `json:"rate"`
+	Spend    string     `json:"spend"`
+	Journal  *string    `json:"journal"`
+	ExitCode int        `json:"exit_code"`
+	Error    *ErrorInfo `json:"error"`
+	// Details is the mode's own part of the result (for transform: file, lines, kept...).
+	Details map[string]any `json:"details"`
+}
+
+// Receipt renders the one-line receipt: a figure the server did not report prints ?, never 0.
+func (r *Result) Receipt() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s mode=%s model=%s", r.Status, r.Mode, orQ(r.Model))
+	if r.Routing != nil {
+		fmt.Fprintf(&b, " routing=%s", *r.Routing)
+	}
+	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
+	// one answer, and its receipt calls them so.
+	counted := "attempts"
+	if r.Mode == "dedup" {
+		counted = "requests"
+	}
+	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted, r.Attempts, tokens(r.In), tokens(r.Out))
+	if r.TTFTms != nil && *r.TTFTms >= 0 {
+		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
+	} else {
+		b.WriteString(" ttft=?")
+	}
+	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
+	if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
+		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
+	} else {
+		b.WriteString(" rate=?")
+	}
+	fmt.Fprintf(&b, " spend=%s", r.Spend)
+	return b.String()
+}
+
+// Outcome is the transform's one-line outcome, "transform: kept a.go lines 3-9 (+2 -1), verify exit
+// 0"; "" for a run that never reached the file.
+func (r *Result) Outcome() string {
+	d := r.Details
+	if d == nil || d["file"] == nil {
+		return ""
+	}
+	outcome, _ := d["outcome"].(string)
+	if outcome == "" {
+		return ""
+	}
+	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, outcome, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
+	if sym, ok := d["symbol"].(string); ok {
+		line += " (" + untrusted.Escape(sym) + ")"
+	}
+	if diff, ok := d["diff"].(string); ok {
+		line += " (" + diff + ")"
+	}
+	if v, ok := d["verify_exit"]; ok && v != nil {
+		line += fmt.Sprintf(", verify exit %v", v)
+	}
+	return line
+}
+
+func orQ(s *string) string {
+	if s == nil || *s == "" {
+		return "?"
+	}
+	return untrusted.Escape(*s)
+}
+
+func tokens(n *int64) string {
+	if n == nil || !plausibleTokens(*n) {
+		return "?"
+	}
+	return strconv.FormatInt(*n, 10) + "t"
+}
+
+// RedError is a mode's red verdict: the work ran and did not pass (exit 1).
+type RedError struct{ Reason string }
+
+func (e *RedError) Error() string { return e.Reason }
+
+// RefusalError is a refusal before any request that is not one of the rails' own types (a role
+// with no earned routing, say): exit 1.
+type RefusalError struct{ Reason string }
+
+func (e *RefusalError) Error() string { return e.Reason }
+
+// BadInputError is input locum cannot work with (exit 2), refused before any request.
+type BadInputError struct{ Reason string }
+
+func (e *BadInputError) Error() string { return e.Reason }
+
+// ResultError carries a finished run's failure on as an error, for a caller that runs the engine
+// inside a larger job: Classify gives back the run's own status, kind and exit code.
+type ResultError struct{ Result *Result }
+
+func (e *ResultError) Error() string {
+	if e.Result.Error == nil {
+		return string(e.Result.Status)
+	}
+	return e.Result.Error.Message
+}
+
+// Classify maps an error to the status, the error kind for --json, and the exit code. It is the
+// one place that decides what an error means.
+func Classify(err error) (Status, string, int) {
+	var (
+		endpoint *rails.EndpointError
+		budget   *rails.BudgetError
+		off      *rails.OffLoopbackError
+		refusal  *RefusalError
+		red      *RedError
+		reply    *rails.ReplyError
+		file     *rails.FileError
+		setting  *packs.SettingError
+		mode     *packs.ModeError
+		bad      *BadInputError
+		httpErr  *client.HTTPError
+		unreach  *client.UnreachableError
+		redirect *client.RedirectError
+		tooLarge *client.TooLargeError
+		timeout  *client.TimeoutError
+		sig      *client.SignalError
+		embed    *client.BadEmbeddingError
+		verdict  *NoVerdictError
+		oversize *OversizeError
+		fit      *client.ContextError
+		cut      *client.InputTruncatedError
+		loading  *client.LoadingError
+		restore  *rails.RestoreError
+		result   *ResultError
+	)
+	switch {
+	case err == nil:
+		return StatusOK, "", 0
+	case errors.As(err, &result) && result.Result.Error != nil && result.Result.ExitCode != 0:
+		return result.Result.Status, result.Result.Error.Kind, result.Result.ExitCode
+	case errors.As(err, &restore):
+		// Whatever the verdict was, the file is not as the run promised: that outranks it.
+		return StatusError, "restore_failed", 2
+	case errors.As(err, &red):
+		return StatusRed, "red", 1
+	case errors.As(err, &endpoint), errors.As(err, &off):
+		return StatusRefused, "off_loopback", 1
+	case errors.As(err, &budget), errors.As(err, &oversize):
+		return StatusRefused, "input_budget", 1
+	case errors.As(err, &fit):
+		return StatusRefused, "context_window", 1
+	case errors.As(err, &refusal):
+		return StatusRefused, "refused", 1
+	case errors.As(err, &sig):
+		return StatusError, "signal", 2
+	case errors.As(err, &verdict):
+		return StatusError, "verify_no_verdict", 2
+	case errors.As(err, &cut):
+		return StatusError, "input_truncated", 2
+	case errors.As(err, &reply):
+		return StatusError, "reply_" + string(reply.Class), 2
+	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):
+		return StatusError, "bad_input", 2
+	case errors.As(err, &unreach):
+		return StatusError, "no_server", 2
+	case errors.As(err, &loading):
+		return StatusError, "loading", 2
+	case errors.As(err, &httpErr):
+		return StatusError, "http", 2
+	case errors.As(err, &redirect):
+		return StatusError, "redirect", 2
+	case errors.As(err, &tooLarge):
+		return StatusError, "too_large", 2
+	case errors.As(err, &timeout):
+		return StatusError, "timeout", 2
+	case errors.As(err, &embed):
+		return StatusError, "malformed", 2
+	case errors.Is(err, context.Canceled):
+		return StatusError, "signal", 2
+	}
+	return StatusError, "internal", 2
+}
+
+// NotStarted is the result of a run that ended before it began: a flag that does not parse, a
+// setting out of range, a role with no routing, a task over the budget. It has the shape of every
+// run's result, so a caller of --json reads one object whatever happened; no request was sent and
+// no journal was opened. code is the exit code the caller already decided (1 a refusal, 2 could
+// not run); the error's own kind is kept when it agrees with that code.
+func NotStarted(mode, model, routing string, code int, err error) *Result {
+	status, kind, classified := Classify(err)
+	switch {
+	case err == nil:
+		err = errors.New("stopped before the run began")
+		fallthrough
+	case classified != code || status == StatusOK || kind == "internal":
+		status, kind = StatusError, "bad_input"
+		if code == 1 {
+			status, kind = StatusRefused, "refused"
+		}
+	}
+	res := &Result{Status: status, Mode: mode, RunID: NewRunID(time.Now()), Spend: "$0.00", ExitCode: code,
+		Error: &ErrorInfo{Kind: kind, Message: err.Error()}}
+	if model != "" {
+		res.Model = &model
+	}
+	if routing != "" {
+		res.Routing = &routing
+	}
+	return res
+}
+
+// NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,
+// timed out or was ended by a signal: no verdict, so the file is restored and the run exits 2.
+type NoVerdictError struct {
+	Command string
+	Verdict string
+	Tail    string
+}
+
+func (e *NoVerdictError) Error() string {
+	msg := fmt.Sprintf("the verify command gave no verdict (%s): only exit 0 (keep) or 1 (retry) is a verdict; the file was restored", e.Verdict)
+	if e.Tail != "" {
+		msg += "\n" + indent(lastLines(e.Tail, 10))
+	}
+	return msg
+}
+
+// IndentTail is the last n lines of s, indented to stand under a message: how a verify's output
+// is quoted in a verdict.
+func IndentTail(s string, n int) string { return indent(lastLines(s, n)) }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// OversizeError names every entry over the per-file budget: a refusal before any request.
+type OversizeError struct {
+	Limit int64
+	Files []string // "name (N bytes)"
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (--max-input-bytes), so nothing was sent: %s; nothing is truncated, so raise --max-input-bytes only as far as the embedding model's context holds, or split the files",
+		len(e.Files), client.Plural(len(e.Files), "file is", "files are"), e.Limit, strings.Join(e.Files, ", "))
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+)
+
+// ModelPresence is whether a configured model is among those the server lists.
+type ModelPresence struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	Listed bool   `json:"listed"`
+	// BuiltIn is a model named by locum's own default rather than by the user; it stands only
+	// where the server lists it.
+	BuiltIn bool `json:"-"`
+}
+
+// StatusReport is what `locum status` says about the endpoint.
+type StatusReport struct {
+	Endpoint string `json:"endpoint"`
+	Source   string `json:"endpoint_source"`
+	Up       bool   `json:"up"`
+	// Server and ServerName are null when no server answers.
+	Server     *rails.ServerKind `json:"server"`
+	ServerName *string           `json:"server_name"`
+	Version    string            `json:"version"`
+	LatencyMs  int64             `json:"latency_ms"`
+	Models     []client.Model    `json:"models"`
+	ChatModel  *ModelPresence    `json:"chat_model"`
+	EmbedModel *ModelPresence    `json:"embed_model"`
+	Error      *ErrorInfo        `json:"error"`
+	// Start is what would start a server, said when none answers.
+	Start []string `json:"start"`
+	// EmbedNote says why no embedding model is reported.
+	EmbedNote string `json:"embed_note,omitempty"`
+}
+
+// NoEmbedModel is what status says when no embedding model fits the server.
+const NoEmbedModel = "no embedding model configured: pass --embed-model (dedup: --model) or set LOCUM_EMBED_MODEL"
+
+// CheckStatus probes the server and reports on it and on the configured models (nil when unset).
+func CheckStatus(ctx context.Context, c *client.Client, source string, chat, embed *ModelPresence) *StatusReport {
+	rep := &StatusReport{Endpoint: c.BaseURL(), Source: source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed}
+	start := time.Now()
+	info, err := c.Probe(ctx)
+	rep.LatencyMs = time.Since(start).Milliseconds()
+	if err != nil {
+		_, kind, _ := Classify(err)
+		rep.Error = &ErrorInfo{Kind: kind, Message: err.Error()}
+		var ue *client.UnreachableError
+		var le *client.LoadingError
+		switch {
+		case errors.As(err, &ue):
+			rep.Start = client.StartCommands(rep.Endpoint)
+		case errors.As(err, &le) && le.Server != "":
+			kind, name := rails.LlamaServer, le.Server
+			rep.Server, rep.ServerName = &kind, &name
+		}
+		return rep
+	}
+	rep.Up = true
+	name := info.Kind.Display()
+	rep.Server, rep.ServerName, rep.Version = &info.Kind, &name, info.Version
+	if info.Models != nil {
+		rep.Models = info.Models
+	}
+	for _, p := range []*ModelPresence{chat, embed} {
+		if p != nil {
+			p.Listed = info.Has(p.ID)
+		}
+	}
+	// The built-in embedding model is LM Studio's name for it; on a server that does not list it,
+	// it is no configuration at all.
+	if embed != nil && embed.BuiltIn && !embed.Listed {
+		rep.EmbedModel, rep.EmbedNote = nil, NoEmbedModel
+	}
+	return rep
+}
+
+// StatusTimeout bounds a status probe: a server that takes longer is as good as down to a caller
+// deciding where to send work.
+const StatusTimeout = 5 * time.Second
+
+// CheckEndpoint checks the endpoint the shared settings name. An endpoint the loopback rail refuses is
+// an error, before any request; a server that does not answer is a report with Up false.
+func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) (*StatusReport, error) {
+	base, _ := shared.Get("base_url")
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	if err != nil {
+		return nil, err
+	}
+	client := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
+	return CheckStatus(ctx, client, base.Source, chat, embed), nil
+}
+
+// DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
+// declares dedup; nil otherwise.
+func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *ModelPresence {
+	if !c.Declares("dedup") {
+		return nil
+	}
+	s, err := c.Resolve("dedup", env, nil)
+	if err != nil {
+		return nil
+	}
+	set, _ := s.Get("embed_model")
+	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
+	return &ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
+}

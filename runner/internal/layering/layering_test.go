@@ -1,0 +1,195 @@
+package layering
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/locumdev/locum"
+
+// The modes: each imports the client, the engine and what is below them, never another mode.
+var modes = []string{"runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}
+
+// A rule names a package and the runner packages it may reach, directly or through any other
+// package of the module.
+type rule struct {
+	pkg     string
+	mayOnly []string
+}
+
+// rules is the layering ARCHITECTURE.md draws. Test helpers (runner/scripted and
+// runner/internal/runtest) are allowed wherever a package's tests need them.
+func rules() []rule {
+	helpers := []string{"runner/scripted", "runner/internal/runtest"}
+	shared := append([]string{"runner/client", "runner/engine", "runner/scope"}, helpers...)
+	rs := []rule{
+		{"runner/client", helpers},
+		{"runner/engine", append([]string{"runner/client"}, helpers...)},
+		{"runner/scope", append([]string{"runner/client", "runner/engine"}, helpers...)},
+	}
+	for _, m := range modes {
+		rs = append(rs, rule{m, shared})
+	}
+	return rs
+}
+
+// graph maps each of the module's packages (by path under the module) to the module packages it
+// imports.
+type graph map[string][]string
+
+// violations lists every runner package a rule's package reaches that the rule does not allow,
+// with the chain of imports that reaches it. The package's own tests count (tests maps a package
+// to its tests' imports); the tests of the packages it reaches do not, as they are not built
+// into it.
+func violations(g, tests graph, rs []rule) []string {
+	var out []string
+	for _, r := range rs {
+		allowed := map[string]bool{r.pkg: true}
+		for _, p := range r.mayOnly {
+			allowed[p] = true
+		}
+		// Breadth first, so the chain reported is a shortest one.
+		via := map[string]string{r.pkg: ""}
+		queue := []string{r.pkg}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			next := g[p]
+			if p == r.pkg {
+				next = append(append([]string(nil), next...), tests[p]...)
+			}
+			for _, q := range next {
+				if _, seen := via[q]; seen {
+					continue
+				}
+				via[q] = p
+				queue = append(queue, q)
+				if strings.HasPrefix(q, "runner/") && !allowed[q] {
+					chain := []string{q}
+					for at := p; at != ""; at = via[at] {
+						chain = append([]string{at}, chain...)
+					}
+					out = append(out, r.pkg+" reaches "+q+": "+strings.Join(chain, " -> "))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// moduleGraph reads the import lists of every package of the module from its source: the
+// packages' own, and their tests'.
+func moduleGraph(t *testing.T, root string) (g, tests graph) {
+	t.Helper()
+	g, tests = graph{}, graph{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.Default.ImportDir(path, 0)
+		if err != nil {
+			if _, none := err.(*build.NoGoError); none {
+				return nil
+			}
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		inModule := func(lists ...[]string) []string {
+			var deps []string
+			for _, list := range lists {
+				for _, imp := range list {
+					if after, ok := strings.CutPrefix(imp, module+"/"); ok {
+						deps = append(deps, after)
+					}
+				}
+			}
+			return deps
+		}
+		g[filepath.ToSlash(rel)] = inModule(pkg.Imports)
+		tests[filepath.ToSlash(rel)] = inModule(pkg.TestImports, pkg.XTestImports)
+		return nil
+	})
+	require.NoError(t, err)
+	return g, tests
+}
+
+func TestRunnerLayering(t *testing.T) {
+	g, tests := moduleGraph(t, filepath.Join("..", "..", ".."))
+	for _, r := range rules() {
+		require.Contains(t, g, r.pkg, "the rule names a package that is not there")
+	}
+	assert.Empty(t, violations(g, tests, rules()))
+}
+
+// The test helpers are built into tests only: no package's own code imports them, but the
+// helpers themselves.
+func TestHelpersStayInTests(t *testing.T) {
+	g, _ := moduleGraph(t, filepath.Join("..", "..", ".."))
+	helpers := map[string]bool{"runner/scripted": true, "runner/internal/runtest": true}
+	for pkg, deps := range g {
+		for _, d := range deps {
+			if helpers[d] && !helpers[pkg] {
+				t.Errorf("%s imports the test helper %s outside its tests", pkg, d)
+			}
+		}
+	}
+}
+
+// The check itself, on graphs made to break each rule.
+func TestViolationsFindsEachBreak(t *testing.T) {
+	base := graph{
+		"runner/client":    {"rails"},
+		"runner/engine":    {"runner/client", "rails"},
+		"runner/scope":     {"runner/engine", "runner/client"},
+		"runner/transform": {"runner/scope", "runner/engine"},
+		"runner/summarize": {"runner/scope"},
+		"runner/dedup":     {"runner/engine"},
+		"runner/agent":     {"runner/engine", "runner/client"},
+		"rails":            {"untrusted"},
+		"evals":            {"runner/agent", "runner/engine"},
+	}
+	tests := graph{"runner/engine": {"runner/internal/runtest"}, "rails": {"runner/engine"}}
+	require.Empty(t, violations(base, tests, rules()), "a package's tests are not built into what imports it")
+	cases := []struct {
+		name, from, to string
+		want           string
+	}{
+		{"the client imports the engine", "runner/client", "runner/engine", "runner/client reaches runner/engine: runner/client -> runner/engine"},
+		{"the engine imports a mode", "runner/engine", "runner/dedup", "runner/engine reaches runner/dedup: runner/engine -> runner/dedup"},
+		{"a mode imports another", "runner/summarize", "runner/transform", "runner/summarize reaches runner/transform: runner/summarize -> runner/transform"},
+		{"a mode reaches another through a package outside runner", "runner/dedup", "evals", "runner/dedup reaches runner/agent: runner/dedup -> evals -> runner/agent"},
+		{"the client reaches the engine through rails", "rails", "runner/engine", "runner/client reaches runner/engine: runner/client -> rails -> runner/engine"},
+	}
+	t.Run("a mode's test imports another mode", func(t *testing.T) {
+		assert.Contains(t, violations(base, graph{"runner/dedup": {"runner/transform"}}, rules()),
+			"runner/dedup reaches runner/transform: runner/dedup -> runner/transform")
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph{}
+			for k, v := range base {
+				g[k] = append([]string(nil), v...)
+			}
+			g[tc.from] = append(g[tc.from], tc.to)
+			assert.Contains(t, violations(g, tests, rules()), tc.want)
+		})
+	}
+}

@@ -1,0 +1,137 @@
+// Package scope is what the file modes share: the file a mode works on read under the rails and
+// the span of it resolved (lines, a Go symbol, or the whole file), the file's text with each
+// line's own ending, and the fenced blocks of a reply. It imports the client and the engine and
+// no mode.
+package scope
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// NarrowFlags is how a user narrows a file mode's input, for advice.
+const NarrowFlags = "--lines or --symbol"
+
+// hardFileCap bounds a file read for --lines: the span goes through the input budget, but the
+// whole file is still read to write it back.
+const hardFileCap = 64 << 20
+
+// File is a file read for a mode, and the span of it the mode works on.
+type File struct {
+	Path, Display string
+	Text          Text
+	Range         LineRange
+}
+
+// Span is the lines the mode works on.
+func (s *File) Span() []string { return s.Text.Lines[s.Range.Start-1 : s.Range.End] }
+
+// Read reads the file a mode works on and resolves its span: lines, a Go symbol, or the
+// whole file. Without a span the whole file goes into the prompt, so it is measured against the
+// input budget on disk, before it is read.
+func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
+	if lines != "" && symbol != "" {
+		return nil, &engine.BadInputError{Reason: "--lines and --symbol both name the span: give one"}
+	}
+	path, display, err := resolveInRoot(cwd, root, file)
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(hardFileCap)
+	if lines == "" && symbol == "" {
+		limit = r.Spec.Settings.Int("max_input_bytes")
+	}
+	data, err := rails.ReadTextFile(path, limit)
+	if err != nil {
+		var be *rails.BudgetError
+		if errors.As(err, &be) {
+			be.What = display
+		}
+		var fe *rails.FileError
+		if errors.As(err, &fe) {
+			fe.Path = display
+		}
+		return nil, err
+	}
+	sc := &File{Path: path, Display: display, Text: SplitText(string(data))}
+	sc.Range = LineRange{Start: 1, End: len(sc.Text.Lines)}
+	switch {
+	case symbol != "":
+		if sc.Range, err = SymbolRange(display, data, symbol); err != nil {
+			return nil, err
+		}
+		r.Detail("symbol", strings.TrimSpace(symbol))
+	case lines != "":
+		if sc.Range, err = ParseLineRange(lines); err != nil {
+			return nil, err
+		}
+		if sc.Range, err = sc.Range.Within(len(sc.Text.Lines)); err != nil {
+			return nil, err
+		}
+	}
+	r.Detail("file", display)
+	r.Detail("lines", sc.Range.String())
+	return sc, nil
+}
+
+// PromptBytes is the size of a prompt as the input budget counts it.
+func PromptBytes(msgs []client.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n
+}
+
+// resolveInRoot resolves a file the user named, refusing one that is missing, not a regular
+// file, or (after symbolic links) outside the repository.
+func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return "", "", &rails.FileError{Path: file, Reason: "no such file"}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", "", &rails.FileError{Path: file, Reason: "a symbolic link to nothing"}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", "", err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || !filepath.IsLocal(rel) {
+		what := "outside the repository"
+		if st.Mode()&os.ModeSymlink != 0 {
+			what = "a symbolic link out of the repository (to " + untrusted.Escape(real) + ")"
+		}
+		return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s: %s; locum edits files of this repository only", untrusted.Escape(file), what)}
+	}
+	return real, filepath.ToSlash(rel), nil
+}
+
+var languages = map[string]string{
+	".go": "Go", ".py": "Python", ".js": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".jsx": "JavaScript",
+	".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".hpp": "C++", ".rb": "Ruby",
+	".sh": "shell", ".bash": "shell", ".md": "Markdown", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML", ".toml": "TOML",
+	".sql": "SQL", ".html": "HTML", ".css": "CSS", ".kt": "Kotlin", ".swift": "Swift", ".cs": "C#", ".php": "PHP", ".txt": "text",
+}
+
+// Language names a file's language for a prompt, by its extension.
+func Language(name string) string {
+	if l, ok := languages[strings.ToLower(filepath.Ext(name))]; ok {
+		return l
+	}
+	return "plain text"
+}

@@ -1,0 +1,246 @@
+// Package transform is locum's transform mode: one span of one file edited by the model and kept
+// only when the operator's verify command passes, restored otherwise.
+package transform
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
+)
+
+// Options is one verify-gated edit.
+type Options struct {
+	File  string // as the user gave it
+	Lines string // "" for the whole file
+	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	Symbol string
+	Verify string
+	Task   string
+	Cwd    string
+	Root   string
+	// RollbackKey authenticates the crash record (rails.LoadRollbackKey); nil keeps no record,
+	// so only the in-process restore protects the file.
+	RollbackKey []byte
+}
+
+// ContextLines is how many lines around the span the prompt shows, read-only.
+const ContextLines = 3
+
+const spanInstruction = `You edit one span of a file to do a task. Reply with the complete new text of the span inside one fenced code block, and nothing else. Keep the code style. Do not repeat the context lines shown around the span; they stay as they are. If the span must become empty, reply with an empty block.`
+
+const blocksInstruction = `You edit one span of a file to do a task. Reply only with SEARCH/REPLACE blocks:
+<<<<<<< SEARCH
+exact lines copied from the span
+=======
+their replacement
+>>>>>>> REPLACE
+Each SEARCH text must occur exactly once in the span. Keep the code style.`
+
+// transform is the state of one transform run.
+type transform struct {
+	opts     Options
+	path     string     // absolute
+	display  string     // relative to the root where possible
+	text     scope.Text // current content
+	start, n int        // current span: n lines from start (1-based)
+	orig     scope.LineRange
+	origSpan []string
+	guard    *rails.FileGuard
+	wrote    bool // an edit reached the file
+	kept     bool
+}
+
+// Steps is the transform workflow: scope the span under the input budget, check the
+// endpoint, guard the file, then edit and verify until the verify command exits 0 or the
+// attempts run out. The file ends as the passing edit or as its original bytes and mode.
+func Steps(opts Options) []engine.Step {
+	t := &transform{opts: opts}
+	return []engine.Step{
+		{Name: "scope", Run: t.scope},
+		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
+		{Name: "guard", Run: t.guardFile},
+		{Name: "edit", Run: t.edit},
+	}
+}
+
+func (t *transform) scope(_ context.Context, r *engine.Run) error {
+	if strings.TrimSpace(t.opts.Verify) == "" {
+		return &engine.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+	}
+	if strings.TrimSpace(t.opts.Task) == "" {
+		return &engine.BadInputError{Reason: "the task is empty: say what to change"}
+	}
+	sc, err := scope.Read(r, t.opts.Cwd, t.opts.Root, t.opts.File, t.opts.Lines, t.opts.Symbol)
+	if err != nil {
+		return err
+	}
+	t.path, t.display, t.text, t.orig = sc.Path, sc.Display, sc.Text, sc.Range
+	t.start, t.n = sc.Range.Start, sc.Range.End-sc.Range.Start+1
+	t.origSpan = t.span()
+	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
+	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": scope.PromptBytes(prompt)})
+	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
+}
+
+func (t *transform) span() []string {
+	return append([]string(nil), t.text.Lines[t.start-1:t.start-1+t.n]...)
+}
+
+func (t *transform) guardFile(_ context.Context, r *engine.Run) error {
+	g, err := rails.GuardFile(t.path, rails.Rollback{Dir: RollbackDir(t.opts.Root), Root: t.opts.Root, Key: t.opts.RollbackKey})
+	if err != nil {
+		return &engine.BadInputError{Reason: err.Error()}
+	}
+	t.guard = g
+	r.Guard("restore "+t.display, func() error {
+		switch {
+		case t.kept:
+			g.Release()
+			return nil
+		case !t.wrote:
+			g.Release()
+			r.Detail("outcome", "unchanged")
+			return nil
+		}
+		if err := g.Restore(); err != nil {
+			// The copy is the only one left: it stays for locum recover.
+			g.Keep()
+			r.Detail("outcome", "restore_failed")
+			return err
+		}
+		g.Release()
+		r.Detail("outcome", "restored")
+		return nil
+	})
+	return nil
+}
+
+// RollbackDir is where crash records live: under the git directory, or under .locum outside a
+// repository (see RepoStateDir).
+func RollbackDir(root string) string {
+	if p := engine.GitPath(root, "locum/rollback"); p != "" {
+		return p
+	}
+	return engine.RepoStateDir(root, "rollback")
+}
+
+func (t *transform) edit(ctx context.Context, r *engine.Run) error {
+	s := r.Spec.Settings
+	format := s.String("edit_format")
+	maxAttempts := int(s.Int("max_attempts"))
+	feedback := ""
+	var lastExit any
+	lastTail := ""
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		prompt := t.prompt(format, feedback)
+		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int("max_input_bytes")); err != nil {
+			return err
+		}
+		res, err := r.Chat(ctx, "edit", client.ChatRequest{
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: scope.NarrowFlags,
+		})
+		if err != nil {
+			return err
+		}
+		repl, err := t.parse(format, res.Answer)
+		if err != nil {
+			r.Event("attempt", map[string]any{"attempt": attempt, "edit_error": err.Error()})
+			feedback = "Your reply could not be applied: " + err.Error()
+			continue
+		}
+		next := t.text.Replace(t.start, t.start+t.n-1, repl)
+		t.wrote = true
+		if err := t.guard.Write([]byte(next.Join())); err != nil {
+			return fmt.Errorf("writing %s: %w", t.display, err)
+		}
+		t.text, t.n = next, len(repl)
+		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
+
+		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
+		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
+		if err != nil {
+			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
+		}
+		tail := string(vr.Output)
+		r.Event("verify", map[string]any{"attempt": attempt, "verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
+		lastTail = tail
+		r.Detail("verify_tail", tail)
+		switch {
+		case vr.Canceled:
+			r.Detail("verify_exit", nil)
+			return context.Cause(ctx)
+		case vr.Exited && vr.ExitCode == 0:
+			t.kept = true
+			add, del := DiffStat(t.origSpan, t.span())
+			r.Detail("verify_exit", 0)
+			r.Detail("outcome", "kept")
+			r.Detail("diff", fmt.Sprintf("+%d -%d", add, del))
+			r.Detail("added", add)
+			r.Detail("removed", del)
+			return nil
+		case vr.Exited && vr.ExitCode == 1:
+			lastExit = 1
+			r.Detail("verify_exit", 1)
+			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
+		default:
+			if vr.Exited {
+				r.Detail("verify_exit", vr.ExitCode)
+			} else {
+				r.Detail("verify_exit", nil)
+			}
+			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: vr.Verdict(), Tail: tail}
+		}
+	}
+	r.Detail("verify_exit", lastExit)
+	r.Detail("verify_tail", lastTail)
+	if lastExit == nil {
+		// No edit reached the file, so there was nothing to restore.
+		return &engine.RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
+	}
+	return &engine.RedError{Reason: fmt.Sprintf("the verify command still exits 1 after %s; the file was restored\n%s", client.Count(maxAttempts, "attempt", "attempts"), engine.IndentTail(lastTail, 10))}
+}
+
+func (t *transform) parse(format, answer string) ([]string, error) {
+	if format == "blocks" {
+		blocks, err := ParseBlocks(answer)
+		if err != nil {
+			return nil, err
+		}
+		return ApplyBlocks(t.span(), blocks)
+	}
+	return SpanReplacement(answer)
+}
+
+// prompt builds the messages for one attempt: the fixed instruction, then the file's name and
+// language, the task, the span between a few read-only context lines, and any feedback.
+func (t *transform) prompt(format, feedback string) []client.Message {
+	instruction := spanInstruction
+	if format == "blocks" {
+		instruction = blocksInstruction
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "File: %s (%s)\nTask: %s\n\n", t.display, scope.Language(t.display), strings.TrimSpace(t.opts.Task))
+	end := t.start + t.n - 1
+	before := t.text.Lines[max(0, t.start-1-ContextLines) : t.start-1]
+	after := t.text.Lines[min(len(t.text.Lines), end):min(len(t.text.Lines), end+ContextLines)]
+	if len(before) > 0 {
+		fmt.Fprintf(&b, "Context before the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(before, "\n"))
+	}
+	what := "The span,"
+	if sym := strings.TrimSpace(t.opts.Symbol); sym != "" && t.start == t.orig.Start {
+		what = "The span, the declaration of " + sym + ","
+	}
+	fmt.Fprintf(&b, "%s lines %d-%d of %d:\n```\n%s\n```\n", what, t.start, end, len(t.text.Lines), strings.Join(t.span(), "\n"))
+	if len(after) > 0 {
+		fmt.Fprintf(&b, "Context after the span (keep out of your reply):\n```\n%s\n```\n", strings.Join(after, "\n"))
+	}
+	if feedback != "" {
+		fmt.Fprintf(&b, "\n%s\n", feedback)
+	}
+	return []client.Message{{Role: "system", Content: instruction}, {Role: "user", Content: b.String()}}
+}
