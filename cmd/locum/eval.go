@@ -297,10 +297,11 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	rec, err := evals.Capture(ctx, evals.CaptureOptions{
 		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
 		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
-		Version: version(), BinarySHA: evals.BinarySHA256(), Log: e.stderr,
+		Version: version(), BinarySHA: evals.BinarySHA256(), Log: logAboveProgress{e},
 		Local: engine.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
-			Stderr: e.stderr, Progress: e.progress()},
+			Stderr: e.stderr, Observer: e.observer(cmd)},
 	})
+	e.stopProgress()
 	if err != nil {
 		_, kind, code := engine.Classify(err)
 		switch kind {

@@ -72,6 +72,18 @@ func (e *env) observer(cmd *cli.Command) engine.Observer {
 	return e.live
 }
 
+// logAboveProgress writes a run's own log lines (eval --ab's one line per turn) to stderr, clearing
+// the live progress line first, so that a line never lands on the end of it; the next event
+// draws the progress line again below.
+type logAboveProgress struct{ e *env }
+
+func (l logAboveProgress) Write(p []byte) (int, error) {
+	if l.e.live != nil {
+		l.e.live.clear()
+	}
+	return l.e.stderr.Write(p)
+}
+
 // stopProgress clears the progress line, if one is shown.
 func (e *env) stopProgress() {
 	if e.live != nil {

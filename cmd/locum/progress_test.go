@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +73,30 @@ func TestProgressShowsDedupBatchesAndScoring(t *testing.T) {
 	assert.Contains(t, stderr.String(), "embedding: 64 of 2000 entries sent")
 	obs.Observe(engine.ProgressEvent{Stage: engine.StageScore, Total: 2000})
 	assert.Contains(t, stderr.String(), "scoring the pairs of 2000 entries")
+}
+
+// A narrated line (eval --ab's turn, the agent's tool call) clears the live line before it is
+// written, so it starts a line of its own; the next event draws the live line again.
+func TestLogLinesWriteAboveTheLiveLine(t *testing.T) {
+	obs, stderr := observerFor(t, true)
+	require.NotNil(t, obs)
+	live := obs.(*liveProgress)
+	e := &env{stderr: stderr, live: live}
+	obs.Observe(engine.ProgressEvent{Stage: engine.StagePrefill, Attempt: 3})
+	require.Contains(t, stderr.String(), "request 3: the server reads the prompt")
+	before := stderr.Len()
+	_, err := logAboveProgress{e}.Write([]byte("turn L code 1/5 pass (120ms)\n"))
+	require.NoError(t, err)
+	written := stderr.String()[before:]
+	line := strings.Index(written, "turn L code")
+	require.Positive(t, line, "the line is written after the clearing: %q", written)
+	assert.Contains(t, written[:line], "\r", "the live line is cleared first")
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageDecode, Attempt: 4, Deltas: 3, Elapsed: time.Second})
+	assert.Contains(t, stderr.String()[before+len(written):], "request 4: 3 tokens so far")
+
+	// With no live line (a log, --json), the line is written as it is.
+	var plain bytes.Buffer
+	_, err = logAboveProgress{&env{stderr: &plain}}.Write([]byte("turn H code 1/5 pass\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "turn H code 1/5 pass\n", plain.String())
 }

@@ -62,11 +62,10 @@ func (e *env) chatRun(cmd *cli.Command, mode string) (engine.RunSpec, *packs.Com
 		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
 	}
-	if mode == "agent" {
-		// The agent prints a line per tool call on a terminal; a live line would overwrite them.
-		spec.Progress = e.progress()
-	} else {
-		spec.Observer = e.observer(cmd)
+	spec.Observer = e.observer(cmd)
+	if mode == "agent" && e.stderrIsTerminal() {
+		// The agent narrates a line per tool call on a terminal, written above the live line.
+		spec.Progress = logAboveProgress{e}
 	}
 	return spec, c, wd, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -119,14 +118,6 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
 		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: int64(len(data)), Limit: limit, Remedy: "shorten the task"}))
 	}
 	return string(data), nil
-}
-
-// progress is stderr when it is a terminal: live progress there, none in a log.
-func (e *env) progress() io.Writer {
-	if f := terminalFile(e.stderr); f != nil {
-		return f
-	}
-	return nil
 }
 
 func (e *env) transformSummary(res *engine.Result) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -482,7 +481,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 	var content, reasoning strings.Builder
 	var reply rails.Reply
 	res := &ChatResult{Streamed: true}
-	prog := newProgress(c.cfg.Progress, start)
+	prog := newProgress(start)
 	prog.observe = c.cfg.Observe
 	sawChunk := false
 	for dec.Next() {
@@ -564,20 +563,18 @@ func causeOr(ctx context.Context, err error) error {
 	return err
 }
 
-// progress draws one live line on a terminal while a reply streams, and tells an observer.
+// progress tells an observer, at most every 250 ms, how a streamed reply grows; drawing it is the
+// front end's business.
 type progress struct {
-	w     io.Writer
 	start time.Time
-	last  time.Time
-	drew  bool
 
 	observe       StreamObserver
 	observed      time.Time
 	chars, deltas int
 }
 
-func newProgress(w io.Writer, start time.Time) *progress {
-	return &progress{w: w, start: start}
+func newProgress(start time.Time) *progress {
+	return &progress{start: start}
 }
 
 func (p *progress) update(chars int) {
@@ -589,20 +586,11 @@ func (p *progress) update(chars int) {
 		p.observed = time.Now()
 		p.observe(chars, p.deltas, time.Since(p.start))
 	}
-	if p.w == nil || time.Since(p.last) < 250*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	p.drew = true
-	fmt.Fprintf(p.w, "\r\033[Kstreaming: %d chars in %s", chars, time.Since(p.start).Round(100*time.Millisecond))
 }
 
 func (p *progress) done() {
 	if p.observe != nil && p.deltas > 0 {
 		p.observe(p.chars, p.deltas, time.Since(p.start))
-	}
-	if p.w != nil && p.drew {
-		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

@@ -40,8 +40,6 @@ type Config struct {
 	// Transport, when set, carries requests instead of the network: the offline checks replay
 	// recorded replies through it, in memory.
 	Transport http.RoundTripper
-	// Progress receives live progress lines of a streamed reply (a terminal); nil for none.
-	Progress io.Writer
 	// Observe, when set, hears a streamed reply grow.
 	Observe StreamObserver
 }

@@ -41,7 +41,9 @@ type RunSpec struct {
 	JournalPath string
 	Args        []string
 	Version     string
-	// Stderr receives warnings; Progress, when set, live progress of a streamed reply.
+	// Stderr receives warnings. Progress, when set, receives the lines a mode writes to narrate a
+	// long run (the agent's one per tool call), for a person at a terminal; the live line of a
+	// streamed reply goes to the Observer.
 	Stderr   io.Writer
 	Progress io.Writer
 	// Observer, when set, hears each stage of the run as it happens (prefill, decode, verify).
@@ -119,7 +121,6 @@ func (r *Run) Connect() error {
 		FirstTokenTimeout: s.Duration("first_token_timeout"),
 		Dial:              r.Spec.Dial,
 		Transport:         r.Spec.Transport,
-		Progress:          r.Spec.Progress,
 		Observe:           r.streamObserver(),
 	})
 	return nil

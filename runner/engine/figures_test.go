@@ -93,16 +93,17 @@ func TestOverflowingUsageFromTheServer(t *testing.T) {
 	assert.Regexp(t, ` attempts=2 in=\? out=\? ttft=\? time=\d+ms rate=\? `, res.Receipt())
 }
 
-// cancelOnWrite cancels a run the first time the stream's progress is drawn: tokens have
+// cancelOnDecode cancels a run the first time the observer hears the reply grow: tokens have
 // arrived.
-type cancelOnWrite struct {
+type cancelOnDecode struct {
 	once   sync.Once
 	cancel context.CancelCauseFunc
 }
 
-func (c *cancelOnWrite) Write(p []byte) (int, error) {
-	c.once.Do(func() { c.cancel(&client.SignalError{Signal: interrupt{}}) })
-	return len(p), nil
+func (c *cancelOnDecode) Observe(ev ProgressEvent) {
+	if ev.Stage == StageDecode {
+		c.once.Do(func() { c.cancel(&client.SignalError{Signal: interrupt{}}) })
+	}
 }
 
 type interrupt struct{}
@@ -124,7 +125,7 @@ func TestSignalMidStreamKeepsWhatWasMeasured(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	spec := RunSpec{Mode: "transform", Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "qwen3-coder-30b", JournalPath: filepath.Join(t.TempDir(), "j"),
-		Progress: &cancelOnWrite{cancel: cancel}}
+		Observer: &cancelOnDecode{cancel: cancel}}
 	step := Step{Name: "ask", Run: func(ctx context.Context, r *Run) error {
 		_, err := r.Chat(ctx, "ask", client.ChatRequest{Model: r.Spec.Model, MaxTokens: 64, Stream: true, Messages: []client.Message{{Role: "user", Content: "hi"}}})
 		return err
