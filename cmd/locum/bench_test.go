@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,5 +111,93 @@ func BenchmarkCallOverhead(b *testing.B) {
 	if node != "" {
 		b.ReportMetric(perOp(nodeTime), "node-startup-ms")
 		b.ReportMetric(float64(wall-server-shell)/float64(nodeTime), "overhead-vs-node")
+	}
+}
+
+// BenchmarkDedupManyPairs runs a whole `locum dedup --method lexical --threshold 0` over 2,000
+// files, 1,999,000 pairs, three ways: every pair printed to a file (what a pipe gets), the top 50
+// (what a terminal gets, or --top 50), and --json. It reports each run's wall time and peak
+// resident memory, the journal's size, and, where strace is installed, the write(2) calls of the
+// printed run.
+func BenchmarkDedupManyPairs(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "locum")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	repo := filepath.Join(dir, "repo")
+	notes := filepath.Join(repo, "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		b.Skipf("git init: %v\n%s", err, out)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 2000 {
+		var sb strings.Builder
+		for range 120 {
+			fmt.Fprintf(&sb, "w%d ", rng.IntN(3000))
+		}
+		if err := os.WriteFile(filepath.Join(notes, fmt.Sprintf("%04d.md", i)), []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type figures struct {
+		wall    time.Duration
+		maxRSS  int64 // KiB
+		journal int64
+	}
+	run := func(name string, args ...string) figures {
+		journal := filepath.Join(dir, name+".jsonl")
+		out, err := os.Create(filepath.Join(dir, name+".out"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		cmd := exec.Command(bin, append([]string{"dedup", "--dir", "notes", "--method", "lexical", "--threshold", "0", "--journal", journal}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Dir, cmd.Stdout, cmd.Stderr = repo, out, &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("locum dedup %v: %v\n%s", args, err, stderr.Bytes())
+		}
+		f := figures{wall: time.Since(start)}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			f.maxRSS = ru.Maxrss
+		}
+		if st, err := os.Stat(journal); err == nil {
+			f.journal = st.Size()
+		}
+		return f
+	}
+	var all, top, asJSON figures
+	b.ResetTimer()
+	for range b.N {
+		all = run("all")
+		top = run("top", "--top", "50")
+		asJSON = run("json", "--json")
+	}
+	b.StopTimer()
+	mib := func(kib int64) float64 { return float64(kib) / 1024 }
+	b.ReportMetric(all.wall.Seconds(), "all-s")
+	b.ReportMetric(mib(all.maxRSS), "all-MiB")
+	b.ReportMetric(top.wall.Seconds(), "top50-s")
+	b.ReportMetric(mib(top.maxRSS), "top50-MiB")
+	b.ReportMetric(asJSON.wall.Seconds(), "json-s")
+	b.ReportMetric(mib(asJSON.maxRSS), "json-MiB")
+	b.ReportMetric(float64(all.journal), "journal-bytes")
+	if strace, err := exec.LookPath("strace"); err == nil {
+		trace := filepath.Join(dir, "strace.txt")
+		cmd := exec.Command(strace, "-f", "-c", "-e", "trace=write", "-o", trace, bin, "dedup", "--dir", "notes", "--method", "lexical", "--threshold", "0", "--journal", filepath.Join(dir, "s.jsonl"))
+		cmd.Dir, cmd.Stdout = repo, io.Discard
+		if err := cmd.Run(); err == nil {
+			if data, err := os.ReadFile(trace); err == nil {
+				if m := regexp.MustCompile(`(?m)^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?write$`).FindSubmatch(data); m != nil {
+					calls, _ := strconv.Atoi(string(m[1]))
+					b.ReportMetric(float64(calls), "writes")
+				}
+			}
+		}
 	}
 }

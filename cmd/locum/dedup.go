@@ -66,12 +66,17 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var found dedup.Result
+	// Only what is printed is kept: a terminal's 50 pairs, or --top's; --json has them all.
+	keep := 0
+	if !cmd.Bool("json") {
+		keep = e.dedupTop(cmd)
+	}
 	spec := engine.RunSpec{
 		Mode: "dedup", Root: c.Root, Settings: settings, Model: settings.String("embed_model"),
 		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
 		Observer: e.observer(cmd),
 	}
-	res := engine.Execute(ctx, spec, dedup.Steps(dedup.Options{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache")}, &found))
+	res := engine.Execute(ctx, spec, dedup.Steps(dedup.Options{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache"), Keep: keep}, &found))
 	e.stopProgress()
 	if res.Error == nil {
 		if found.Why != "" {
@@ -79,14 +84,16 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		}
 		shown := len(found.Pairs)
 		if !cmd.Bool("json") {
-			shown = min(shown, e.dedupTop(cmd))
+			if keep > 0 {
+				shown = min(shown, keep)
+			}
 			for _, p := range found.Pairs[:shown] {
 				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), untrusted.Escape(p.A), untrusted.Escape(p.B))
 			}
 		}
 		threshold := strconv.FormatFloat(found.Threshold, 'f', -1, 64)
-		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", client.Count(len(found.Pairs), "pair", "pairs"), threshold, client.Count(len(found.Files), "file", "files"), shown)
-		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), len(found.Pairs), threshold, found.Method)
+		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", client.Count(found.Total, "pair", "pairs"), threshold, client.Count(len(found.Files), "file", "files"), shown)
+		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), found.Total, threshold, found.Method)
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
 		}
@@ -97,16 +104,13 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 // dedupTop is how many pairs to print: --top, else 50 for a person at a terminal and all for a
 // pipe or a log (0 means all).
 func (e *env) dedupTop(cmd *cli.Command) int {
-	top := -1
 	if cmd.IsSet("top") {
-		top = int(cmd.Int("top"))
-	} else if e.stdoutIsTerminal() {
-		top = 50
+		return int(cmd.Int("top"))
 	}
-	if top <= 0 {
-		return int(^uint(0) >> 1)
+	if e.stdoutIsTerminal() {
+		return 50
 	}
-	return top
+	return 0
 }
 
 // score3 prints a cosine to three decimals, never as -0.000.

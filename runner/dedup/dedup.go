@@ -33,12 +33,19 @@ type Options struct {
 	Dir     string
 	Root    string
 	NoCache bool
+	// Keep, when above 0, keeps only the Keep highest pairs (and the journal's top pairs), so a
+	// screen that shows its top pairs holds no more however many pass the threshold; Result.Total
+	// still counts them all. 0 keeps every pair, as --json needs.
+	Keep int
 }
 
 // Result is what a screen found.
 type Result struct {
-	Files     []string
+	Files []string
+	// Pairs are the pairs at or above the threshold, highest first: all of them, or the highest
+	// Options.Keep; Total counts all.
 	Pairs     []Pair
+	Total     int
 	Threshold float64
 	Cached    int
 	// Method is how pairs were scored: "exact" (cosine of every pair), "lsh" (cosine of
@@ -234,23 +241,28 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	r.Observe(engine.ProgressEvent{Stage: engine.StageScore, Step: "score", Total: len(d.names)})
 	threshold := r.Spec.Settings.Float("threshold")
-	var pairs []Pair
+	set := &pairSet{}
+	if d.opts.Keep > 0 {
+		set.limit = max(d.opts.Keep, JournalPairs)
+	}
 	method := "exact"
 	if d.lexical {
 		method = "lexical"
-		pairs = LexicalPairs(Signatures(d.texts), d.names, threshold)
+		lexicalPairs(Signatures(d.texts), d.names, threshold, set)
 	} else {
 		u := NormalizeInPlace(d.vectors)
 		exact := r.Spec.Settings.String("exact")
 		_, cheaper := planLSH(len(d.names), threshold)
 		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
 			method = "lsh"
-			pairs = ApproximatePairs(u, d.names, threshold)
+			approximatePairs(u, d.names, threshold, set)
 		} else {
-			pairs = SimilarPairs(u, d.names, threshold)
+			similarPairs(u, d.names, threshold, set)
 		}
 	}
-	*d.result = Result{Files: d.names, Pairs: pairs, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
+	total := set.total
+	pairs := set.sorted()
+	*d.result = Result{Files: d.names, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
 	r.Detail("method", method)
 	if pairs == nil {
 		pairs = []Pair{}
@@ -259,12 +271,12 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	r.Detail("files", len(d.names))
 	r.Detail("threshold", threshold)
 	r.Detail("pairs", pairs)
-	if len(pairs) > JournalPairs {
-		r.JournalDetail("pairs", pairs[:JournalPairs])
-		r.JournalDetail("pairs_total", len(pairs))
+	if total > JournalPairs {
+		r.JournalDetail("pairs", pairs[:min(JournalPairs, len(pairs))])
+		r.JournalDetail("pairs_total", total)
 	}
 	r.Detail("cached", d.result.Cached)
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": len(pairs), "cached": d.result.Cached, "method": method})
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "cached": d.result.Cached, "method": method})
 	return nil
 }
 

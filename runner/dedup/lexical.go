@@ -202,10 +202,16 @@ func bandRows(threshold float64) int {
 // highest first, ties in name order. Candidates come from banded LSH over the signatures; a pair
 // at the threshold is missed with probability under 0.001, and pairs further above it far less.
 func LexicalPairs(sigs []Signature, names []string, threshold float64) []Pair {
-	var out []Pair
+	set := &pairSet{}
+	lexicalPairs(sigs, names, threshold, set)
+	return set.sorted()
+}
+
+// lexicalPairs adds the pairs LexicalPairs finds to set.
+func lexicalPairs(sigs []Signature, names []string, threshold float64, set *pairSet) {
 	add := func(i, j int) {
 		if s := EstimatedJaccard(sigs[i], sigs[j]); atLeast(s, threshold) {
-			out = append(out, Pair{Score: s, A: names[i], B: names[j], i: i, j: j})
+			set.add(Pair{Score: s, A: names[i], B: names[j], i: i, j: j})
 		}
 	}
 	rows := 0
@@ -218,8 +224,7 @@ func LexicalPairs(sigs []Signature, names []string, threshold float64) []Pair {
 				add(i, j)
 			}
 		}
-		SortPairs(out)
-		return out
+		return
 	}
 	seen := map[uint64]struct{}{}
 	buckets := map[uint64][]int32{}
@@ -249,6 +254,4 @@ func LexicalPairs(sigs []Signature, names []string, threshold float64) []Pair {
 			}
 		}
 	}
-	SortPairs(out)
-	return out
 }

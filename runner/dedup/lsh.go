@@ -52,15 +52,24 @@ func planLSH(n int, threshold float64) (lshPlan, bool) {
 // candidates, each scored exactly; it falls back to SimilarPairs where that is no more work.
 // The hyperplanes come from a fixed seed, so a run is repeatable.
 func ApproximatePairs(u *Unit, names []string, threshold float64) []Pair {
+	set := &pairSet{}
+	approximatePairs(u, names, threshold, set)
+	return set.sorted()
+}
+
+// approximatePairs adds the pairs ApproximatePairs finds to set, each table's into a set of the
+// same limit first.
+func approximatePairs(u *Unit, names []string, threshold float64, set *pairSet) {
 	if u == nil || u.dim == 0 {
-		return nil
+		return
 	}
 	plan, ok := planLSH(u.rows, threshold)
 	if !ok {
-		return SimilarPairs(u, names, threshold)
+		similarPairs(u, names, threshold, set)
+		return
 	}
 	codes := u.hashCodes(plan)
-	found := make([][]Pair, plan.tables)
+	found := make([]pairSet, plan.tables)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	workers := max(1, min(plan.tables, parallelism()))
@@ -70,7 +79,8 @@ func ApproximatePairs(u *Unit, names []string, threshold float64) []Pair {
 			defer wg.Done()
 			order := make([]int32, u.rows)
 			for t := range next {
-				found[t] = u.tablePairs(codes, plan.tables, t, order, threshold)
+				found[t].limit = set.limit
+				u.tablePairs(&found[t], names, codes, plan.tables, t, order, threshold)
 			}
 		}()
 	}
@@ -79,15 +89,9 @@ func ApproximatePairs(u *Unit, names []string, threshold float64) []Pair {
 	}
 	close(next)
 	wg.Wait()
-	var out []Pair
-	for _, f := range found {
-		out = append(out, f...)
+	for t := range found {
+		set.merge(&found[t])
 	}
-	for k := range out {
-		out[k].A, out[k].B = names[out[k].i], names[out[k].j]
-	}
-	SortPairs(out)
-	return out
 }
 
 // hashCodes gives each row its k-bit code in every table, row-major: codes[i*tables+t].
@@ -136,7 +140,7 @@ func (u *Unit) hashCodes(plan lshPlan) []uint32 {
 
 // tablePairs scores the pairs that share a bucket in table t and in no earlier table (so each
 // candidate is scored once, without a set of the pairs seen).
-func (u *Unit) tablePairs(codes []uint32, tables, t int, order []int32, threshold float64) []Pair {
+func (u *Unit) tablePairs(out *pairSet, names []string, codes []uint32, tables, t int, order []int32, threshold float64) {
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -150,7 +154,6 @@ func (u *Unit) tablePairs(codes []uint32, tables, t int, order []int32, threshol
 		}
 		return int(a - b)
 	})
-	var out []Pair
 	for start := 0; start < len(order); {
 		code := codes[int(order[start])*tables+t]
 		end := start + 1
@@ -165,13 +168,12 @@ func (u *Unit) tablePairs(codes []uint32, tables, t int, order []int32, threshol
 					continue
 				}
 				if s := float64(vek32.Dot(u.row(i), u.row(j))); atLeast(s, threshold) {
-					out = append(out, Pair{Score: math.Max(-1, math.Min(1, s)), i: i, j: j})
+					out.add(Pair{Score: math.Max(-1, math.Min(1, s)), A: names[i], B: names[j], i: i, j: j})
 				}
 			}
 		}
 		start = end
 	}
-	return out
 }
 
 func earlierCollision(codes []uint32, tables, t, i, j int) bool {

@@ -75,40 +75,41 @@ func (u *Unit) row(i int) []float32 { return u.vecs[i] }
 // the dimension is a multiple of 8; vek's dot product elsewhere), each score compared with the
 // threshold at once, so memory holds the vectors and the pairs found, nothing more.
 func SimilarPairs(u *Unit, names []string, threshold float64) []Pair {
+	set := &pairSet{}
+	similarPairs(u, names, threshold, set)
+	return set.sorted()
+}
+
+// similarPairs adds the pairs SimilarPairs finds to set, each worker keeping its own set of the
+// same limit until the end.
+func similarPairs(u *Unit, names []string, threshold float64, set *pairSet) {
 	if u == nil || u.dim == 0 {
-		return nil
+		return
 	}
 	tiles := (u.rows + ScoreTile - 1) / ScoreTile
 	var next atomic.Int64
 	total := int64(tiles * (tiles + 1) / 2)
-	found := make([][]Pair, runtime.GOMAXPROCS(0))
+	found := make([]pairSet, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for w := range found {
+		found[w].limit = set.limit
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var out []Pair
 			for {
 				k := next.Add(1) - 1
 				if k >= total {
 					break
 				}
 				ti, tj := triangle(int(k), tiles)
-				out = u.scoreTile(out, ti*ScoreTile, tj*ScoreTile, threshold)
+				u.scoreTile(&found[w], names, ti*ScoreTile, tj*ScoreTile, threshold)
 			}
-			found[w] = out
 		}()
 	}
 	wg.Wait()
-	var out []Pair
-	for _, f := range found {
-		out = append(out, f...)
+	for w := range found {
+		set.merge(&found[w])
 	}
-	for k := range out {
-		out[k].A, out[k].B = names[out[k].i], names[out[k].j]
-	}
-	SortPairs(out)
-	return out
 }
 
 // triangle maps k in [0, tiles*(tiles+1)/2) to the tile pair (ti, tj) with ti <= tj, row by row.
@@ -121,11 +122,11 @@ func triangle(k, tiles int) (int, int) {
 	return ti, ti + k
 }
 
-func (u *Unit) scoreTile(out []Pair, bi, bj int, threshold float64) []Pair {
+func (u *Unit) scoreTile(out *pairSet, names []string, bi, bj int, threshold float64) {
 	ei, ej := min(bi+ScoreTile, u.rows), min(bj+ScoreTile, u.rows)
 	add := func(i, j int, s float32) {
 		if j > i && atLeast(float64(s), threshold) {
-			out = append(out, Pair{Score: math.Max(-1, math.Min(1, float64(s))), i: i, j: j})
+			out.add(Pair{Score: math.Max(-1, math.Min(1, float64(s))), A: names[i], B: names[j], i: i, j: j})
 		}
 	}
 	i := bi
@@ -160,7 +161,6 @@ func (u *Unit) scoreTile(out []Pair, bi, bj int, threshold float64) []Pair {
 			add(i, j, vek32.Dot(u.row(i), u.row(j)))
 		}
 	}
-	return out
 }
 
 // atLeast compares a score with the threshold allowing for float32 rounding in the products: a
@@ -169,16 +169,7 @@ func atLeast(score, threshold float64) bool { return score >= threshold-1e-6 }
 
 // SortPairs orders pairs highest score first (as printed, to three decimals), ties by file names.
 func SortPairs(p []Pair) {
-	sort.Slice(p, func(x, y int) bool {
-		sx, sy := math.Round(p[x].Score*1000), math.Round(p[y].Score*1000)
-		if sx != sy {
-			return sx > sy
-		}
-		if p[x].A != p[y].A {
-			return p[x].A < p[y].A
-		}
-		return p[x].B < p[y].B
-	})
+	sort.Slice(p, func(x, y int) bool { return ranksBefore(p[x], p[y]) })
 }
 
 // NestedLoopPairs is the plain cosine over every pair, the baseline the benchmark compares with,
