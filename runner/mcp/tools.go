@@ -413,7 +413,7 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	out := engine.Execute(runCtx, spec, dedup.Steps(dedup.Options{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
 	extra := ""
 	if out.Error == nil {
-		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), len(found.Pairs), strconv.FormatFloat(found.Threshold, 'f', -1, 64))
+		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64))
 		for _, p := range found.Pairs {
 			extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
 		}
