@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -181,7 +182,7 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 		}
 		return nil, err
 	}
-	if err := rails.WriteAtomic(RegisterPath(o.Root, o.Name), RenderRegister(rec, o.Roles), 0o644); err != nil {
+	if err := atomicfile.Write(RegisterPath(o.Root, o.Name), RenderRegister(rec, o.Roles), 0o644); err != nil {
 		return rec, err
 	}
 	journal.close()

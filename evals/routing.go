@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
@@ -150,7 +150,7 @@ func SignRouting(root string, r Routing, sign func(map[string]any) error) error 
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return rails.WriteAtomic(file, out, 0o644)
+	return atomicfile.Write(file, out, 0o644)
 }
 
 // FileSHA256 is the lower-case hex SHA-256 of a file.

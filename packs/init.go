@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/schema"
-
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -95,7 +95,7 @@ func initHostConfig(root string, force bool) (InitAction, error) {
 		return InitAction{File: HostConfigPath, Action: "unchanged"}, nil
 	case force:
 		// Replace the file (or a link in its place) without reading further what is there.
-		if err := writeFileAtomic(filepath.Join(root, HostConfigPath), hostConfig, 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(root, HostConfigPath), hostConfig, 0o644); err != nil {
 			return InitAction{}, fmt.Errorf("%s: %w", HostConfigPath, err)
 		}
 		return InitAction{File: HostConfigPath, Action: "overwritten"}, nil
@@ -179,7 +179,7 @@ func writeOwned(root, rel string, content []byte, force bool) (InitAction, error
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return InitAction{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
 	}
-	if err := writeFileAtomic(file, content, 0o644); err != nil {
+	if err := atomicfile.Write(file, content, 0o644); err != nil {
 		return InitAction{}, fmt.Errorf("%s: %w", rel, err)
 	}
 	return InitAction{File: rel, Action: action}, nil
@@ -193,26 +193,4 @@ func firstDifferentLine(a, b []byte) int {
 		}
 	}
 	return min(len(al), len(bl)) + 1
-}
-
-// writeFileAtomic writes through a temporary file in the same directory and a rename, so a reader
-// never sees half a file.
-func writeFileAtomic(file string, content []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -28,11 +29,7 @@ const maxGuardedFile = 64 << 20
 
 // FileMeta is what a restore puts back besides the bytes: the mode with its setuid, setgid and
 // sticky bits, and the owner. UID -1 leaves the owner to whoever writes the file.
-type FileMeta struct {
-	Mode fs.FileMode
-	UID  int
-	GID  int
-}
+type FileMeta = atomicfile.Meta
 
 func metaOf(st fs.FileInfo) FileMeta {
 	m := FileMeta{Mode: st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: -1, GID: -1}
@@ -136,7 +133,7 @@ func (g *FileGuard) Write(content []byte) error {
 		}
 	}
 	g.restored = false
-	return writeAtomic(g.path, content, g.meta)
+	return atomicfile.WriteMeta(g.path, content, g.meta)
 }
 
 // RestoreError is a restore that did not put the original back. The rollback record and its copy
@@ -160,7 +157,7 @@ func (e *RestoreError) Unwrap() error { return e.Reason }
 // Restore puts the original bytes, mode and owner back, atomically, and reads the file back to
 // check it. Until that check passes the rollback copy stays.
 func (g *FileGuard) Restore() error {
-	err := writeAtomic(g.path, g.original, g.meta)
+	err := atomicfile.WriteMeta(g.path, g.original, g.meta)
 	if err == nil {
 		err = checkRestored(g.path, hash(g.original))
 	}
@@ -205,58 +202,11 @@ func (g *FileGuard) saveRecord() error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(g.record.RecordFile, data, FileMeta{Mode: 0o600, UID: -1}); err != nil {
+	if err := atomicfile.WriteMeta(g.record.RecordFile, data, FileMeta{Mode: 0o600, UID: -1}); err != nil {
 		return fmt.Errorf("rollback record: %w", err)
 	}
 	return nil
 }
-
-// WriteAtomic writes content to path through a temporary file in the same directory and a
-// rename, with mode, and syncs it, so the path holds either the old bytes or the new.
-func WriteAtomic(path string, content []byte, mode fs.FileMode) error {
-	return writeAtomic(path, content, FileMeta{Mode: mode, UID: -1})
-}
-
-func writeAtomic(path string, content []byte, meta FileMeta) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".locum-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if _, err := tmp.Write(content); err != nil {
-		return fail(err)
-	}
-	// The owner first: chown clears the setuid and setgid bits the chmod then sets.
-	if meta.UID >= 0 {
-		if err := tmp.Chown(meta.UID, meta.GID); err != nil && mayChown() {
-			return fail(err)
-		}
-	}
-	if err := tmp.Chmod(meta.Mode); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
-}
-
-// mayChown reports whether a failed chown is an error: root may give a file to anyone; anyone
-// else only keeps their own files theirs, and a group they are not in is refused, which is not
-// worth failing a restore for.
-func mayChown() bool { return os.Geteuid() == 0 }
 
 // checkRestored reads the file back and compares it with the original's hash.
 func checkRestored(path, want string) error {

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -385,7 +386,7 @@ func RestoreRecord(r Recovery) error {
 		return fmt.Errorf("the rollback copy of %s does not match its recorded hash; restore it by hand from %s", rec.Path, strings.TrimSuffix(rec.RecordFile, ".json")+".orig")
 	}
 	meta := FileMeta{Mode: fs.FileMode(rec.Mode) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: rec.UID, GID: rec.GID}
-	if err := writeAtomic(rec.Path, orig, meta); err != nil {
+	if err := atomicfile.WriteMeta(rec.Path, orig, meta); err != nil {
 		return &RestoreError{Path: rec.Path, Kept: strings.TrimSuffix(rec.RecordFile, ".json") + ".orig", Reason: err}
 	}
 	if err := checkRestored(rec.Path, rec.Original); err != nil {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
@@ -231,7 +231,7 @@ func (e *env) evalWrite(cmd *cli.Command) error {
 	if ver.Record.K < evals.EarnK {
 		return withCode(exitRed, fmt.Errorf("locum eval --write: refusing to route from %s: %w", name, &evals.ThinRecordError{K: ver.Record.K}))
 	}
-	if err := rails.WriteAtomic(evals.RegisterPath(c.Root, name), evals.RenderRegister(ver.Record, c.Roles()), 0o644); err != nil {
+	if err := atomicfile.Write(evals.RegisterPath(c.Root, name), evals.RenderRegister(ver.Record, c.Roles()), 0o644); err != nil {
 		return err
 	}
 	if err := evals.WriteRouting(c.Root, name, ver.Routing, signWith(key)); err != nil {

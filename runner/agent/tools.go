@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/untrusted"
@@ -446,7 +447,7 @@ func (w *workspace) write(abs, rel string, data []byte, mode os.FileMode) error 
 	if again, _, err := w.resolve(rel); err != nil || again != abs {
 		return &BlockError{Rule: "outside", Reason: fmt.Sprintf("%s changed under the write; nothing was written", rel)}
 	}
-	if err := rails.WriteAtomic(abs, data, mode); err != nil {
+	if err := atomicfile.Write(abs, data, mode); err != nil {
 		return err
 	}
 	w.written += int64(len(data))
