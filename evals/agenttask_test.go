@@ -39,3 +39,21 @@ func TestAgentPredicate(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitTxtar(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		want       []txtarFile
+	}{
+		{"two files and a comment", "note\n-- a.go --\npackage a\n-- b.go --\r\npackage b\r\n",
+			[]txtarFile{{"a.go", []byte("package a\n")}, {"b.go", []byte("package b\r\n")}}},
+		{"a marker with no name is text", "-- --\n--  --\n-- a --\nx", []txtarFile{{"a", []byte("x")}}},
+		{"no marker", "package a\n", nil},
+		{"an empty file", "-- a --\n-- b --\nx\n", []txtarFile{{"a", nil}, {"b", []byte("x\n")}}},
+		{"a marker without its end", "-- a\nx\n", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, splitTxtar(tt.text))
+		})
+	}
+}
