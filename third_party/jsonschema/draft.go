@@ -209,6 +209,8 @@ func (d *Draft) getVocabs(url url, doc any, vocabularies map[string]*Vocabulary)
 		}
 		name, ok := strings.CutPrefix(vocab, d.vocabPrefix)
 		if ok {
+			// locum's patch: compileDrafts writes allVocabs; read it only after.
+			compileDraftsOnce.Do(compileDrafts)
 			if _, ok := d.allVocabs[name]; ok {
 				if !slices.Contains(vocabs, name) {
 					vocabs = append(vocabs, name)
