@@ -24,7 +24,7 @@ func AgentTask() Task {
 		"Add a third parameter `scale int` to Area, so that it returns w * h * scale, and update every call of Area in the " +
 		"package to pass 1 as the scale, so that Report's output does not change. Change nothing else. Reply with both files, " +
 		"complete, in the same txtar form, and nothing else."
-	return Task{ID: "agent", Prompt: prompt, Fixture: agentFixture, PredicateVersion: "agent/1", Grade: gradeAgent}
+	return Task{ID: "agent", Prompt: prompt, Fixture: agentFixture, PredicateVersion: "agent/2", Grade: gradeAgent}
 }
 
 // gradeAgent reads the answer as txtar and checks on the AST of both files: Area takes w, h and
@@ -107,8 +107,12 @@ func gradeAgent(answer string) Grade {
 	if render(got["shapes/report.go"]) != render(want["shapes/report.go"]) {
 		return fail("shapes/report.go changed besides the calls")
 	}
-	if len(got["shapes/area.go"].Decls) != 1 {
-		return fail("shapes/area.go declares more than Area")
+	// With the fixture's parameters and body put back, area.go must be the fixture's: its
+	// package, Area's result and type parameters, and nothing declared besides.
+	wantArea := findFunc(want["shapes/area.go"], "Area")
+	area.Type.Params, area.Body = wantArea.Type.Params, wantArea.Body
+	if render(got["shapes/area.go"]) != render(want["shapes/area.go"]) {
+		return fail("shapes/area.go changed besides Area's scale")
 	}
 	g.Evidence = append(g.Evidence, "nothing else changed")
 	g.Passed = true
