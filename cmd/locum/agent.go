@@ -68,6 +68,7 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 
 // agentSummary is one line on stderr before the receipt: the status, and where the work is.
 func (e *env) agentSummary(res *engine.Result) {
+	e.stopProgress()
 	d := res.Details
 	status, _ := d["status"].(string)
 	if status == "" {

@@ -380,6 +380,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
 		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
 	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
+	e.stopProgress()
 	if !cmd.Bool("json") && len(results) > 0 {
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")

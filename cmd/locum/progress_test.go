@@ -100,3 +100,17 @@ func TestLogLinesWriteAboveTheLiveLine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "turn H code 1/5 pass\n", plain.String())
 }
+
+// What a command prints after its run (the agent's summary line) starts on a line of its own:
+// the live line is cleared first.
+func TestAgentSummaryClearsTheLiveLine(t *testing.T) {
+	obs, stderr := observerFor(t, true)
+	e := &env{stderr: stderr, live: obs.(*liveProgress)}
+	obs.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 1})
+	before := stderr.Len()
+	e.agentSummary(&engine.Result{Details: map[string]any{"status": "kept", "turns": 3}})
+	written := stderr.String()[before:]
+	i := strings.Index(written, "agent: kept")
+	require.GreaterOrEqual(t, i, 0, "%q", written)
+	assert.Contains(t, written[:i], "\r", "the live line is cleared before the summary: %q", stderr.String())
+}

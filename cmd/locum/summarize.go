@@ -53,6 +53,7 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 	res := engine.Execute(ctx, spec, summarize.Steps(summarize.Options{
 		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
 	}, &claims))
+	e.stopProgress()
 	if !cmd.Bool("json") && claims != nil {
 		fmt.Fprint(e.stdout, summarize.ClaimLines(claims))
 	}
