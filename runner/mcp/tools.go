@@ -33,39 +33,38 @@ type StatusArgs struct {
 	EmbedModel string `json:"embed_model,omitempty" jsonschema:"the embedding model to look for; default the dedup mode's"`
 }
 
-// TransformArgs are the arguments of the transform tool.
-type TransformArgs struct {
-	File              string `json:"file" jsonschema:"the file to edit, relative to the repository root or absolute; it must be inside the repository"`
-	Lines             string `json:"lines,omitempty" jsonschema:"the span the model may change: A-B (1-based, inclusive) or A- to the end; default the whole file"`
-	Verify            string `json:"verify" jsonschema:"the shell command that judges the edit, run with bash -c from the repository root: exit 0 keeps the edit, 1 retries with its output, anything else restores the file and stops"`
-	Task              string `json:"task" jsonschema:"what to change, in plain words, as you would tell a colleague"`
-	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model runs the edit (usually code); refused when no signed A/B record earned it"`
+// ModelArgs are the arguments of every tool that asks a chat model: which model, where, and
+// the rails of its requests.
+type ModelArgs struct {
+	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model runs the call (usually code for transform, prose for summarize); refused when no signed A/B record earned it"`
 	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the server was started with --allow-model"`
 	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's. Loopback only unless the operator allowed otherwise"`
-	MaxAttempts       *int   `json:"max_attempts,omitempty" jsonschema:"edit attempts before the verdict is red (1 to 20)"`
 	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
 	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with every request"`
 	Effort            string `json:"effort,omitempty" jsonschema:"thinking cap: none, low, medium or high"`
-	EditFormat        string `json:"edit_format,omitempty" jsonschema:"span (the model rewrites the span) or blocks (SEARCH/REPLACE blocks)"`
 	Timeout           string `json:"timeout,omitempty" jsonschema:"deadline for each model request, such as 10m"`
 	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"give up on a reply with no first token after this long, such as 2m; 0s for none"`
-	VerifyTimeout     string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
+}
+
+// TransformArgs are the arguments of the transform tool.
+type TransformArgs struct {
+	File   string `json:"file" jsonschema:"the file to edit, relative to the repository root or absolute; it must be inside the repository"`
+	Lines  string `json:"lines,omitempty" jsonschema:"the span the model may change: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Verify string `json:"verify" jsonschema:"the shell command that judges the edit, run with bash -c from the repository root: exit 0 keeps the edit, 1 retries with its output, anything else restores the file and stops"`
+	Task   string `json:"task" jsonschema:"what to change, in plain words, as you would tell a colleague"`
+	ModelArgs
+	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"edit attempts before the verdict is red (1 to 20)"`
+	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span (the model rewrites the span) or blocks (SEARCH/REPLACE blocks)"`
+	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
 }
 
 // SummarizeArgs are the arguments of the summarize tool.
 type SummarizeArgs struct {
-	File              string `json:"file" jsonschema:"the file to summarize, inside the repository"`
-	Lines             string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
-	Focus             string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
-	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model writes the digest (usually prose); refused when no signed A/B record earned it"`
-	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the server was started with --allow-model"`
-	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
-	MaxWords          *int   `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
-	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
-	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with the request"`
-	Effort            string `json:"effort,omitempty" jsonschema:"thinking cap: none, low, medium or high"`
-	Timeout           string `json:"timeout,omitempty" jsonschema:"deadline for the model request, such as 10m"`
-	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"give up on a reply with no first token after this long; 0s for none"`
+	File  string `json:"file" jsonschema:"the file to summarize, inside the repository"`
+	Lines string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Focus string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
+	ModelArgs
+	MaxWords *int `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
 }
 
 // DedupArgs are the arguments of the dedup tool.
