@@ -57,6 +57,10 @@ type ChatRequest struct {
 	ResponseSchema map[string]any
 	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
 	Narrow string
+	// FitMaxTokens says MaxTokens is a default nobody chose: where the prompt leaves less room in
+	// the loaded context, the request asks for the room left (at least MinFittedOutput tokens)
+	// instead of being refused.
+	FitMaxTokens bool
 	// Tools are offered as native tool calls. A request with tools is never streamed:
 	// llama-server refuses tools with stream (HTTP 500).
 	Tools []Tool
@@ -153,6 +157,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	fit, err := c.fit(ctx, info, req)
 	if err != nil {
 		return nil, err
+	}
+	if fit.MaxTokens > 0 {
+		req.MaxTokens = fit.MaxTokens
 	}
 	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
 	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)

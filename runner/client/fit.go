@@ -30,6 +30,9 @@ type PromptFit struct {
 	Method string `json:"method"`
 	// Counted is true when the server counted the tokens itself.
 	Counted bool `json:"counted"`
+	// MaxTokens is the reply's room when a default max_tokens was lowered to fit the context; 0
+	// when the request asks for what it was given.
+	MaxTokens int64 `json:"max_tokens_fitted,omitempty"`
 	// text is the server's count of the messages' text alone, without a template's tokens: a
 	// server that says it read fewer has cut the prompt.
 	text int64
@@ -122,10 +125,18 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*P
 		f.Method = "estimate"
 	}
 	if f.Context > 0 && f.Tokens+req.MaxTokens > f.Context {
+		if room := f.Context - f.Tokens; req.FitMaxTokens && room >= MinFittedOutput {
+			f.MaxTokens = room
+			return f, nil
+		}
 		return f, &ContextError{Model: req.Model, Fit: *f, MaxOutput: req.MaxTokens, Narrow: req.Narrow}
 	}
 	return f, nil
 }
+
+// MinFittedOutput is the least room a default max_tokens is lowered to: a reply cut shorter
+// than this is rarely an answer, so the prompt is refused instead, saying why.
+const MinFittedOutput = 256
 
 // loadedContext asks Ollama again for a model's loaded context, after a request has loaded it:
 // a model that was not loaded when the server was probed has no context to check against until

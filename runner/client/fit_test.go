@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -132,4 +134,51 @@ func TestOllamaContextLearnedAfterTheModelLoads(t *testing.T) {
 	var ce *ContextError
 	require.True(t, errors.As(err, &ce), "got %v", err)
 	assert.Len(t, s.RequestsTo("/v1/chat/completions"), 1)
+}
+
+// A default max_tokens nobody chose gives way to a small context: the request asks for the room
+// the prompt leaves, down to MinFittedOutput, and says so in its fit; below that it is refused.
+// The model's loaded context here is 2048 tokens, and llama-server counts the prompt.
+func TestDefaultMaxTokensFitsTheContext(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		prompt    int // tokens, as the server counts the text; a template adds templateTokens
+		maxTokens int64
+		fit       bool
+		refused   bool
+		sent      int64 // max_tokens in the request
+		fitted    int64 // what the fit reports
+	}{
+		{"a chosen value is refused", 100, 4096, false, true, 0, 0},
+		{"a default is lowered to the room left", 100, 4096, true, false, 2048 - 100 - templateTokens, 2048 - 100 - templateTokens},
+		{"a default that fits is sent as it is", 100, 1024, true, false, 1024, 0},
+		{"too little room left: refused", 2048 - templateTokens - MinFittedOutput + 1, 4096, true, true, 0, 0},
+		{"just enough room", 2048 - templateTokens - MinFittedOutput, 4096, true, false, MinFittedOutput, MinFittedOutput},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scripted.New()
+			defer s.Close()
+			require.NoError(t, s.Mimic("llama-server"))
+			s.On("POST", "/tokenize", tokenized(tc.prompt))
+			// The reply reads the whole prompt: the count and a template's few tokens.
+			s.On("POST", "/v1/chat/completions", runtest.JSON(fmt.Sprintf(`{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`, tc.prompt+templateTokens, tc.prompt+templateTokens+1)))
+			res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "tiny", MaxTokens: tc.maxTokens, FitMaxTokens: tc.fit,
+				Messages: []Message{{Role: "user", Content: "a task"}}})
+			if tc.refused {
+				var ce *ContextError
+				require.True(t, errors.As(err, &ce), "got %v", err)
+				assert.Empty(t, s.RequestsTo("/v1/chat/completions"))
+				return
+			}
+			require.NoError(t, err)
+			sent := s.RequestsTo("/v1/chat/completions")
+			require.Len(t, sent, 1)
+			var body struct {
+				MaxTokens int64 `json:"max_tokens"`
+			}
+			require.NoError(t, json.Unmarshal(sent[0].Body, &body))
+			assert.Equal(t, tc.sent, body.MaxTokens)
+			assert.Equal(t, tc.fitted, res.Fit.MaxTokens)
+		})
+	}
 }

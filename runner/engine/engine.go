@@ -153,6 +153,11 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	}
 	r.step = step
 	r.Observe(ProgressEvent{Stage: StagePrefill, Step: step})
+	// The pack's default reply room gives way to a small context; one the user chose is kept,
+	// and refused when it does not fit.
+	if s := r.Spec.Settings; s != nil && !s.Chosen("max_output_tokens") && req.MaxTokens == s.Int("max_output_tokens") {
+		req.FitMaxTokens = true
+	}
 	res, err := r.Client.Chat(ctx, req)
 	var refused *client.ContextError
 	if errors.As(err, &refused) {
