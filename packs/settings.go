@@ -1,12 +1,17 @@
 package packs
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locumdev/locum/schema"
 )
 
 // Modes are the kinds of work a pack can declare.
@@ -404,4 +409,35 @@ func CheckFlag(name, value string) error {
 // workspace. Such a file may tune a rail within its cap, never widen it past.
 func fromRepository(source string) bool {
 	return strings.HasPrefix(source, "pack ") || strings.HasPrefix(source, "workspace ")
+}
+
+// CapProblems finds the settings a repository's file (the workspace, or a pack that is not
+// built in) gives above what a repository may set, such as max_input_bytes over 262144. A command
+// refuses such a value unless the operator sets the key; `packs validate` reports it, so that it
+// never passes a file every command refuses by default.
+func CapProblems(file string, ws *Workspace, p *Pack) []schema.Problem {
+	if ws != nil {
+		return capProblems(file, "/overrides", ws.Overrides)
+	}
+	if p != nil && !p.Builtin() {
+		return capProblems(file, "/contributes/modes", p.Contributes.Modes)
+	}
+	return nil
+}
+
+func capProblems(file, prefix string, byMode map[string]map[string]json.RawMessage) []schema.Problem {
+	var out []schema.Problem
+	for _, mode := range slices.Sorted(maps.Keys(byMode)) {
+		for _, spec := range keySpecs {
+			raw, ok := byMode[mode][spec.key]
+			if !ok || spec.repoMax <= 0 {
+				continue
+			}
+			if n, err := strconv.ParseInt(modeValue(raw), 10, 64); err == nil && n > spec.repoMax {
+				out = append(out, schema.Problem{File: file, Pointer: prefix + "/" + mode + "/" + spec.key,
+					Message: fmt.Sprintf("%d is over %d, the most a file in the repository may set: every command refuses it unless the operator sets %s (--%s or %s)", n, spec.repoMax, spec.key, spec.flag, spec.env)})
+			}
+		}
+	}
+	return out
 }

@@ -89,3 +89,32 @@ func TestResolveUndeclaredMode(t *testing.T) {
 	var me *ModeError
 	require.True(t, errors.As(err, &me))
 }
+
+func TestCapProblems(t *testing.T) {
+	raw := func(s string) map[string]map[string]json.RawMessage {
+		var m map[string]map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(s), &m))
+		return m
+	}
+	for _, tt := range []struct {
+		name string
+		ws   *Workspace
+		pack *Pack
+		want []string
+	}{
+		{"a workspace within the caps", &Workspace{Overrides: raw(`{"transform":{"max_input_bytes":262144,"max_output_tokens":"32768"}}`)}, nil, nil},
+		{"a workspace past both", &Workspace{Overrides: raw(`{"summarize":{"max_output_tokens":"40000"},"transform":{"max_input_bytes":262145}}`)}, nil,
+			[]string{"/overrides/summarize/max_output_tokens", "/overrides/transform/max_input_bytes"}},
+		{"a repository's pack past one", nil, &Pack{Dir: "packs/x/y", Manifest: Manifest{Contributes: Contributes{Modes: raw(`{"dedup":{"max_input_bytes":300000}}`)}}},
+			[]string{"/contributes/modes/dedup/max_input_bytes"}},
+		{"a built-in pack is not the repository's", nil, &Pack{Manifest: Manifest{Contributes: Contributes{Modes: raw(`{"dedup":{"max_input_bytes":300000}}`)}}}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, p := range CapProblems("f.json", tt.ws, tt.pack) {
+				got = append(got, p.Pointer)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

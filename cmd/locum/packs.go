@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -286,10 +287,28 @@ func validatePath(v *schema.Validator, wd, p string) error {
 		if err != nil {
 			return err
 		}
-		return packs.ValidateWorkspace(v, p, data)
+		if err := packs.ValidateWorkspace(v, p, data); err != nil {
+			return err
+		}
+		var ws packs.Workspace
+		if err := json.Unmarshal(data, &ws); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		return capsError(p, packs.CapProblems(p, &ws, nil))
 	}
-	_, err := packs.LoadFile(v, full, p)
-	return err
+	pack, err := packs.LoadFile(v, full, p)
+	if err != nil {
+		return err
+	}
+	return capsError(p, packs.CapProblems(p, nil, pack))
+}
+
+// capsError is a file's settings past a repository's caps as an invalid file, or nil.
+func capsError(file string, problems []schema.Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return &schema.InvalidError{File: file, Problems: problems}
 }
 
 func (e *env) validateWorkspace(v *schema.Validator, wd string) error {
@@ -305,16 +324,20 @@ func (e *env) validateWorkspace(v *schema.Validator, wd string) error {
 		}
 		return err
 	}
-	files := 0
+	files, invalid := 0, 0
 	if c.Workspace != nil {
-		e.report(packs.WorkspaceFile, nil)
+		if !e.report(packs.WorkspaceFile, capsError(packs.WorkspaceFile, packs.CapProblems(packs.WorkspaceFile, c.Workspace, nil))) {
+			invalid++
+		}
 		files++
 	}
 	for _, p := range c.Packs {
-		e.report(p.File, nil)
+		if !e.report(p.File, capsError(p.File, packs.CapProblems(p.File, nil, p))) {
+			invalid++
+		}
 		files++
 	}
-	return validateSummary(files, 0, 0)
+	return validateSummary(files, invalid, 0)
 }
 
 func orDash(s string) string {
