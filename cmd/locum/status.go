@@ -60,7 +60,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	}
 	rep, err := engine.CheckEndpoint(ctx, shared, chat, embed)
 	if err != nil {
-		return withCode(exitRed, fmt.Errorf("locum status: %w", err))
+		return err
 	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
@@ -89,6 +89,8 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 				who = *rep.ServerName
 			}
 			fmt.Fprintf(w, "server\t%s is loading its model\t(retry shortly)\n", who)
+		case rep.Error != nil && rep.Error.Kind == "off_loopback":
+			fmt.Fprintf(w, "server\tnot asked: the endpoint is refused\t\n")
 		default:
 			fmt.Fprintf(w, "server\tnot answering\t\n")
 		}

@@ -92,7 +92,10 @@ func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *Mod
 	base, _ := shared.Get("base_url")
 	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
 	if err != nil {
-		return nil, err
+		// Refused before any request: still a report, so --json has its one object.
+		_, kind, _ := Classify(err)
+		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed,
+			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}}, nil
 	}
 	client := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
 	return CheckStatus(ctx, client, base.Source, chat, embed), nil

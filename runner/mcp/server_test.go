@@ -147,8 +147,9 @@ func TestStatus(t *testing.T) {
 	res, err = f.call(t, context.Background(), "status", map[string]any{"base_url": "http://192.0.2.1:1234/v1"}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Contains(t, text(res), "REFUSED")
-	assert.Nil(t, res.StructuredContent)
+	assert.Contains(t, text(res), "REFUSED: refusing endpoint")
+	assert.Equal(t, "off_loopback", structured(t, res)["error"].(map[string]any)["kind"], "the report says why, as locum status --json does")
+	assert.Equal(t, false, structured(t, res)["up"])
 }
 
 func TestTransformKeptWithProgress(t *testing.T) {

@@ -308,6 +308,9 @@ func statusLine(rep *engine.StatusReport) string {
 		if rep.Error != nil {
 			msg = rep.Error.Message
 		}
+		if rep.Error != nil && rep.Error.Kind == "off_loopback" {
+			return "REFUSED: " + untrusted.EscapeLines(msg)
+		}
 		line := fmt.Sprintf("no server answers at %s (%s): %s", rep.Endpoint, rep.Source, untrusted.EscapeLines(msg))
 		if len(rep.Start) > 0 {
 			line += "; start one: " + strings.Join(rep.Start, " or ")
