@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
@@ -16,7 +19,7 @@ import (
 
 func runsListFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "mode", Usage: "only runs of this mode (transform, summarize, dedup, eval)"},
+		&cli.StringFlag{Name: "mode", Usage: "only runs of this mode (transform, summarize, dedup, eval, agent)"},
 		&cli.StringFlag{Name: "since", Usage: "only runs started since: a duration back from now (90m, 24h, 7d), a date (2026-11-30) or a time"},
 		&cli.BoolFlag{Name: "failed", Usage: "only runs that did not end OK (RED, REFUSED, ERROR, or no end at all)"},
 		&cli.BoolFlag{Name: "json", Usage: "print the runs as one JSON object on stdout"},
@@ -37,6 +40,9 @@ type runJSON struct {
 func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	if cmd.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+	}
+	if m := cmd.String("mode"); m != "" && !slices.Contains(packs.Modes, m) {
+		return usagef(cmd, "--mode %q: want one of %s", m, strings.Join(packs.Modes, ", "))
 	}
 	filter := engine.RunFilter{Mode: cmd.String("mode"), Failed: cmd.Bool("failed")}
 	if s := cmd.String("since"); s != "" {

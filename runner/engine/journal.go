@@ -227,7 +227,14 @@ func ListRuns(dir string) ([]RunSummary, error) {
 		}
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	// Newest first by the time each run says it started: two runs in one second have IDs that
+	// differ only in a random suffix.
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Start.Equal(out[j].Start) {
+			return out[i].Start.After(out[j].Start)
+		}
+		return out[i].ID > out[j].ID
+	})
 	return out, nil
 }
 

@@ -49,7 +49,7 @@ func TestDedupListsPairs(t *testing.T) {
 	res, err := f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5\n0.800 a.md b.md\n0.600 b.md c.md")
+	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5 method=exact\n0.800 a.md b.md\n0.600 b.md c.md")
 	assert.Equal(t, "tiny-embed", structured(t, res)["model"])
 
 	// A folder out of the repository is refused, before any request.

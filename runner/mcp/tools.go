@@ -415,7 +415,10 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	out := engine.Execute(runCtx, spec, dedup.Steps(dedup.Options{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
 	extra := ""
 	if out.Error == nil {
-		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64))
+		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s method=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
+		if found.Why != "" {
+			extra = "comparing words, not embeddings: " + found.Why + "; name an embedding model (model) for a screen by meaning\n" + extra
+		}
 		for _, p := range found.Pairs {
 			extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
 		}
