@@ -380,7 +380,7 @@ func SettingFlags(mode string) []FlagSpec {
 		}
 		f := FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool}
 		switch s.kind {
-		case kindCount:
+		case kindCount, kindCountOrZero:
 			f.Number = "int"
 		case kindCosine:
 			f.Number = "float"

@@ -19,7 +19,7 @@ func (e *env) dedupCommand() *cli.Command {
 		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
 		&cli.BoolFlag{Name: "json", Usage: "print the pairs and figures as one JSON object on stdout"},
-		&cli.IntFlag{Name: "top", Usage: "print at most this many pairs, highest first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)"},
+		&cli.IntFlag{Name: "top", Usage: "print at most this many pairs, highest first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)", HideDefault: true},
 		&cli.StringFlag{Name: "role", Hidden: true},
 	}
 	flags = append(flags, settingFlags("dedup")...)
