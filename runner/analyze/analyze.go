@@ -97,10 +97,12 @@ type state struct {
 	outOK      bool
 	replies    int
 	requests   int
-	// receiptAttempts is the figure the run's own receipt printed, which a mode may count its way.
-	receiptAttempts int
-	decodeMs        int64
-	decodeOut       int64
+	// receiptAttempts is the figure the run's own receipt printed, which a mode may count its way;
+	// hasReceiptAttempts says the receipt printed one, 0 included (a run refused before any request).
+	receiptAttempts    int
+	hasReceiptAttempts bool
+	decodeMs           int64
+	decodeOut          int64
 }
 
 // Analyze reads the events of one run. It never fails: what a journal lacks is left unknown.
@@ -202,6 +204,7 @@ func (st *state) observe(ev map[string]any) {
 		}
 		if m := receiptAttempts.FindStringSubmatch(str(ev["receipt"])); m != nil {
 			st.receiptAttempts, _ = strconv.Atoi(m[1])
+			st.hasReceiptAttempts = true
 		}
 	}
 }
@@ -282,7 +285,7 @@ func (st *state) note(reason string) {
 func (st *state) finish() {
 	r := &st.run
 	r.Attempts = st.receiptAttempts
-	if r.Attempts == 0 {
+	if !st.hasReceiptAttempts {
 		r.Attempts = max(st.attempt, st.requests)
 	}
 	if st.replies > 0 {
