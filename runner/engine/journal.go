@@ -304,8 +304,10 @@ func summarizeRun(path string) (RunSummary, error) {
 		case "run_end":
 			s.Status = str(ev["status"])
 			s.Receipt = str(ev["receipt"])
-			if m := str(ev["model"]); m != "" {
-				s.Model = m
+			// The end says which model ran: none for a lexical dedup that started with an
+			// embedding model configured.
+			if m, ok := ev["model"]; ok {
+				s.Model = str(m)
 			}
 		}
 	}
