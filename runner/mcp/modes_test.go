@@ -140,3 +140,21 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("waited 30s for %s", what)
 	}
 }
+
+// A call names its span by a Go declaration as the CLI's --symbol does; with lines too it is
+// refused, as on the command line.
+func TestSummarizeBySymbol(t *testing.T) {
+	f := newFixture(t, true)
+	digest := `{"digest":[{"text":"Add subtracts.","lines":[3,5],"quote":"return a - b"}]}`
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
+	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "model": "m"}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "L3-5 Add subtracts.")
+	assert.Equal(t, "3-5", structured(t, res)["details"].(map[string]any)["lines"])
+
+	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "m"}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "--lines and --symbol both name the span")
+}

@@ -50,6 +50,7 @@ type ModelArgs struct {
 type TransformArgs struct {
 	File   string `json:"file" jsonschema:"the file to edit, relative to the repository root or absolute; it must be inside the repository"`
 	Lines  string `json:"lines,omitempty" jsonschema:"the span the model may change: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"`
 	Verify string `json:"verify" jsonschema:"the shell command that judges the edit, run with bash -c from the repository root: exit 0 keeps the edit, 1 retries with its output, anything else restores the file and stops"`
 	Task   string `json:"task" jsonschema:"what to change, in plain words, as you would tell a colleague"`
 	ModelArgs
@@ -60,9 +61,10 @@ type TransformArgs struct {
 
 // SummarizeArgs are the arguments of the summarize tool.
 type SummarizeArgs struct {
-	File  string `json:"file" jsonschema:"the file to summarize, inside the repository"`
-	Lines string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
-	Focus string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
+	File   string `json:"file" jsonschema:"the file to summarize, inside the repository"`
+	Lines  string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines, the span is this Go declaration with its doc comment"`
+	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
 	ModelArgs
 	MaxWords *int `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
 }
@@ -362,7 +364,7 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 	spec.Observer = p.observer()
 	spec.Args = []string{args.Task}
 	out := engine.Execute(runCtx, spec, transform.Steps(transform.Options{
-		File: args.File, Lines: args.Lines, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
+		File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
 		RollbackKey: s.rollbackKey(),
 	}))
 	return s.finish(out, "")
@@ -388,7 +390,7 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 	}
 	var claims []summarize.Claim
 	out := engine.Execute(runCtx, spec, summarize.Steps(summarize.Options{
-		File: args.File, Lines: args.Lines, Focus: args.Focus, Cwd: s.opts.Dir, Root: c.Root,
+		File: args.File, Lines: args.Lines, Symbol: args.Symbol, Focus: args.Focus, Cwd: s.opts.Dir, Root: c.Root,
 	}, &claims))
 	extra := ""
 	if claims != nil {
