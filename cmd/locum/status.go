@@ -58,10 +58,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	} else {
 		embed = engine.DefaultEmbedModel(c, e.lookup)
 	}
-	rep, err := engine.CheckEndpoint(ctx, shared, chat, embed)
-	if err != nil {
-		return err
-	}
+	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)

@@ -88,17 +88,17 @@ const StatusTimeout = 5 * time.Second
 
 // CheckEndpoint checks the endpoint the shared settings name. An endpoint the loopback rail refuses is
 // an error, before any request; a server that does not answer is a report with Up false.
-func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) (*StatusReport, error) {
+func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) *StatusReport {
 	base, _ := shared.Get("base_url")
 	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
 	if err != nil {
 		// Refused before any request: still a report, so --json has its one object.
 		_, kind, _ := Classify(err)
 		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed,
-			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}}, nil
+			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}}
 	}
 	client := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
-	return CheckStatus(ctx, client, base.Source, chat, embed), nil
+	return CheckStatus(ctx, client, base.Source, chat, embed)
 }
 
 // DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack

@@ -293,11 +293,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	} else {
 		embed = engine.DefaultEmbedModel(c, s.opts.Env)
 	}
-	rep, err := engine.CheckEndpoint(ctx, shared, chat, embed)
-	if err != nil {
-		status, _, _ := engine.Classify(err)
-		return fail("%s: %v", status, err), nil, nil
-	}
+	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
