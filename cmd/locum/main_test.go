@@ -29,10 +29,17 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI acceptance tests in testdata/script: the real binary, in-process built,
-// asserting stdout, stderr, exit codes and files on disk.
+// asserting stdout, stderr, exit codes and files on disk. testscript runs the scripts in parallel,
+// each in a work directory of its own.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	p := scriptParams()
+	p.Dir = "testdata/script"
+	testscript.Run(t, p)
+}
+
+// scriptParams are the custom commands, conditions and setup every acceptance script runs with.
+func scriptParams() testscript.Params {
+	return testscript.Params{
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,
@@ -81,7 +88,15 @@ func TestScripts(t *testing.T) {
 			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
-	})
+	}
+}
+
+// refuseNegation fails a script that puts ! before a command that only acts: a negated action
+// would assert nothing.
+func refuseNegation(ts *testscript.TestScript, neg bool, name string) {
+	if neg {
+		ts.Fatalf("unsupported: ! %s", name)
+	}
 }
 
 // cmdExits runs a command and asserts its exact exit code: exits CODE PROGRAM [ARGS...].
@@ -152,12 +167,17 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("SERVER_URL", srv.URL)
 }
 
-// cmdWaitFile waits (up to 20 seconds) for a file to appear: waitfile PATH.
+// hangDeadline bounds every wait of a script on another process: long enough that only a hang
+// reaches it on a loaded machine, so it never decides an outcome.
+const hangDeadline = 2 * time.Minute
+
+// cmdWaitFile waits for a file to appear: waitfile PATH.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "waitfile")
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitfile PATH")
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangDeadline)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
 			return
@@ -167,15 +187,16 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("%s did not appear", args[0])
 }
 
-// cmdWaitGrep waits (up to 20 seconds) for a file to hold a line matching a pattern: waitgrep
-// PATTERN PATH. A scripted server's request log exists from the start; this waits for a request.
+// cmdWaitGrep waits for a file to hold a line matching a pattern: waitgrep PATTERN PATH. A
+// scripted server's request log exists from the start; this waits for a request.
 func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "waitgrep")
 	if len(args) != 2 {
 		ts.Fatalf("usage: waitgrep PATTERN PATH")
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangDeadline)
 	for time.Now().Before(deadline) {
 		if data, err := os.ReadFile(ts.MkAbs(args[1])); err == nil && re.Match(data) {
 			return
@@ -195,6 +216,7 @@ func readPid(ts *testscript.TestScript, file string) int {
 
 // cmdSignal sends a signal to the process whose pid a file holds: signal TERM|INT|HUP|KILL PIDFILE.
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "signal")
 	if len(args) != 2 {
 		ts.Fatalf("usage: signal NAME PIDFILE")
 	}
@@ -206,20 +228,36 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
 }
 
-// cmdPidGone asserts (within 5 seconds) that the process whose pid a file holds has ended.
+// cmdPidGone waits for the process whose pid a file holds to end: pidgone PIDFILE. Negated, it
+// asserts that the process runs now.
 func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: pidgone PIDFILE")
+	}
 	pid := readPid(ts, args[0])
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
-			return
+	if neg {
+		if processGone(pid) {
+			ts.Fatalf("process %d has ended", pid)
 		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(stat), ") Z ") {
+		return
+	}
+	deadline := time.Now().Add(hangDeadline)
+	for time.Now().Before(deadline) {
+		if processGone(pid) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("process %d is still running", pid)
+}
+
+// processGone says whether pid has ended: no such process, or a zombie its parent has not reaped.
+func processGone(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && strings.Contains(string(stat), ") Z ")
 }
 
 // octalMode reads 0755 or 4755 as a FileMode, setuid, setgid and sticky bits included.
@@ -238,13 +276,18 @@ func octalMode(ts *testscript.TestScript, text string) os.FileMode {
 const specialBits = os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky
 
 // cmdMode asserts a file's mode bits, setuid, setgid and sticky included: mode PATH 0755.
+// Negated, it asserts the file has other bits.
 func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: mode PATH PERM")
 	}
 	st, err := os.Stat(ts.MkAbs(args[0]))
 	ts.Check(err)
-	if got, want := st.Mode()&specialBits, octalMode(ts, args[1]); got != want {
+	got, want := st.Mode()&specialBits, octalMode(ts, args[1])
+	switch {
+	case neg && got == want:
+		ts.Fatalf("%s has mode %v", args[0], got)
+	case !neg && got != want:
 		ts.Fatalf("%s has mode %v, want %v", args[0], got, want)
 	}
 }
@@ -252,6 +295,7 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 // cmdSetMode sets a file's mode, special bits included (testscript's chmod drops them):
 // setmode PATH 4755.
 func cmdSetMode(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "setmode")
 	if len(args) != 2 {
 		ts.Fatalf("usage: setmode PATH PERM")
 	}
@@ -260,6 +304,7 @@ func cmdSetMode(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdChown gives a file to an owner and group: chown PATH UID GID (as root: guard it with [root]).
 func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "chown")
 	if len(args) != 3 {
 		ts.Fatalf("usage: chown PATH UID GID")
 	}
@@ -270,7 +315,8 @@ func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.Lchown(ts.MkAbs(args[0]), uid, gid))
 }
 
-// cmdOwner asserts a file's owner and group: owner PATH UID GID.
+// cmdOwner asserts a file's owner and group: owner PATH UID GID. Negated, it asserts another
+// owner or group.
 func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: owner PATH UID GID")
@@ -278,13 +324,18 @@ func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
 	st, err := os.Stat(ts.MkAbs(args[0]))
 	ts.Check(err)
 	sys := st.Sys().(*syscall.Stat_t)
-	if got, want := fmt.Sprintf("%d %d", sys.Uid, sys.Gid), args[1]+" "+args[2]; got != want {
+	got, want := fmt.Sprintf("%d %d", sys.Uid, sys.Gid), args[1]+" "+args[2]
+	switch {
+	case neg && got == want:
+		ts.Fatalf("%s is owned by %s", args[0], got)
+	case !neg && got != want:
 		ts.Fatalf("%s is owned by %s, want %s", args[0], got, want)
 	}
 }
 
 // cmdMkfifo makes a named pipe: mkfifo PATH.
 func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "mkfifo")
 	if len(args) != 1 {
 		ts.Fatalf("usage: mkfifo PATH")
 	}
@@ -293,6 +344,10 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.
 func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "keygen")
+	if len(args) != 1 {
+		ts.Fatalf("usage: keygen FILE")
+	}
 	_, err := evals.GenerateKey(ts.MkAbs(args[0]))
 	ts.Check(err)
 }
@@ -300,6 +355,7 @@ func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
 // cmdTrust adds a public key file's key to .locum/workspace.json and to the operator's user
 // config: trust [-repo-only] FILE.pub (-repo-only: the workspace alone, as a repository would).
 func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "trust")
 	repoOnly := len(args) == 2 && args[0] == "-repo-only"
 	if repoOnly {
 		args = args[1:]
@@ -346,6 +402,7 @@ func cmdTrust(ts *testscript.TestScript, neg bool, args []string) {
 // cmdMkRouting signs a routing file: mkrouting KEYFILE RECORD ROLES.json, where ROLES.json maps
 // role names to {enabled, model, effort, tasks}.
 func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "mkrouting")
 	if len(args) != 3 {
 		ts.Fatalf("usage: mkrouting KEYFILE RECORD ROLES.json")
 	}
@@ -366,6 +423,7 @@ func cmdMkRouting(ts *testscript.TestScript, neg bool, args []string) {
 // record captured under other conditions would be: resign KEYFILE FILE PATH VALUE, where PATH is
 // dot-separated object keys (fingerprints.code).
 func cmdResign(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "resign")
 	if len(args) != 4 {
 		ts.Fatalf("usage: resign KEYFILE FILE PATH VALUE")
 	}
@@ -397,6 +455,7 @@ func cmdResign(ts *testscript.TestScript, neg bool, args []string) {
 // cmdMkRecord writes the part of an A/B record that routing reads back, k = 5 and the shipped
 // tasks' fingerprints: mkrecord FILE.
 func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "mkrecord")
 	if len(args) != 1 {
 		ts.Fatalf("usage: mkrecord FILE")
 	}
@@ -414,6 +473,7 @@ func cmdMkRecord(ts *testscript.TestScript, neg bool, args []string) {
 // another of its kind (a hex digit stays a hex digit, a base64 character a base64 character), as
 // a one-byte edit would: flipchar FILE REGEXP.
 func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "flipchar")
 	if len(args) != 2 {
 		ts.Fatalf("usage: flipchar FILE REGEXP")
 	}
