@@ -56,16 +56,43 @@ func TestRunShellOutcomes(t *testing.T) {
 	}
 }
 
-// A command that ignores SIGTERM and leaves a child behind is still stopped, child and all.
+// hangDeadline bounds a test's wait on another process: only a hang reaches it.
+const hangDeadline = time.Minute
+
+// A command that ignores SIGTERM and leaves a child behind is still stopped, child and all. A
+// machine so loaded that the shell had not started its child before the timeout tries again
+// with a longer one: the timeout is what is tested, never how fast the shell starts.
 func TestRunShellTimeoutStopsTheWholeGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
-	cmd := "sleep 60 & echo $! > " + pidFile + "; trap '' TERM; wait"
-	r, err := RunShell(context.Background(), ShellCommand{Command: cmd, Dir: dir, Timeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond})
-	require.NoError(t, err)
-	assert.True(t, r.TimedOut)
-	assert.Equal(t, "timed out", r.Verdict())
-	assertGone(t, pidFile)
+	cmd := "sleep 60 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; trap '' TERM; wait"
+	for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+		r, err := RunShell(context.Background(), ShellCommand{Command: cmd, Dir: dir, Timeout: timeout, Grace: 200 * time.Millisecond})
+		require.NoError(t, err)
+		assert.True(t, r.TimedOut)
+		assert.Equal(t, "timed out", r.Verdict())
+		if _, err := os.Stat(pidFile); err == nil {
+			assertGone(t, pidFile)
+			return
+		}
+		require.Less(t, timeout, hangDeadline, "the shell never started its child")
+	}
+}
+
+// waitForFile waits for a file to appear, failing the test only at hangDeadline.
+func waitForFile(t *testing.T, file string) {
+	t.Helper()
+	deadline := time.Now().Add(hangDeadline)
+	for {
+		if _, err := os.Stat(file); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s did not appear", file)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestRunShellCancelStopsTheGroup(t *testing.T) {
@@ -73,15 +100,10 @@ func TestRunShellCancelStopsTheGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "child.pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for range 100 {
-			if _, err := os.Stat(pidFile); err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitForFile(t, pidFile)
 		cancel()
 	}()
-	r, err := RunShell(ctx, ShellCommand{Command: "sleep 60 & echo $! > " + pidFile + "; wait", Dir: dir})
+	r, err := RunShell(ctx, ShellCommand{Command: "sleep 60 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; wait", Dir: dir})
 	require.NoError(t, err)
 	assert.True(t, r.Canceled)
 	assertGone(t, pidFile)
@@ -97,7 +119,7 @@ func assertGone(t *testing.T, pidFile string) {
 	}
 	require.Positive(t, pid)
 	// The child may linger as a zombie for an instant until its reaper collects it.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(hangDeadline)
 	for time.Now().Before(deadline) {
 		if err := syscall.Kill(pid, 0); err != nil {
 			return
@@ -144,12 +166,7 @@ func TestRunShellStopsWithADetachedChildOnCancel(t *testing.T) {
 		res, _ := RunShell(ctx, ShellCommand{Command: "setsid sleep 60 & echo $! > " + ready + ".tmp; mv " + ready + ".tmp " + ready + "; sleep 60"})
 		done <- res
 	}()
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForFile(t, ready)
 	cancel()
 	res := <-done
 	assert.True(t, res.Canceled)

@@ -245,7 +245,7 @@ func TestTransportFailures(t *testing.T) {
 		s := scripted.New()
 		defer s.Close()
 		require.NoError(t, s.Mimic("lmstudio"))
-		s.On("POST", "/v1/chat/completions", scripted.Reply{Body: strings.Repeat(" ", 400) + `{}`, Drip: scripted.Duration(20 * time.Millisecond)})
+		s.On("POST", "/v1/chat/completions", scripted.Reply{Body: strings.Repeat(" ", 8000) + `{}`, Drip: scripted.Duration(20 * time.Millisecond)})
 		c := clientFor(t, s, func(c *Config) { c.Timeout = 200 * time.Millisecond })
 		_, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 1, Messages: []Message{{Role: "user", Content: "hi"}}})
 		var te *TimeoutError
@@ -256,7 +256,7 @@ func TestTransportFailures(t *testing.T) {
 		s := scripted.New()
 		defer s.Close()
 		require.NoError(t, s.Mimic("lmstudio"))
-		s.On("POST", "/v1/chat/completions", scripted.Reply{Hang: scripted.Duration(2 * time.Second), Body: "{}"})
+		s.On("POST", "/v1/chat/completions", scripted.Reply{Hang: scripted.Duration(10 * time.Minute), Body: "{}"})
 		c := clientFor(t, s, func(c *Config) { c.FirstTokenTimeout = 100 * time.Millisecond })
 		_, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 1, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
 		var te *TimeoutError

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,15 +36,15 @@ func TestRateFromLlamaServerTimings(t *testing.T) {
 
 // A --timeout mid-stream keeps what was measured up to it, as a signal does.
 func TestTimeoutMidStreamKeepsWhatWasMeasured(t *testing.T) {
+	t.Parallel()
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
-	long := ""
-	for range 400 {
-		long += "token "
-	}
-	s.On("POST", "/v1/chat/completions", scripted.Reply{Headers: map[string]string{"Content-Type": "text/event-stream"}, Body: scripted.ChatStream(long), Drip: scripted.Duration(20 * time.Millisecond)})
-	c := clientFor(t, s, func(cfg *Config) { cfg.Timeout = 1500 * time.Millisecond })
+	// The first token arrives within milliseconds and the stream lasts minutes: the timeout
+	// always falls mid-stream, however loaded the machine.
+	long := strings.Repeat("token ", 4000)
+	s.On("POST", "/v1/chat/completions", scripted.Reply{Headers: map[string]string{"Content-Type": "text/event-stream"}, Body: scripted.ChatStream(long), Drip: scripted.Duration(2 * time.Millisecond)})
+	c := clientFor(t, s, func(cfg *Config) { cfg.Timeout = 3 * time.Second })
 	res, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 64, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
 	var te *TimeoutError
 	require.True(t, errors.As(err, &te), "got %v", err)
