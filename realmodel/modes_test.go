@@ -1,0 +1,137 @@
+//go:build realmodel
+
+package realmodel
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// claim is one claim of a digest, as summarize --json gives it.
+type claim struct {
+	Text    string `json:"text"`
+	Lines   [2]int `json:"lines"`
+	Quote   string `json:"quote"`
+	Verdict string `json:"verdict"`
+}
+
+// TestSummarizeOnARealModel holds the evidence gate on a real digest: every claim locum calls
+// supported quotes text that is in the lines it cites, checked here against the file on its own;
+// exit 0 only with at least one supported claim, exit 1 with none.
+func TestSummarizeOnARealModel(t *testing.T) {
+	s := shared
+	dir := t.TempDir()
+	doc, err := os.ReadFile("testdata/design.md")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "design.md"), doc, 0o644))
+	r := s.locumIn(t, dir, t.TempDir(), "summarize", "--json", "--file", "design.md", "--model", s.model)
+	t.Logf("%s", r.stderr)
+	require.NotNil(t, r.result, "no result object; stderr:\n%s", r.stderr)
+	require.NotEqual(t, 2, r.exit, "summarize could not run:\n%s", r.stderr)
+	details, _ := r.result["details"].(map[string]any)
+	raw, err := json.Marshal(details["claims"])
+	require.NoError(t, err)
+	var claims []claim
+	require.NoError(t, json.Unmarshal(raw, &claims))
+	lines := strings.Split(string(doc), "\n")
+	supported, placeholders := 0, 0
+	for _, c := range claims {
+		if strings.TrimSpace(strings.ToLower(c.Text)) == "one sentence" {
+			placeholders++
+		}
+		if c.Verdict != "supported" {
+			continue
+		}
+		supported++
+		require.True(t, c.Lines[0] >= 1 && c.Lines[0] <= c.Lines[1] && c.Lines[1] <= len(lines), "claim %q cites lines %v of %d", c.Text, c.Lines, len(lines))
+		cited := squash(strings.Join(lines[c.Lines[0]-1:c.Lines[1]], "\n"))
+		assert.Contains(t, cited, squash(c.Quote), "claim %q is called supported, but its quote is not in lines %v", c.Text, c.Lines)
+	}
+	if supported > 0 {
+		assert.Equal(t, 0, r.exit)
+	} else {
+		assert.Equal(t, 1, r.exit)
+	}
+	t.Logf("real-model summarize: %d claims, %d supported, %d with the prompt's placeholder text", len(claims), supported, placeholders)
+}
+
+// squash folds runs of white space to one space, as a quote may wrap differently from the file.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestAgentOnARealModel runs an agent task through the real model's own tool calls (the Qwen
+// template's <tool_call>): whatever it reaches, the status is one of the closed set, the user's
+// tree is untouched, and a completed run's branch, accepted with runs accept, passes the verify.
+func TestAgentOnARealModel(t *testing.T) {
+	s := shared
+	tk := taskNamed(t, "go-add")
+	dir := tk.materialize(t)
+	home := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	}
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	before, err := os.ReadFile(filepath.Join(dir, "calc.go"))
+	require.NoError(t, err)
+
+	r := s.locumIn(t, dir, home, "agent", "--json", "--max-turns", "12", "--verify", tk.Verify, "--model", s.model,
+		"In calc.go, "+tk.Task+" Then call finish.")
+	t.Logf("%s", r.stderr)
+	require.NotNil(t, r.result, "no result object; stderr:\n%s", r.stderr)
+	details, _ := r.result["details"].(map[string]any)
+	status, _ := details["status"].(string)
+	closed := []string{"completed", "verify_failed", "max_turns", "stalled", "model_error", "context_exhausted", "refused", "interrupted"}
+	require.True(t, slices.Contains(closed, status), "status %q", status)
+	after, err := os.ReadFile(filepath.Join(dir, "calc.go"))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the agent touched the user's tree")
+	assert.Empty(t, strings.TrimSpace(git("status", "--porcelain")), "the user's tree has changes")
+	t.Logf("real-model agent: status %s after %v turns", status, details["turns"])
+	if status != "completed" {
+		assert.NotEqual(t, 0, r.exit)
+		assert.Nil(t, details["branch"], "a run that did not complete left a branch")
+		return
+	}
+	assert.Equal(t, 0, r.exit)
+	id := strings.TrimPrefix(details["branch"].(string), "locum/agent/")
+	acc := s.locumIn(t, dir, home, "runs", "accept", id)
+	require.Equal(t, 0, acc.exit, "runs accept:\n%s", acc.stderr)
+	ok, out := tk.verify(t, dir)
+	assert.True(t, ok, "the accepted branch fails the verify:\n%s", out)
+}
+
+// TestEvalScreenOnARealModel screens the real model on the shipped eval tasks: the screen runs
+// to its table (exit 0 or 1, never 2), and its result object names each task with a verdict.
+func TestEvalScreenOnARealModel(t *testing.T) {
+	s := shared
+	dir := t.TempDir()
+	r := s.locumIn(t, dir, t.TempDir(), "eval", "--json", "--model", s.model)
+	t.Logf("%s", r.stderr)
+	require.NotEqual(t, 2, r.exit, "the screen could not run:\n%s", r.stderr)
+	require.NotNil(t, r.result, "no result object; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	t.Logf("real-model eval screen: %s", strings.TrimSpace(r.stdout))
+}
+
+func taskNamed(t *testing.T, name string) task {
+	t.Helper()
+	for _, tk := range loadTasks(t) {
+		if tk.Name == name {
+			return tk
+		}
+	}
+	t.Fatalf("no task %s", name)
+	return task{}
+}

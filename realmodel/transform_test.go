@@ -1,0 +1,208 @@
+//go:build realmodel
+
+package realmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// task is one transform of the tier's task set: testdata/tasks/NAME.txtar holds this as JSON in
+// its comment, and the files.
+type task struct {
+	Name        string `json:"-"`
+	File        string `json:"file"`
+	Lines       string `json:"lines"`
+	Symbol      string `json:"symbol"`
+	Verify      string `json:"verify"`
+	Task        string `json:"task"`
+	MaxAttempts int    `json:"max_attempts"`
+	// Red is a task whose verify never passes: the rail under test is the rollback.
+	Red   bool `json:"red"`
+	files []txtar.File
+}
+
+func loadTasks(t *testing.T) []task {
+	t.Helper()
+	names, err := filepath.Glob("testdata/tasks/*.txtar")
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	var out []task
+	for _, name := range names {
+		ar, err := txtar.ParseFile(name)
+		require.NoError(t, err)
+		var tk task
+		require.NoError(t, json.Unmarshal(ar.Comment, &tk), name)
+		tk.Name = strings.TrimSuffix(filepath.Base(name), ".txtar")
+		tk.files = ar.Files
+		out = append(out, tk)
+	}
+	return out
+}
+
+// materialize writes the task's files into a new directory.
+func (tk task) materialize(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range tk.files {
+		p := filepath.Join(dir, f.Name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+	}
+	return dir
+}
+
+// verify runs the task's verify in dir, as locum does (bash -c from the root), and says whether
+// it exited 0.
+func (tk task) verify(t *testing.T, dir string) (bool, string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", tk.Verify)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return err == nil, string(out)
+}
+
+// outcome is one transform's verdict, for the pass-rate table.
+type outcome struct {
+	task, status, detail string
+	kind                 string
+}
+
+// TestTransformsOnARealModel runs every task of testdata/tasks through locum transform against
+// the real model and holds the rails on each run, whatever the model does: a kept edit passes
+// its verify again on the final file; a run that was not kept leaves the file byte for byte as it
+// was, mode included; the receipt's token counts are the server's own usage, summed over the
+// requests. It prints the pass rate, and fails when a rail breaks or when no task is kept.
+func TestTransformsOnARealModel(t *testing.T) {
+	s := shared
+	tasks := loadTasks(t)
+	var outcomes []outcome
+	for _, tk := range tasks {
+		t.Run(tk.Name, func(t *testing.T) {
+			dir := tk.materialize(t)
+			home := t.TempDir()
+			target := filepath.Join(dir, tk.File)
+			require.NoError(t, os.Chmod(target, 0o640))
+			before, err := os.ReadFile(target)
+			require.NoError(t, err)
+			green, out := tk.verify(t, dir)
+			require.False(t, green, "the task's verify passes before any edit, so a kept edit would prove nothing:\n%s", out)
+
+			args := []string{"transform", "--json", "--file", tk.File, "--verify", tk.Verify, "--model", s.model}
+			if tk.Symbol != "" {
+				args = append(args, "--symbol", tk.Symbol)
+			}
+			if tk.Lines != "" {
+				args = append(args, "--lines", tk.Lines)
+			}
+			if tk.MaxAttempts > 0 {
+				args = append(args, "--max-attempts", fmt.Sprint(tk.MaxAttempts))
+			}
+			mark := s.chat.rec.Len()
+			r := s.locumIn(t, dir, home, append(args, tk.Task)...)
+			calls := s.chat.rec.Since(mark)
+			receipt := lastLine(r.stderr)
+			t.Logf("%s: %s", tk.Name, receipt)
+			require.NotNil(t, r.result, "no result object on stdout; stderr:\n%s", r.stderr)
+			status, _ := r.result["status"].(string)
+			after, err := os.ReadFile(target)
+			require.NoError(t, err)
+			st, err := os.Stat(target)
+			require.NoError(t, err)
+
+			switch status {
+			case "OK":
+				assert.Equal(t, 0, r.exit)
+				assert.False(t, tk.Red, "a verify that never passes was taken as passing")
+				assert.NotEqual(t, string(before), string(after), "kept, but the file is unchanged")
+				ok, out := tk.verify(t, dir)
+				assert.True(t, ok, "kept, but the verify fails on the final file:\n%s", out)
+			case "RED", "ERROR", "REFUSED":
+				assert.NotEqual(t, 0, r.exit)
+				assert.Equal(t, string(before), string(after), "not kept, but the file was not restored byte for byte")
+			default:
+				t.Fatalf("status %q; stderr:\n%s", status, r.stderr)
+			}
+			assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "the file's mode changed")
+
+			attempts := int(num(r.result["attempts"]))
+			assert.Len(t, calls, attempts, "locum counts %d requests, the server answered %d", attempts, len(calls))
+			var in, outTok int64
+			usage := true
+			for _, c := range calls {
+				usage = usage && c.HasUsage
+				in += c.PromptTokens
+				outTok += c.OutputTokens
+			}
+			if usage && len(calls) > 0 {
+				assert.Equal(t, float64(in), num(r.result["in_tokens"]), "in_tokens against the server's prompt_tokens")
+				assert.Equal(t, float64(outTok), num(r.result["out_tokens"]), "out_tokens against the server's completion_tokens")
+			}
+			var n int64
+			var ms float64
+			timings := len(calls) > 0
+			for _, c := range calls {
+				timings = timings && c.HasTimings
+				n += c.PredictedN
+				ms += c.PredictedMS
+			}
+			if rate, ok := r.result["rate"].(float64); ok && timings && ms > 0 {
+				want := float64(n) / (ms / 1000)
+				assert.InDelta(t, want, rate, 0.01*want, "rate against the server's timings (predicted_n over predicted_ms)")
+			}
+			kind := ""
+			if e, ok := r.result["error"].(map[string]any); ok {
+				kind, _ = e["kind"].(string)
+			}
+			outcomes = append(outcomes, outcome{task: tk.Name, status: status, detail: receipt, kind: kind})
+		})
+	}
+	report(t, outcomes)
+}
+
+// report prints the pass rate of the real tasks (the red task is a rail, not a task) and fails
+// when none was kept.
+func report(t *testing.T, outcomes []outcome) {
+	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i].task < outcomes[j].task })
+	var b bytes.Buffer
+	kept, real, restored := 0, 0, 0
+	for _, o := range outcomes {
+		fmt.Fprintf(&b, "  %-22s %-6s %s\n", o.task, o.status, o.detail)
+		if o.status != "OK" {
+			restored++
+		}
+		if strings.HasPrefix(o.task, "red-") {
+			continue
+		}
+		real++
+		if o.status == "OK" {
+			kept++
+		}
+	}
+	t.Logf("real-model transforms: %d of %d tasks kept, %d runs rolled back\n%s", kept, real, restored, b.String())
+	fmt.Fprintf(os.Stderr, "realmodel: transforms kept %d of %d tasks (%d runs rolled back)\n%s", kept, real, restored, b.String())
+	if real > 0 && kept == 0 {
+		t.Errorf("no task was kept: the real-model road is broken")
+	}
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
