@@ -2,13 +2,47 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/runner/client"
 )
+
+// A real coding model (Qwen2.5-Coder-1.5B on llama-server 0c1e570 with --jinja, recorded by the
+// real-model tier) wrote its tool calls as text in content, fenced and bare, not as tool_calls.
+func TestParseRecordedQwenTextCalls(t *testing.T) {
+	cases := []struct {
+		fixture string
+		want    []client.ToolCall
+	}{
+		{"agent_text_call_fenced", []client.ToolCall{{Name: "edit_file", Arguments: `{"path": "calc.go", "replace": "return a + b", "search": "return a + b"}`}}},
+		{"agent_text_call_bare", []client.ToolCall{{Name: "read_file", Arguments: `{"path": "calc.go"}`}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fixture, func(t *testing.T) {
+			data, err := os.ReadFile("../scripted/testdata/real-servers/llama-server-0c1e570-qwen/" + tc.fixture + ".body")
+			require.NoError(t, err)
+			var reply struct {
+				Choices []struct {
+					Message struct {
+						Content   string            `json:"content"`
+						ToolCalls []json.RawMessage `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			require.NoError(t, json.Unmarshal(data, &reply))
+			require.Len(t, reply.Choices, 1)
+			assert.Empty(t, reply.Choices[0].Message.ToolCalls, "the server parsed no native call")
+			got, ok := ParseTextCalls(reply.Choices[0].Message.Content)
+			assert.True(t, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
 
 func TestParseTextCalls(t *testing.T) {
 	cases := []struct {

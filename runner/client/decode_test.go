@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -32,6 +33,27 @@ func TestRateFromLlamaServerTimings(t *testing.T) {
 		assert.Equal(t, "server", res.Decode.Source)
 		assert.InDelta(t, want, float64(res.Decode.Tokens)/res.Decode.Time.Seconds(), 0.5)
 	}
+}
+
+// A real coding model's streamed transform (Qwen2.5-Coder-1.5B on llama-server 0c1e570,
+// recorded by the real-model tier): the usage and the decode rate are the server's own, from
+// the last chunk, which has no choices.
+func TestRecordedQwenStream(t *testing.T) {
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("llama-server"))
+	s.On("POST", "/v1/chat/completions", scripted.MustFixture("llama-server-0c1e570-qwen/transform_stream"))
+	res, err := clientFor(t, s).Chat(context.Background(), ChatRequest{Model: "qwen2.5-coder-1.5b-instruct", MaxTokens: 512, Stream: true, Messages: []Message{{Role: "user", Content: "fix Add"}}})
+	require.NoError(t, err)
+	assert.Equal(t, rails.ClassAnswer, res.Class)
+	assert.Equal(t, "```\nfunc Add(a, b int) int {\n\treturn a + b\n}\n```", res.Answer)
+	require.NotNil(t, res.Usage.In)
+	require.NotNil(t, res.Usage.Out)
+	assert.Equal(t, int64(165), *res.Usage.In)
+	assert.Equal(t, int64(19), *res.Usage.Out)
+	require.NotNil(t, res.Decode)
+	assert.Equal(t, "server", res.Decode.Source)
+	assert.InDelta(t, 19/1.233193, float64(res.Decode.Tokens)/res.Decode.Time.Seconds(), 0.01)
 }
 
 // A --timeout mid-stream keeps what was measured up to it, as a signal does.
