@@ -3,10 +3,6 @@ package schema
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"os/exec"
-	"regexp"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -136,22 +132,4 @@ func TestSpecLoaderServesOnlyTheContracts(t *testing.T) {
 	}
 	_, err = l.Load(baseURL + string(Pack))
 	assert.NoError(t, err)
-}
-
-// TestMetaSchemasAreNotCompiledAtStart guards the patch in third_party/jsonschema: the library
-// compiled five drafts' meta-schemas in init, 1.7 MB of allocation in every process, --version
-// included. This test binary links the library; its init must now allocate next to nothing.
-func TestMetaSchemasAreNotCompiledAtStart(t *testing.T) {
-	if os.Getenv("LOCUM_SCHEMA_INITTRACE_CHILD") != "" {
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMetaSchemasAreNotCompiledAtStart$")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", "LOCUM_SCHEMA_INITTRACE_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	line := regexp.MustCompile(`init github.com/santhosh-tekuri/jsonschema/v6 @\S+ ms, \S+ ms clock, (\d+) bytes`).FindSubmatch(out)
-	require.NotNil(t, line, "no init line for the library in:\n%s", out)
-	bytes, err := strconv.Atoi(string(line[1]))
-	require.NoError(t, err)
-	assert.Less(t, bytes, 100_000, "the library's init allocated %d bytes: are the meta-schemas compiled in init again?", bytes)
 }
