@@ -49,16 +49,7 @@ func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Sett
 // the caller set on purpose (a flag or the environment) that differs is refused.
 func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
 	explicit := ch.Model
-	// Routing decides which model does the work on this machine: only keys the operator trusts
-	// may earn it. The repository's own trust.keys are named in a refusal, never trusted.
-	trust := TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
-	if c.User != nil {
-		trust.Where = "your user config " + c.User.File + " (trust_keys)"
-	}
-	if c.Workspace != nil {
-		trust.Vouched = c.Workspace.Trust.Keys
-	}
-	route, err := ResolveRoleTrusting(v, c.Root, trust, role, c.Roles()[role])
+	route, err := ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
 	var refusal *engine.RefusalError
 	if errors.As(err, &refusal) {
 		// No earned routing: a model the operator accepted for the role in the user config may
@@ -92,4 +83,46 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 		settings.Set("effort", route.Effort, "routing "+RoutingFile)
 	}
 	return route.Model, "earned", nil
+}
+
+// operatorTrust is the keys whose signed routing earns a role on this machine: only keys the
+// operator trusts. The repository's own trust.keys are named in a refusal, never trusted.
+func operatorTrust(c *packs.Composition) TrustedKeys {
+	trust := TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
+	if c.User != nil {
+		trust.Where = "your user config " + c.User.File + " (trust_keys)"
+	}
+	if c.Workspace != nil {
+		trust.Vouched = c.Workspace.Trust.Keys
+	}
+	return trust
+}
+
+// RoleRouting is who may run a role now: earned (a signed, trusted A/B record's routing),
+// operator (a model the operator accepted in the user config), or none, with the reason.
+type RoleRouting struct {
+	Role    string `json:"role"`
+	Routing string `json:"routing"`
+	Model   string `json:"model,omitempty"`
+	Effort  string `json:"effort,omitempty"`
+	// Record is the routing file an earned role resolves through.
+	Record string `json:"record,omitempty"`
+	// Since is when the operator accepted the model, where locum roles accept wrote it.
+	Since  string              `json:"since,omitempty"`
+	Screen *packs.AcceptScreen `json:"screen,omitempty"`
+	// Reason is why a role has no routing.
+	Reason string `json:"reason,omitempty"`
+}
+
+// RoleStatus says how role resolves now, by the same rule ModelForRole runs it: earned routing
+// first, then the operator's acceptance.
+func RoleStatus(v *schema.Validator, c *packs.Composition, role string) RoleRouting {
+	route, err := ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
+	if err == nil {
+		return RoleRouting{Role: role, Routing: "earned", Model: route.Model, Effort: route.Effort, Record: RoutingFile}
+	}
+	if accepted, ok := c.AcceptedRole(role); ok {
+		return RoleRouting{Role: role, Routing: "operator", Model: accepted.Model, Effort: accepted.Effort, Since: accepted.AcceptedAt, Screen: accepted.Screen}
+	}
+	return RoleRouting{Role: role, Routing: "none", Reason: err.Error()}
 }

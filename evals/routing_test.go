@@ -117,8 +117,8 @@ func TestResolveRole(t *testing.T) {
 			var refusal *engine.RefusalError
 			require.True(t, errors.As(err, &refusal), "got %v", err)
 			assert.Contains(t, refusal.Error(), tc.want)
-			assert.Contains(t, refusal.Error(), "run locum eval --ab")
-			assert.Contains(t, refusal.Error(), "--model ID")
+			assert.Contains(t, refusal.Error(), "locum roles accept "+tc.role+" MODEL")
+			assert.NotContains(t, refusal.Error(), "--", "a refusal names commands, never a flag: an MCP host reads it too")
 		})
 	}
 	// A signed, trusted routing file that enables a role still refuses it when the record it rests

@@ -30,9 +30,21 @@ type UserConfig struct {
 }
 
 // AcceptedRole is a model the operator accepts for a role before any A/B record earned one.
+// locum roles accept writes the time and the screen it ran; a hand-written entry may have only
+// the model.
 type AcceptedRole struct {
-	Model  string `json:"model"`
-	Effort string `json:"effort,omitempty"`
+	Model      string        `json:"model"`
+	Effort     string        `json:"effort,omitempty"`
+	AcceptedAt string        `json:"accepted_at,omitempty"`
+	Screen     *AcceptScreen `json:"screen,omitempty"`
+}
+
+// AcceptScreen is what the screen before an acceptance showed: the role's tasks the model passed
+// and failed, or that the operator skipped it.
+type AcceptScreen struct {
+	Skipped bool     `json:"skipped,omitempty"`
+	Passed  []string `json:"passed,omitempty"`
+	Failed  []string `json:"failed,omitempty"`
 }
 
 // UserDirs are the operator's own directories: the config directory and the state directory of

@@ -310,6 +310,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),
+			e.rolesCommand(),
 			e.runsCommand(),
 			e.recoverCommand(),
 			e.packsCommand(),

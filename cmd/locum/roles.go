@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
+
+	"github.com/locumdev/locum/evals"
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
+
+func (e *env) rolesCommand() *cli.Command {
+	acceptFlags := []cli.Flag{
+		&cli.BoolFlag{Name: "yes", Usage: "accept without the [y/N] question (needed where stdin is no terminal)"},
+		&cli.BoolFlag{Name: "no-screen", Usage: "accept without screening the model first; the user config says it was skipped"},
+		&cli.StringFlag{Name: "journal", Usage: "write the screen's run journal to this file"},
+	}
+	acceptFlags = localFlags(append(acceptFlags, settingFlags("eval")...))
+	return &cli.Command{
+		Name:      "roles",
+		Usage:     "who may do what: each role's routing now; accept or revoke a model for a role",
+		UsageText: "locum roles [--json] | locum roles accept ROLE MODEL [--yes] [--no-screen] | locum roles revoke ROLE",
+		Description: "A role runs a model only when it resolves: earned (a signed A/B record's routing, locum eval),\n" +
+			"operator (a model the operator accepted with locum roles accept), or none.\n" +
+			"locum roles accept screens MODEL on the role's eval tasks, prints the table, and on your\n" +
+			"confirmation writes roles.ROLE to your user config (never to the repository). A screen that\n" +
+			"fails still lets you accept, after a warning naming what failed.",
+		Flags:  localFlags([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the roles as one JSON object on stdout"}}),
+		Action: e.rolesList,
+		Commands: []*cli.Command{
+			{
+				Name:      "accept",
+				Usage:     "screen MODEL on ROLE's tasks, then accept it for ROLE in your user config",
+				UsageText: "locum roles accept ROLE MODEL [--yes] [--no-screen]",
+				Flags:     acceptFlags,
+				Action:    e.rolesAccept,
+			},
+			{
+				Name:      "revoke",
+				Usage:     "remove the model accepted for ROLE from your user config",
+				UsageText: "locum roles revoke ROLE",
+				Action:    e.rolesRevoke,
+			},
+		},
+	}
+}
+
+func (e *env) rolesList(_ context.Context, cmd *cli.Command) error {
+	if cmd.NArg() > 0 {
+		return usagef(cmd, "unknown command %q", cmd.Args().First())
+	}
+	v, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	var out []evals.RoleRouting
+	for _, role := range sortedKeys(c.Roles()) {
+		out = append(out, evals.RoleStatus(v, c, role))
+	}
+	if cmd.Bool("json") {
+		data, err := json.Marshal(map[string]any{"roles": out})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\n", data)
+		return nil
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ROLE\tROUTING\tMODEL\tWHY")
+	for _, r := range out {
+		model, why := r.Model, ""
+		switch r.Routing {
+		case "earned":
+			why = "signed routing " + r.Record
+		case "operator":
+			why = "accepted in your user config"
+			if r.Since != "" {
+				why += " on " + r.Since
+			}
+		default:
+			model = "-"
+			why = "no earned routing or accepted model: locum roles accept " + r.Role + " MODEL"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Role, r.Routing, untrusted.Escape(model), why)
+	}
+	return w.Flush()
+}
+
+func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
+	if cmd.NArg() != 2 {
+		return usagef(cmd, "locum roles accept takes ROLE MODEL")
+	}
+	role, model := cmd.Args().Get(0), cmd.Args().Get(1)
+	v, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	declared, ok := c.Roles()[role]
+	if !ok {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: no role %q in the composed packs (they declare %s)", role, strings.Join(sortedKeys(c.Roles()), ", ")))
+	}
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %w", err))
+	}
+	interactive := !cmd.Bool("yes")
+	if interactive && !e.stdinIsTerminal() {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: stdin is no terminal to ask on; add --yes to accept %s for %s", model, role))
+	}
+	accepted := packs.AcceptedRole{Model: model, Effort: declared.Effort, AcceptedAt: time.Now().UTC().Format(time.RFC3339)}
+	if cmd.Bool("no-screen") {
+		accepted.Screen = &packs.AcceptScreen{Skipped: true}
+		fmt.Fprintf(e.stderr, "roles: accepting %s for %s without a screen\n", model, role)
+	} else {
+		screen, err := e.screenForRole(ctx, cmd, c, role, declared, model)
+		if err != nil {
+			return err
+		}
+		accepted.Screen = screen
+		if len(screen.Failed) > 0 {
+			fmt.Fprintf(e.stderr, "roles: warning: %s failed %d of %d of %s's tasks (%s); a run of the role is still kept only when its verify passes\n",
+				untrusted.Escape(model), len(screen.Failed), len(screen.Failed)+len(screen.Passed), role, strings.Join(screen.Failed, ", "))
+		}
+	}
+	if interactive {
+		fmt.Fprintf(e.stderr, "accept %s for role %s in %s? [y/N] ", untrusted.Escape(model), role, dirs.UserConfigFile())
+		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return withCode(exitRed, fmt.Errorf("locum roles accept: not accepted; nothing written"))
+		}
+	}
+	if err := packs.AcceptRole(v, dirs, role, accepted); err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "roles: %s runs %s now (routing=operator), as %s says; locum roles revoke %s undoes it\n", role, untrusted.Escape(model), dirs.UserConfigFile(), role)
+	return nil
+}
+
+// screenForRole runs the screen of locum eval --model on the role's tasks and prints its table.
+func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, role string, declared packs.Role, model string) (*packs.AcceptScreen, error) {
+	var tasks []evals.Task
+	for _, t := range evals.Tasks() {
+		if evals.TaskRole(t.ID, map[string]packs.Role{role: declared}) == role {
+			tasks = append(tasks, t)
+		}
+	}
+	if len(tasks) == 0 {
+		return &packs.AcceptScreen{Skipped: true}, nil
+	}
+	settings, err := e.resolve(cmd, c, "eval")
+	if err != nil {
+		return nil, err
+	}
+	var results []evals.ScreenResult
+	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: "operator",
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
+	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
+	e.stopProgress()
+	if len(results) == 0 {
+		// The screen never reached the model: no server, a refusal. Nothing is accepted.
+		fmt.Fprintln(e.stderr, res.Receipt())
+		msg := "the screen did not run"
+		if res.Error != nil {
+			msg = untrusted.EscapeLines(res.Error.Message)
+		}
+		return nil, withCode(res.ExitCode, fmt.Errorf("locum roles accept: %s; nothing accepted (--no-screen accepts without one)", msg))
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
+	screen := &packs.AcceptScreen{}
+	for _, r := range results {
+		last := ""
+		if n := len(r.Grade.Evidence); n > 0 {
+			last = r.Grade.Evidence[n-1]
+		}
+		fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
+		if r.Grade.Passed {
+			screen.Passed = append(screen.Passed, r.Task)
+		} else {
+			screen.Failed = append(screen.Failed, r.Task)
+		}
+	}
+	w.Flush()
+	fmt.Fprintln(e.stderr, res.Receipt())
+	return screen, nil
+}
+
+func (e *env) rolesRevoke(_ context.Context, cmd *cli.Command) error {
+	if cmd.NArg() != 1 {
+		return usagef(cmd, "locum roles revoke takes ROLE")
+	}
+	role := cmd.Args().First()
+	v, err := e.schemas()
+	if err != nil {
+		return err
+	}
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles revoke: %w", err))
+	}
+	if err := packs.RevokeRole(v, dirs, role); err != nil {
+		if errors.Is(err, packs.ErrNotAccepted) {
+			return withCode(exitRed, fmt.Errorf("locum roles revoke: %s: %w", role, err))
+		}
+		return withCode(exitCouldNot, fmt.Errorf("locum roles revoke: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "roles: revoked the model accepted for %s in %s\n", role, dirs.UserConfigFile())
+	return nil
+}
+
+func (e *env) stdinIsTerminal() bool {
+	f, ok := e.stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
