@@ -135,3 +135,41 @@ func taskNamed(t *testing.T, name string) task {
 	t.Fatalf("no task %s", name)
 	return task{}
 }
+
+// TestFirstDelegationOnARealModel plays the first delegation as the delegate-local skill and the
+// person do on a fresh machine: init, status, the person's roles accept (its screen runs on the
+// real model), then the skill's transform with no model named, kept with routing=operator.
+func TestFirstDelegationOnARealModel(t *testing.T) {
+	s := shared
+	tk := taskNamed(t, "go-add")
+	dir := tk.materialize(t)
+	home := t.TempDir()
+	cmd := exec.Command("git", "init", "-q", "-b", "main")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	r := s.locumIn(t, dir, home, "init")
+	require.Equal(t, 0, r.exit, "init:\n%s", r.stderr)
+	r = s.locumIn(t, dir, home, "status")
+	require.Equal(t, 0, r.exit, "status:\n%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, s.model, "status lists the server's model")
+	r = s.locumIn(t, dir, home, "transform", "--json", "--file", tk.File, "--symbol", tk.Symbol, "--verify", tk.Verify, tk.Task)
+	require.Equal(t, 1, r.exit, "a role with no routing is refused:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "locum roles accept code MODEL")
+
+	r = s.locumIn(t, dir, home, "roles", "accept", "code", s.model, "--yes")
+	t.Logf("roles accept:\n%s%s", r.stdout, r.stderr)
+	require.Equal(t, 0, r.exit, "roles accept:\n%s", r.stderr)
+	r = s.locumIn(t, dir, home, "roles")
+	assert.Regexp(t, `(?m)^code +operator +`+s.model, r.stdout)
+
+	r = s.locumIn(t, dir, home, "transform", "--json", "--file", tk.File, "--symbol", tk.Symbol, "--verify", tk.Verify, tk.Task)
+	t.Logf("first delegation: %s", lastLine(r.stderr))
+	require.NotNil(t, r.result, "no result object; stderr:\n%s", r.stderr)
+	assert.Equal(t, "operator", r.result["routing"])
+	assert.Equal(t, s.model, r.result["model"])
+	assert.Equal(t, "OK", r.result["status"], "the first delegation was not kept:\n%s", r.stderr)
+	ok, vout := tk.verify(t, dir)
+	assert.Equal(t, r.result["status"] == "OK", ok, "the verify on the final file disagrees with the outcome:\n%s", vout)
+}
