@@ -48,7 +48,8 @@ type Route struct {
 
 // roleRefusal is the one-line refusal of a role, with what to do.
 func roleRefusal(role, why string) error {
-	return &engine.RefusalError{Reason: fmt.Sprintf("role %q has no earned routing: %s; the person accepts a model for it with: locum roles accept %s MODEL (it screens the model on the role's tasks first), or earns it with a signed A/B record (locum eval)", role, why, role)}
+	command := fmt.Sprintf("locum roles accept %s MODEL", role)
+	return &engine.RefusalError{Command: command, Reason: fmt.Sprintf("role %q has no earned routing: %s; the person accepts a model for it with: %s (it screens the model on the role's tasks first), or earns it with a signed A/B record (locum eval)", role, why, command)}
 }
 
 // ResolveRole returns the model and effort a role was measured with, only when a signed,

@@ -355,7 +355,7 @@ func (r *Run) result(err error) *Result {
 		res.Journal = &p
 	}
 	if err != nil {
-		res.Error = &ErrorInfo{Kind: kind, Message: err.Error()}
+		res.Error = errorInfo(kind, err)
 	}
 	if len(res.Details) == 0 {
 		res.Details = nil

@@ -29,6 +29,18 @@ const (
 type ErrorInfo struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
+	// Command is the one command a person runs to lift a refusal, where there is one.
+	Command string `json:"command,omitempty"`
+}
+
+// errorInfo is err as a result's error, with the command a refusal names.
+func errorInfo(kind string, err error) *ErrorInfo {
+	info := &ErrorInfo{Kind: kind, Message: err.Error()}
+	var refusal *RefusalError
+	if errors.As(err, &refusal) {
+		info.Command = refusal.Command
+	}
+	return info
 }
 
 // Result is the one result of a run: the receipt on stderr, and with --json the object on
@@ -127,7 +139,11 @@ func (e *RedError) Error() string { return e.Reason }
 
 // RefusalError is a refusal before any request that is not one of the rails' own types (a role
 // with no earned routing, say): exit 1.
-type RefusalError struct{ Reason string }
+type RefusalError struct {
+	Reason string
+	// Command is what the person runs to lift the refusal ("locum roles accept code MODEL"), or "".
+	Command string
+}
 
 func (e *RefusalError) Error() string { return e.Reason }
 
@@ -242,7 +258,7 @@ func NotStarted(mode, model, routing string, code int, err error) *Result {
 		}
 	}
 	res := &Result{Status: status, Mode: mode, RunID: NewRunID(time.Now()), Spend: "$0.00", ExitCode: code,
-		Error: &ErrorInfo{Kind: kind, Message: err.Error()}}
+		Error: errorInfo(kind, err)}
 	if model != "" {
 		res.Model = &model
 	}

@@ -206,7 +206,7 @@ func TestRefusalsAreToolResults(t *testing.T) {
 		args       map[string]any
 		want       string
 	}{
-		{"a model the operator did not allow", false, map[string]any{"model": "m"}, "REFUSED: this server runs a role's earned model only"},
+		{"a model the operator did not allow", false, map[string]any{"model": "m"}, "REFUSED: this server runs the model a role is routed to"},
 		{"a role with no earned routing", true, map[string]any{"role": "code"}, `REFUSED: role "code" has no earned routing`},
 		{"a setting that does not parse", true, map[string]any{"model": "m", "effort": "huge"}, "ERROR: "},
 		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "REFUSED"},
@@ -224,7 +224,17 @@ func TestRefusalsAreToolResults(t *testing.T) {
 			assert.True(t, res.IsError)
 			assert.Contains(t, text(res), tc.want)
 			if strings.HasPrefix(tc.want, "REFUSED: ") {
-				assert.Nil(t, res.StructuredContent, "refused before a run: no result object")
+				// Refused before a run: the result object of a run that never began, whose error
+				// names the command that lifts a role's refusal, and no text names a CLI flag.
+				obj := structured(t, res)
+				assert.Equal(t, "REFUSED", obj["status"])
+				assert.Equal(t, float64(0), obj["attempts"])
+				errObj, _ := obj["error"].(map[string]any)
+				assert.Equal(t, "refused", errObj["kind"])
+				if tc.args["role"] != nil {
+					assert.Equal(t, "locum roles accept code MODEL", errObj["command"])
+				}
+				assert.NotContains(t, text(res), "--", "an MCP refusal names tool arguments and commands, never a CLI flag")
 			}
 			assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")
 			assert.Equal(t, calc, f.file(t))

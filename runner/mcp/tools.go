@@ -135,7 +135,7 @@ func (s *Server) addTools() error {
 			"restores the file's original bytes. Do not use it for a change no command can check, or one that spans " +
 			"several files. The result is locum's --json object. isError with status RED: verify never passed and the " +
 			"file is as it was; REFUSED: refused before any request (off loopback, the prompt over max_input_bytes: " +
-			"narrow `lines`; a role with no earned model: name another role or ask the operator); ERROR: could not run " +
+			"narrow `lines`; a role with no routing: ask the person to run error.command, locum roles accept ROLE MODEL); ERROR: could not run " +
 			"(no server, a malformed reply, verify with no verdict). Calls on the same file wait their turn.",
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
 		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
@@ -148,7 +148,7 @@ func (s *Server) addTools() error {
 			"yourself would cost more context than it is worth. Each claim carries the lines it rests on and an exact " +
 			"quote; the evidence gate, in code, marks a claim unsupported unless the quote is in those lines. Trust " +
 			"only supported claims. isError with status RED when no claim is supported; REFUSED when the span is over " +
-			"max_input_bytes (narrow `lines`) or the role has no earned model. It never edits a file.",
+			"max_input_bytes (narrow `lines`) or the role has no routing (ask the person to run error.command). It never edits a file.",
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		OutputSchema: result(),
 	}, s.summarize)
@@ -236,22 +236,30 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 // chatSpec is what every chat tool starts from, as the CLI's chatRun: the settings and the model
 // chosen by the one rule in evals.ChooseModel. A call may name a model only where the operator
 // allowed it.
-func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult) {
+//
+// A refusal comes back as the tool's result: the text the host reads and, as structured content,
+// the result object of a run that never began, whose error names the command that lifts it.
+func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
+	refuse := func(err error) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
+		status, _, code := engine.Classify(err)
+		res := fail("%s: %v", status, err)
+		return engine.RunSpec{}, nil, res, engine.NotStarted(mode, "", "", code, err)
+	}
 	if model != "" && role == "" && !s.opts.AllowModel {
-		return engine.RunSpec{}, nil, fail("REFUSED: this server runs a role's earned model only; a call names a model " +
-			"only when the operator starts it with `locum mcp --allow-model`. Name a role (role: code or prose) instead.")
+		return refuse(&engine.RefusalError{Reason: "this server runs the model a role is routed to, never one a call names: " +
+			"the operator allows that when starting the server (the allow-model option of locum mcp). Name a role " +
+			"(role: code or prose); a role with no routing is refused with the command the person runs to accept a model for it"})
 	}
 	c, set, res := s.settings(mode, args)
 	if res != nil {
-		return engine.RunSpec{}, nil, res
+		return engine.RunSpec{}, nil, res, nil
 	}
 	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
 	if err != nil {
-		status, _, _ := engine.Classify(err)
-		return engine.RunSpec{}, nil, fail("%s: %v", status, err)
+		return refuse(err)
 	}
 	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
-		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil
+		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil, nil
 }
 
 // argName names a setting in a message as a tool call gives it.
@@ -345,9 +353,9 @@ func statusLine(rep *engine.StatusReport) string {
 
 func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args TransformArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	spec, c, res := s.chatSpec("transform", args.Model, args.Role, args)
+	spec, c, res, refused := s.chatSpec("transform", args.Model, args.Role, args)
 	if res != nil {
-		return res, nil, nil
+		return res, refused, nil
 	}
 	p := progress(ctx, req)
 	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
@@ -368,9 +376,9 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 
 func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args SummarizeArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	spec, c, res := s.chatSpec("summarize", args.Model, args.Role, args)
+	spec, c, res, refused := s.chatSpec("summarize", args.Model, args.Role, args)
 	if res != nil {
-		return res, nil, nil
+		return res, refused, nil
 	}
 	p := progress(ctx, req)
 	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
