@@ -2,12 +2,14 @@ package packs
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/locumdev/locum/atomicfile"
 	"github.com/locumdev/locum/schema"
@@ -38,7 +40,7 @@ const maxHostConfig = 256 << 10
 // InitAction says what init did with one file.
 type InitAction struct {
 	File   string
-	Action string // "created", "unchanged", "overwritten", "kept"
+	Action string // "created", "unchanged", "overwritten", "updated", "kept"
 	Note   string
 }
 
@@ -58,58 +60,160 @@ func (e *ChangedFileError) Error() string {
 	return fmt.Sprintf("%s: line %d: differs from what locum init writes; keep your version, or run locum init --force to replace it", e.File, e.Line)
 }
 
-// Init sets up a workspace at root that composes tools/local-llm and installs the delegate-local
-// skill. Run again it changes nothing; it replaces a file the user changed only with force.
+// Init sets up a workspace at root that composes tools/local-llm, installs the delegate-local
+// skill and adds a locum server to the host config. Run again it changes nothing; it replaces a
+// file the user changed only with force. It is all or nothing: every file is checked before any
+// is written, and a refusal names each conflict and writes nothing.
 func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
-	var actions []InitAction
-	wsAction, err := initWorkspace(v, root, force)
-	if err != nil {
-		return nil, err
-	}
-	actions = append(actions, wsAction)
 	skill, err := fs.ReadFile(builtinFS, DefaultPack+"/skills/delegate-local/SKILL.md")
 	if err != nil {
 		return nil, fmt.Errorf("built-in skill: %w", err)
 	}
-	a, err := writeOwned(root, SkillInstallPath, skill, force)
-	if err != nil {
-		return nil, err
+	planners := []func() (plannedWrite, error){
+		func() (plannedWrite, error) { return planWorkspace(v, root, force) },
+		func() (plannedWrite, error) { return planOwned(root, SkillInstallPath, skill, force) },
+		func() (plannedWrite, error) { return planHostConfig(root, force) },
 	}
-	actions = append(actions, a)
-	if a, err = initHostConfig(root, force); err != nil {
-		return nil, err
+	var plans []plannedWrite
+	var conflicts []error
+	for _, plan := range planners {
+		p, err := plan()
+		switch {
+		case errors.Is(err, ErrRefused):
+			conflicts = append(conflicts, err)
+		case err != nil:
+			return nil, err
+		default:
+			plans = append(plans, p)
+		}
 	}
-	return append(actions, a), nil
+	if len(conflicts) == 1 {
+		return nil, conflicts[0]
+	}
+	if len(conflicts) > 1 {
+		return nil, &InitConflicts{Conflicts: conflicts}
+	}
+	var actions []InitAction
+	for _, p := range plans {
+		if p.content != nil {
+			if err := os.MkdirAll(filepath.Dir(p.file), 0o755); err != nil {
+				return actions, fmt.Errorf("%s: %w", p.action.File, unwrapPathError(err))
+			}
+			if err := atomicfile.Write(p.file, p.content, 0o644); err != nil {
+				return actions, fmt.Errorf("%s: %w", p.action.File, err)
+			}
+		}
+		actions = append(actions, p.action)
+	}
+	return actions, nil
 }
 
-// initHostConfig writes .mcp.json with a locum server. A file that already runs locum mcp is
-// kept as it is, other servers and all; one that does not is refused with what to add, unless
-// force replaces it.
-func initHostConfig(root string, force bool) (InitAction, error) {
+// InitConflicts is an init that refused over more than one file: each is named, none written.
+type InitConflicts struct{ Conflicts []error }
+
+func (e *InitConflicts) Error() string {
+	lines := make([]string, len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		lines[i] = c.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Is makes InitConflicts an ErrRefused.
+func (e *InitConflicts) Is(target error) bool { return target == ErrRefused }
+
+// plannedWrite is one file init would write: content nil when it is left as it is.
+type plannedWrite struct {
+	file    string
+	content []byte
+	action  InitAction
+}
+
+// planHostConfig plans .mcp.json with a locum server. A file that already runs locum mcp is
+// kept as it is. Otherwise the locum server is added, or a locum entry that runs something else
+// is replaced, and every other server and key is kept. A file that cannot be read as a host
+// config is refused; force replaces it, since nothing in it could be kept.
+func planHostConfig(root string, force bool) (plannedWrite, error) {
 	// The repository's file: regular, bounded, not a link out of the repository.
 	have, err := untrusted.ReadFileIn(root, HostConfigPath, maxHostConfig)
+	file := filepath.Join(root, HostConfigPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return writeOwned(root, HostConfigPath, hostConfig, force)
+		return planOwned(root, HostConfigPath, hostConfig, force)
 	case err == nil && bytes.Equal(have, hostConfig):
-		return InitAction{File: HostConfigPath, Action: "unchanged"}, nil
-	case force:
+		return plannedWrite{action: InitAction{File: HostConfigPath, Action: "unchanged"}}, nil
+	case err != nil && force:
 		// Replace the file (or a link in its place) without reading further what is there.
-		if err := atomicfile.Write(filepath.Join(root, HostConfigPath), hostConfig, 0o644); err != nil {
-			return InitAction{}, fmt.Errorf("%s: %w", HostConfigPath, err)
-		}
-		return InitAction{File: HostConfigPath, Action: "overwritten"}, nil
+		return plannedWrite{file: file, content: hostConfig, action: InitAction{File: HostConfigPath, Action: "overwritten"}}, nil
 	case err != nil:
-		return InitAction{}, refused("%v; fix it, or run locum init --force to replace it", err)
+		return plannedWrite{}, refused("%v; fix it, or run locum init --force to replace it", err)
 	}
 	runs, err := runsLocumMCP(have)
+	if err == nil && runs {
+		return plannedWrite{action: InitAction{File: HostConfigPath, Action: "kept", Note: "already runs locum mcp"}}, nil
+	}
+	var merged []byte
+	var note string
+	if err == nil {
+		merged, note, err = withLocumServer(have)
+	}
 	if err != nil {
-		return InitAction{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
+		if force {
+			return plannedWrite{file: file, content: hostConfig, action: InitAction{File: HostConfigPath, Action: "overwritten"}}, nil
+		}
+		return plannedWrite{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
 	}
-	if runs {
-		return InitAction{File: HostConfigPath, Action: "kept", Note: "already runs locum mcp"}, nil
+	return plannedWrite{file: file, content: merged, action: InitAction{File: HostConfigPath, Action: "updated", Note: note}}, nil
+}
+
+// withLocumServer is a host config with mcpServers.locum set to run locum mcp, every other key
+// kept.
+func withLocumServer(data []byte) ([]byte, string, error) {
+	var doc map[string]json.RawMessage
+	if err := untrusted.Unmarshal(data, &doc); err != nil {
+		return nil, "", err
 	}
-	return InitAction{}, refused(`%s: /mcpServers/locum: does not run locum mcp; add "locum": {"command": "locum", "args": ["mcp"]} to /mcpServers, or run locum init --force to replace the file`, HostConfigPath)
+	if doc == nil {
+		return nil, "", errors.New("not a JSON object")
+	}
+	for k := range doc {
+		// encoding/json reads a key like this as mcpServers and a host may not: adding the real
+		// one beside it would leave two readings.
+		if k != "mcpServers" && strings.EqualFold(k, "mcpServers") {
+			return nil, "", fmt.Errorf("/%s: a key that differs from mcpServers only in letter case", k)
+		}
+	}
+	servers := map[string]json.RawMessage{}
+	if raw, ok := doc["mcpServers"]; ok {
+		if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
+			return nil, "", errors.New("/mcpServers: not a JSON object")
+		}
+	}
+	note := "added the locum server"
+	if _, ok := servers["locum"]; ok {
+		note = "replaced a locum server that did not run locum mcp"
+	}
+	if others := len(servers) - boolInt(servers["locum"] != nil); others > 0 {
+		note += fmt.Sprintf("; kept %d other server(s)", others)
+	}
+	servers["locum"] = json.RawMessage(`{"command": "locum", "args": ["mcp"]}`)
+	raw, err := json.Marshal(servers)
+	if err != nil {
+		return nil, "", err
+	}
+	doc["mcpServers"] = raw
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	return append(out, '\n'), note, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runsLocumMCP reports whether a host config's locum server runs `locum mcp`. A key given twice
@@ -128,24 +232,24 @@ func runsLocumMCP(data []byte) (bool, error) {
 	return ok && filepath.Base(srv.Command) == "locum" && len(srv.Args) > 0 && srv.Args[0] == "mcp", nil
 }
 
-func initWorkspace(v *schema.Validator, root string, force bool) (InitAction, error) {
+func planWorkspace(v *schema.Validator, root string, force bool) (plannedWrite, error) {
 	want := []byte("{\n  \"packs\": [\"" + DefaultPack + "\"]\n}\n")
 	ws, err := LoadWorkspace(v, root)
 	var invalid *schema.InvalidError
 	var syntax *schema.SyntaxError
 	switch {
 	case err == nil && ws == nil:
-		return writeOwned(root, WorkspaceFile, want, force)
+		return planOwned(root, WorkspaceFile, want, force)
 	case err == nil && slices.Contains(ws.Packs, DefaultPack):
-		return InitAction{File: WorkspaceFile, Action: "kept", Note: "already composes " + DefaultPack}, nil
+		return plannedWrite{action: InitAction{File: WorkspaceFile, Action: "kept", Note: "already composes " + DefaultPack}}, nil
 	case force:
-		return writeOwned(root, WorkspaceFile, want, true)
+		return planOwned(root, WorkspaceFile, want, true)
 	case err == nil:
-		return InitAction{}, refused("%s: /packs: does not compose %s; add %q to /packs, or run locum init --force to replace the file", WorkspaceFile, DefaultPack, DefaultPack)
+		return plannedWrite{}, refused("%s: /packs: does not compose %s; add %q to /packs, or run locum init --force to replace the file", WorkspaceFile, DefaultPack, DefaultPack)
 	case errors.As(err, &invalid), errors.As(err, &syntax):
-		return InitAction{}, refused("%v\nfix %s, or run locum init --force to replace it", err, WorkspaceFile)
+		return plannedWrite{}, refused("%v\nfix %s, or run locum init --force to replace it", err, WorkspaceFile)
 	default:
-		return InitAction{}, err
+		return plannedWrite{}, err
 	}
 }
 
@@ -156,33 +260,27 @@ func (r *refusal) Is(target error) bool { return target == ErrRefused }
 
 func refused(format string, args ...any) error { return &refusal{msg: fmt.Sprintf(format, args...)} }
 
-// writeOwned writes content to root/rel unless a different file is already there.
-func writeOwned(root, rel string, content []byte, force bool) (InitAction, error) {
+// planOwned plans writing content to root/rel unless a different file is already there.
+func planOwned(root, rel string, content []byte, force bool) (plannedWrite, error) {
 	// A committed link (.claude -> elsewhere) must not aim the write out of the repository.
 	file, err := untrusted.Confine(root, filepath.FromSlash(rel))
 	if err != nil {
-		return InitAction{}, err
+		return plannedWrite{}, err
 	}
 	have, err := untrusted.ReadFile(file, untrusted.ConfigCap)
 	switch {
 	case err == nil && bytes.Equal(have, content):
-		return InitAction{File: rel, Action: "unchanged"}, nil
+		return plannedWrite{action: InitAction{File: rel, Action: "unchanged"}}, nil
 	case err == nil && !force:
-		return InitAction{}, &ChangedFileError{File: rel, Line: firstDifferentLine(have, content)}
+		return plannedWrite{}, &ChangedFileError{File: rel, Line: firstDifferentLine(have, content)}
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return InitAction{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
+		return plannedWrite{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
 	}
 	action := "created"
 	if err == nil {
 		action = "overwritten"
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return InitAction{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
-	}
-	if err := atomicfile.Write(file, content, 0o644); err != nil {
-		return InitAction{}, fmt.Errorf("%s: %w", rel, err)
-	}
-	return InitAction{File: rel, Action: action}, nil
+	return plannedWrite{file: file, content: content, action: InitAction{File: rel, Action: action}}, nil
 }
 
 func firstDifferentLine(a, b []byte) int {

@@ -16,9 +16,10 @@ func (e *env) initCommand() *cli.Command {
 		Usage: "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
 		Description: "Writes " + packs.WorkspaceFile + ", " + packs.SkillInstallPath + " and " + packs.HostConfigPath + "\n" +
 			"(a locum server running `locum mcp`, for Claude Code, Cursor and other MCP hosts) at the repository root.\n" +
-			"Run again, it changes nothing; a " + packs.HostConfigPath + " that already runs locum mcp is kept with its other\n" +
-			"servers. A file you changed is never replaced without --force; init refuses with exit 1 and says\n" +
-			"what differs.",
+			"Run again, it changes nothing. An existing " + packs.HostConfigPath + " gets the locum server added (or its locum\n" +
+			"entry replaced), every other server and key kept, with or without --force. A file you changed\n" +
+			"is never replaced without --force. Every file is checked before any is written: a refusal (exit 1)\n" +
+			"names each conflict and writes nothing.",
 		UsageText:    "locum init [--force]",
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"}},
 		OnUsageError: onUsageError,
