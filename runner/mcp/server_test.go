@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -31,11 +32,34 @@ type fixture struct {
 	mu       sync.Mutex
 	progress []string
 	onProg   func(msg string)
+	// progressed is signalled after each progress notification is recorded.
+	progressed chan struct{}
+}
+
+// waitProgress waits until a progress notification holding want has arrived: the client
+// handles notifications on its own goroutine, so the last may land after the call's result.
+// Only a hang reaches the deadline.
+func (f *fixture) waitProgress(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		f.mu.Lock()
+		got := strings.Join(f.progress, "\n")
+		f.mu.Unlock()
+		if strings.Contains(got, want) {
+			return got
+		}
+		select {
+		case <-f.progressed:
+		case <-deadline:
+			t.Fatalf("no progress notification holds %q; got:\n%s", want, got)
+		}
+	}
 }
 
 func newFixture(t *testing.T, allowModel bool) *fixture {
 	t.Helper()
-	f := &fixture{root: t.TempDir(), llm: scripted.New()}
+	f := &fixture{root: t.TempDir(), llm: scripted.New(), progressed: make(chan struct{}, 1)}
 	t.Cleanup(f.llm.Close)
 	require.NoError(t, f.llm.Mimic("lmstudio"))
 	// A repository of its own, so the journals go under its git directory.
@@ -56,6 +80,10 @@ func newFixture(t *testing.T, allowModel bool) *fixture {
 			f.progress = append(f.progress, req.Params.Message)
 			on := f.onProg
 			f.mu.Unlock()
+			select {
+			case f.progressed <- struct{}{}:
+			default:
+			}
 			if on != nil {
 				on(req.Params.Message)
 			}
@@ -168,12 +196,9 @@ func TestTransformKeptWithProgress(t *testing.T) {
 	assert.Regexp(t, `(?m)^transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0$`, text(res))
 	assert.Regexp(t, `(?m)^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 `, text(res))
 
-	f.mu.Lock()
-	got := strings.Join(f.progress, "\n")
-	f.mu.Unlock()
+	got := f.waitProgress(t, "verify running (attempt 1)")
 	assert.Contains(t, got, "prefill")
 	assert.Regexp(t, `decode: \d+ tokens so far`, got)
-	assert.Contains(t, got, "verify running (attempt 1)")
 
 	// The journal of that run reads back through runs_show.
 	id := out["run_id"].(string)
