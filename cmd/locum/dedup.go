@@ -79,6 +79,9 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	res := engine.Execute(ctx, spec, dedup.Steps(dedup.Options{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache"), Keep: keep}, &found))
 	e.stopProgress()
 	if res.Error == nil {
+		if found.Picked != "" {
+			fmt.Fprintf(e.stderr, "dedup: embedding with %s, %s; --model names another\n", untrusted.Escape(found.Picked), client.PickedEmbedSource)
+		}
 		if found.Why != "" {
 			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
 		}

@@ -37,6 +37,29 @@ func (s *ServerInfo) Has(model string) bool {
 	return false
 }
 
+// embeddingNameParts are the words in a model's name that mark it as an embedding model where the
+// server says nothing of its kind: nomic-embed-text, mxbai-embed-large, text-embedding-3-small,
+// all-MiniLM-L6-v2, bge-m3, snowflake-arctic-embed, gte-small, e5-large.
+var embeddingNameParts = []string{"embed", "minilm", "bge-", "bge:", "gte-", "e5-"}
+
+// EmbeddingModel is the model the server lists that its name marks as an embedding model, the
+// first in the server's order; "" when none does. Both status and dedup pick by it, so they
+// name the same model, and only ever one the server lists.
+func (s *ServerInfo) EmbeddingModel() string {
+	for _, m := range s.Models {
+		id := strings.ToLower(m.ID)
+		for _, part := range embeddingNameParts {
+			if strings.Contains(id, part) {
+				return m.ID
+			}
+		}
+	}
+	return ""
+}
+
+// PickedEmbedSource is the source a picked embedding model is reported with.
+const PickedEmbedSource = "picked by name from the models the server lists"
+
 // Probe asks the server what it is and what it serves, once per client; later calls return the
 // first answer. Each request of the probe has a short deadline of its own.
 func (c *Client) Probe(ctx context.Context) (*ServerInfo, error) {

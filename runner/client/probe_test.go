@@ -81,3 +81,24 @@ func TestStartCommandsByPort(t *testing.T) {
 	assert.Equal(t, []string{"lms server start"}, StartCommands("http://127.0.0.1:1234/v1"))
 	assert.Len(t, StartCommands("http://127.0.0.1:5555/v1"), 3)
 }
+
+func TestEmbeddingModelByName(t *testing.T) {
+	cases := []struct {
+		models []string
+		want   string
+	}{
+		{[]string{"qwen2.5-coder:7b", "nomic-embed-text:latest"}, "nomic-embed-text:latest"},
+		{[]string{"qwen3-coder-30b", "text-embedding-nomic-embed-text-v1.5"}, "text-embedding-nomic-embed-text-v1.5"},
+		{[]string{"all-MiniLM-L6-v2"}, "all-MiniLM-L6-v2"},
+		{[]string{"bge-m3:latest", "mxbai-embed-large"}, "bge-m3:latest"},
+		{[]string{"tiny:latest", "tiny-bert:latest", "qwen2.5:0.5b"}, ""},
+		{nil, ""},
+	}
+	for _, tc := range cases {
+		info := &ServerInfo{}
+		for _, id := range tc.models {
+			info.Models = append(info.Models, Model{ID: id})
+		}
+		assert.Equal(t, tc.want, info.EmbeddingModel(), "%v", tc.models)
+	}
+}

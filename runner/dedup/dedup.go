@@ -48,6 +48,9 @@ type Result struct {
 	Total     int
 	Threshold float64
 	Cached    int
+	// Picked is the embedding model chosen from the server's list, when none was configured that
+	// the server lists; "" otherwise.
+	Picked string
 	// Method is how pairs were scored: "exact" (cosine of every pair), "lsh" (cosine of
 	// candidates from random-hyperplane hashing), or "lexical" (estimated Jaccard of shingles).
 	Method string
@@ -86,31 +89,47 @@ func Steps(opts Options, out *Result) []engine.Step {
 	}
 }
 
-// choose settles auto: embeddings when someone named an embedding model, or when the server
-// lists the default one; else a lexical screen, so dedup works with no server at all.
+// choose settles the method and the model: embeddings with a model someone named, or the
+// default one when the server lists it, or else the one the server lists whose name marks it as
+// an embedding model (status picks by the same rule); with none, auto screens words, so dedup
+// works with no server at all, and embedding is refused. A model the server does not list is
+// never sent.
 func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
-	switch s.String("method") {
-	case "lexical":
+	method := s.String("method")
+	model := s.String("embed_model")
+	switch {
+	case method == "lexical":
 		d.lexical = true
-	case "auto":
-		model := s.String("embed_model")
-		if model != "" && s.Chosen("embed_model") {
-			break
-		}
-		if model == "" {
-			d.lexical, d.result.Why = true, "no embedding model is configured"
-			break
-		}
+	case model != "" && s.Chosen("embed_model"):
+	case model == "" && method == "auto":
+		d.lexical, d.result.Why = true, "no embedding model is configured"
+	default:
 		info, err := r.Client.Probe(ctx)
+		why := ""
 		switch {
 		case errors.As(err, new(*client.UnreachableError)):
-			d.lexical, d.result.Why = true, fmt.Sprintf("no server answers at %s", r.Client.BaseURL())
+			why = fmt.Sprintf("no server answers at %s", r.Client.BaseURL())
 		case err != nil:
 			// The server's own words stay out of the note: it is printed on the terminal.
-			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s did not list its models", r.Client.BaseURL())
-		case !info.Has(model):
-			d.lexical, d.result.Why = true, fmt.Sprintf("the server at %s lists no model named %s", r.Client.BaseURL(), model)
+			why = fmt.Sprintf("the server at %s did not list its models", r.Client.BaseURL())
+		case model != "" && info.Has(model):
+		case info.EmbeddingModel() != "":
+			picked := info.EmbeddingModel()
+			s.Set("embed_model", picked, client.PickedEmbedSource)
+			r.Spec.Model = picked
+			d.result.Picked = picked
+			r.Event("embed_model", map[string]any{"model": picked, "source": client.PickedEmbedSource})
+		default:
+			why = fmt.Sprintf("the server at %s lists no embedding model (none named %s, and no name marks one)", r.Client.BaseURL(), model)
+		}
+		switch {
+		case why != "" && method == "auto":
+			d.lexical, d.result.Why = true, why
+		case why != "" && errors.As(err, new(*client.UnreachableError)):
+			return err
+		case why != "":
+			return &engine.RefusalError{Reason: why + "; name the embedding model to use"}
 		}
 	}
 	if d.lexical {
@@ -262,7 +281,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	}
 	total := set.total
 	pairs := set.sorted()
-	*d.result = Result{Files: d.names, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why}
+	*d.result = Result{Files: d.names, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked}
 	r.Detail("method", method)
 	if pairs == nil {
 		pairs = []Pair{}

@@ -75,9 +75,13 @@ func CheckStatus(ctx context.Context, c *client.Client, source string, chat, emb
 		}
 	}
 	// The built-in embedding model is LM Studio's name for it; on a server that does not list it,
-	// it is no configuration at all.
+	// it is no configuration at all, and dedup picks what the server lists by the same rule.
 	if embed != nil && embed.BuiltIn && !embed.Listed {
-		rep.EmbedModel, rep.EmbedNote = nil, NoEmbedModel
+		if picked := info.EmbeddingModel(); picked != "" {
+			rep.EmbedModel = &ModelPresence{ID: picked, Source: client.PickedEmbedSource, Listed: true}
+		} else {
+			rep.EmbedModel, rep.EmbedNote = nil, NoEmbedModel
+		}
 	}
 	return rep
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/summarize"
@@ -422,6 +423,9 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	extra := ""
 	if out.Error == nil {
 		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s method=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
+		if found.Picked != "" {
+			extra = "embedding with " + untrusted.Escape(found.Picked) + ", " + client.PickedEmbedSource + "; the model argument names another\n" + extra
+		}
 		if found.Why != "" {
 			extra = "comparing words, not embeddings: " + found.Why + "; name an embedding model (model) for a screen by meaning\n" + extra
 		}
