@@ -64,7 +64,7 @@ func (e *env) rolesList(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	var out []evals.RoleRouting
+	out := []evals.RoleRouting{}
 	for _, role := range sortedKeys(c.Roles()) {
 		out = append(out, evals.RoleStatus(v, c, role))
 	}
@@ -102,6 +102,9 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 		return usagef(cmd, "locum roles accept takes ROLE MODEL")
 	}
 	role, model := cmd.Args().Get(0), cmd.Args().Get(1)
+	if strings.TrimSpace(model) == "" {
+		return usagef(cmd, "MODEL is empty: name the model the server lists")
+	}
 	v, c, err := e.workspace()
 	if err != nil {
 		return err
@@ -118,7 +121,9 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	if interactive && !e.stdinIsTerminal() {
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: stdin is no terminal to ask on; add --yes to accept %s for %s", model, role))
 	}
-	accepted := packs.AcceptedRole{Model: model, Effort: declared.Effort, AcceptedAt: time.Now().UTC().Format(time.RFC3339)}
+	// The effort is not written: a repository's pack may declare the role, and what it says must
+	// not become the operator's setting for every repository. The role's effort resolves per run.
+	accepted := packs.AcceptedRole{Model: model, AcceptedAt: time.Now().UTC().Format(time.RFC3339)}
 	if cmd.Bool("no-screen") {
 		accepted.Screen = &packs.AcceptScreen{Skipped: true}
 		fmt.Fprintf(e.stderr, "roles: accepting %s for %s without a screen\n", model, role)
@@ -135,16 +140,39 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	}
 	if interactive {
 		fmt.Fprintf(e.stderr, "accept %s for role %s in %s? [y/N] ", untrusted.Escape(model), role, dirs.UserConfigFile())
-		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		yes, err := e.askYes(ctx)
+		if err != nil {
+			return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %w; nothing written", err))
+		}
+		if !yes {
 			return withCode(exitRed, fmt.Errorf("locum roles accept: not accepted; nothing written"))
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: stopped (%v); nothing written", context.Cause(ctx)))
 	}
 	if err := packs.AcceptRole(v, dirs, role, accepted); err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %w", err))
 	}
-	fmt.Fprintf(e.stderr, "roles: %s runs %s now (routing=operator), as %s says; locum roles revoke %s undoes it\n", role, untrusted.Escape(model), dirs.UserConfigFile(), role)
+	fmt.Fprintf(e.stderr, "roles: accepted %s for %s in %s (routing=operator where no earned routing comes first); locum roles revoke %s undoes it\n", untrusted.Escape(model), role, dirs.UserConfigFile(), role)
 	return nil
+}
+
+// askYes reads one answer line from stdin; a signal while it waits is an error, never a yes.
+func (e *env) askYes(ctx context.Context) (bool, error) {
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(e.stderr)
+		return false, fmt.Errorf("stopped (%v)", context.Cause(ctx))
+	case line := <-answer:
+		a := strings.ToLower(strings.TrimSpace(line))
+		return a == "y" || a == "yes", nil
+	}
 }
 
 // screenForRole runs the screen of locum eval --model on the role's tasks and prints its table.
@@ -156,7 +184,7 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 		}
 	}
 	if len(tasks) == 0 {
-		return &packs.AcceptScreen{Skipped: true}, nil
+		return nil, withCode(exitRed, fmt.Errorf("locum roles accept: the role %s names no eval task locum has, so there is nothing to screen; --no-screen accepts without one", role))
 	}
 	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
@@ -167,14 +195,19 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
 	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	e.stopProgress()
-	if len(results) == 0 {
-		// The screen never reached the model: no server, a refusal. Nothing is accepted.
+	// Only a screen that ran every task to a grade counts: red is a grade; a server error, a
+	// timeout or a signal part way leaves tasks unjudged, and nothing is accepted.
+	if len(results) < len(tasks) || (res.Error != nil && res.Error.Kind != "red") {
 		fmt.Fprintln(e.stderr, res.Receipt())
-		msg := "the screen did not run"
+		msg := fmt.Sprintf("the screen graded %d of %d tasks", len(results), len(tasks))
 		if res.Error != nil {
-			msg = untrusted.EscapeLines(res.Error.Message)
+			msg += ": " + untrusted.EscapeLines(res.Error.Message)
 		}
-		return nil, withCode(res.ExitCode, fmt.Errorf("locum roles accept: %s; nothing accepted (--no-screen accepts without one)", msg))
+		code := res.ExitCode
+		if code == 0 {
+			code = exitCouldNot
+		}
+		return nil, withCode(code, fmt.Errorf("locum roles accept: %s; nothing accepted (--no-screen accepts without one)", msg))
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
