@@ -157,6 +157,11 @@ func planHostConfig(root string, force bool) (plannedWrite, error) {
 	if err == nil {
 		merged, note, err = withLocumServer(have)
 	}
+	if err == nil && hasLocumServer(have) && !force {
+		// A locum entry of the user's own (another binary, flags, an env): never replaced
+		// without --force, and then only that entry.
+		return plannedWrite{}, refused(`%s: /mcpServers/locum: does not run plain locum mcp; keep your entry, or run locum init --force to replace that entry (the other servers are kept)`, HostConfigPath)
+	}
 	if err != nil {
 		if force {
 			return plannedWrite{file: file, content: hostConfig, action: InitAction{File: HostConfigPath, Action: "overwritten"}}, nil
@@ -164,6 +169,14 @@ func planHostConfig(root string, force bool) (plannedWrite, error) {
 		return plannedWrite{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
 	}
 	return plannedWrite{file: file, content: merged, action: InitAction{File: HostConfigPath, Action: "updated", Note: note}}, nil
+}
+
+// hasLocumServer says whether a host config names a locum server at all.
+func hasLocumServer(data []byte) bool {
+	var cfg struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	return json.Unmarshal(data, &cfg) == nil && cfg.MCPServers["locum"] != nil
 }
 
 // withLocumServer is a host config with mcpServers.locum set to run locum mcp, every other key
@@ -216,20 +229,51 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// runsLocumMCP reports whether a host config's locum server runs `locum mcp`. A key given twice
-// is refused: two readers could take different ones.
+// runsLocumMCP reports whether a host config's locum server runs locum mcp as an operator would
+// install it: the command locum on PATH, or an absolute path to a binary named locum, with the
+// arguments mcp and at most --allow-model. A relative command (a binary the repository ships)
+// or a flag that widens a rail (--allow-remote, --base-url) is not that: the file is the
+// repository's, and init must not call it locum's own. A key given twice is refused: two readers
+// could take different ones.
 func runsLocumMCP(data []byte) (bool, error) {
 	var cfg struct {
-		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 	}
 	if err := untrusted.Unmarshal(data, &cfg); err != nil {
 		return false, err
 	}
-	srv, ok := cfg.MCPServers["locum"]
-	return ok && filepath.Base(srv.Command) == "locum" && len(srv.Args) > 0 && srv.Args[0] == "mcp", nil
+	raw, ok := cfg.MCPServers["locum"]
+	if !ok {
+		return false, nil
+	}
+	var srv map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &srv); err != nil {
+		return false, nil
+	}
+	var command string
+	var args []string
+	for k, v := range srv {
+		var err error
+		switch k {
+		case "command":
+			err = json.Unmarshal(v, &command)
+		case "args":
+			err = json.Unmarshal(v, &args)
+		default:
+			return false, nil // env, cwd or anything else: not the plain install
+		}
+		if err != nil {
+			return false, nil
+		}
+	}
+	if command != "locum" && (!filepath.IsAbs(command) || filepath.Base(command) != "locum") {
+		return false, nil
+	}
+	switch {
+	case slices.Equal(args, []string{"mcp"}), slices.Equal(args, []string{"mcp", "--allow-model"}):
+		return true, nil
+	}
+	return false, nil
 }
 
 func planWorkspace(v *schema.Validator, root string, force bool) (plannedWrite, error) {

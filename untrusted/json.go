@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DuplicateKeyError is a JSON object that names a key twice, or two keys that differ only in
@@ -61,7 +63,7 @@ func walk(dec *json.Decoder, ptr string) error {
 				return err
 			}
 			key, _ := kt.(string)
-			folded := strings.ToLower(key)
+			folded := foldKey(key)
 			if prev, dup := seen[folded]; dup {
 				return &DuplicateKeyError{Pointer: ptr, Key: key, Other: prev}
 			}
@@ -96,4 +98,24 @@ func Unmarshal(data []byte, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// foldKey folds a key as encoding/json does when it matches a key to a struct field: ASCII
+// letters to upper case, any other rune to the upper case of its lower case. Folding with
+// strings.ToLower alone let "ſize" (long s) and "size", or "\u212aey" (Kelvin sign) and "key",
+// through as two keys that encoding/json reads as one.
+func foldKey(key string) string {
+	var b strings.Builder
+	b.Grow(len(key))
+	for _, r := range key {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteRune(unicode.ToUpper(unicode.ToLower(r)))
+	}
+	return b.String()
 }

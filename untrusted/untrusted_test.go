@@ -95,6 +95,9 @@ func TestCheckKeys(t *testing.T) {
 		{`{"a":1,"a":2}`, `duplicate key "a"`, "/a"},
 		{`{"roles":{},"x":1,"roles":{"code":{}}}`, `duplicate key "roles"`, "/roles"},
 		{`{"roles":{},"Roles":{}}`, `keys "roles" and "Roles" differ only in letter case`, "/Roles"},
+		// encoding/json folds the long s and the Kelvin sign onto s and k: one field, two keys.
+		{`{"size":1,"ſize":2}`, `differ only in letter case`, "/ſize"},
+		{`{"key":1,"Key":2}`, `differ only in letter case`, "/Key"},
 		{`{"a":[{"k":1},{"k":1,"k":2}]}`, `duplicate key "k"`, "/a/1/k"},
 		{`{"a/b":{"x":1,"x":1}}`, `duplicate key "x"`, "/a~1b/x"},
 		{`[1,2,3]`, "", ""},
