@@ -65,12 +65,17 @@ const hangDeadline = time.Minute
 func TestRunShellTimeoutStopsTheWholeGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
-	cmd := "sleep 60 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; trap '' TERM; wait"
+	// The trap comes first, so the child inherits the ignored SIGTERM too: only the escalation to
+	// SIGKILL after the grace can end either of them.
+	cmd := "trap '' TERM; sleep 60 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; wait"
+	const grace = 200 * time.Millisecond
 	for timeout := 300 * time.Millisecond; ; timeout *= 2 {
-		r, err := RunShell(context.Background(), ShellCommand{Command: cmd, Dir: dir, Timeout: timeout, Grace: 200 * time.Millisecond})
+		start := time.Now()
+		r, err := RunShell(context.Background(), ShellCommand{Command: cmd, Dir: dir, Timeout: timeout, Grace: grace})
 		require.NoError(t, err)
 		assert.True(t, r.TimedOut)
 		assert.Equal(t, "timed out", r.Verdict())
+		assert.GreaterOrEqual(t, time.Since(start), timeout+grace, "SIGTERM alone ended a group that ignores it")
 		if _, err := os.Stat(pidFile); err == nil {
 			assertGone(t, pidFile)
 			return
