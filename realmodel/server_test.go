@@ -117,7 +117,7 @@ func startLlamaServer(ctx context.Context, bin, logFile string, args ...string) 
 		return nil, err
 	}
 	target, _ := url.Parse(s.Direct)
-	s.rec = &recorder{}
+	s.rec = &recorder{added: make(chan struct{}, 1)}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
 	rp.ModifyResponse = s.rec.capture
@@ -196,6 +196,21 @@ type served struct {
 type recorder struct {
 	mu    sync.Mutex
 	calls []served
+	// added is signalled after each reply is recorded: a reply is recorded when the proxy closes
+	// its body, which may come after locum has exited.
+	added chan struct{}
+}
+
+// WaitLen waits until at least n replies are recorded, or a minute (only a hang) has passed.
+func (r *recorder) WaitLen(n int) {
+	deadline := time.After(time.Minute)
+	for r.Len() < n {
+		select {
+		case <-r.added:
+		case <-deadline:
+			return
+		}
+	}
 }
 
 // capture reads a reply through to its end as it streams, so locum still reads it as it
@@ -271,6 +286,10 @@ func (r *recorder) record(path string, status int, header http.Header, body []by
 	r.calls = append(r.calls, s)
 	n := len(r.calls)
 	r.mu.Unlock()
+	select {
+	case r.added <- struct{}{}:
+	default:
+	}
 	if dir := os.Getenv("LOCUM_REAL_MODEL_RECORD"); dir != "" {
 		saveReply(dir, n, status, header, body)
 	}
@@ -380,7 +399,14 @@ func (s *suite) locumIn(t *testing.T, dir, home string, args ...string) run {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.locum, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	// The developer's own LOCUM_* settings stay out: every run sees only what the test sets.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOCUM_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
 		"LOCUM_BASE_URL="+s.chat.BaseURL())
 	var out, errb bytes.Buffer

@@ -109,13 +109,23 @@ func TestTransformsOnARealModel(t *testing.T) {
 			if tk.MaxAttempts > 0 {
 				args = append(args, "--max-attempts", fmt.Sprint(tk.MaxAttempts))
 			}
+			others := snapshot(t, dir, tk.File)
 			mark := s.chat.rec.Len()
 			r := s.locumIn(t, dir, home, append(args, tk.Task)...)
+			require.NotNil(t, r.result, "no result object on stdout; stderr:\n%s", r.stderr)
+			attempts := int(num(r.result["attempts"]))
+			s.chat.rec.WaitLen(mark + attempts)
 			calls := s.chat.rec.Since(mark)
 			receipt := lastLine(r.stderr)
 			t.Logf("%s: %s", tk.Name, receipt)
-			require.NotNil(t, r.result, "no result object on stdout; stderr:\n%s", r.stderr)
 			status, _ := r.result["status"].(string)
+			if tk.Red {
+				// The rail under test is the rollback: the model must have answered and its edit
+				// been written and verified red, or the restore proves nothing.
+				require.Equal(t, "RED", status, "a verify that never passes must end RED; stderr:\n%s", r.stderr)
+				require.Equal(t, 1, r.exit)
+				require.GreaterOrEqual(t, attempts, 1)
+			}
 			after, err := os.ReadFile(target)
 			require.NoError(t, err)
 			st, err := os.Stat(target)
@@ -136,7 +146,7 @@ func TestTransformsOnARealModel(t *testing.T) {
 			}
 			assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "the file's mode changed")
 
-			attempts := int(num(r.result["attempts"]))
+			assert.Equal(t, others, snapshot(t, dir, tk.File), "a file other than %s changed", tk.File)
 			assert.Len(t, calls, attempts, "locum counts %d requests, the server answered %d", attempts, len(calls))
 			var in, outTok int64
 			usage := true
@@ -195,6 +205,32 @@ func report(t *testing.T, outcomes []outcome) {
 	if real > 0 && kept == 0 {
 		t.Errorf("no task was kept: the real-model road is broken")
 	}
+}
+
+// snapshot is every file under dir but skip, with its bytes, for telling that nothing else changed.
+func snapshot(t *testing.T, dir, skip string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "__pycache__" { // the Python verify's own byte code
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == skip {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		out[rel] = string(data)
+		return err
+	})
+	require.NoError(t, err)
+	return out
 }
 
 func num(v any) float64 {
