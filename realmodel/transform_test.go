@@ -99,7 +99,9 @@ func TestTransformsOnARealModel(t *testing.T) {
 			green, out := tk.verify(t, dir)
 			require.False(t, green, "the task's verify passes before any edit, so a kept edit would prove nothing:\n%s", out)
 
-			args := []string{"transform", "--json", "--file", tk.File, "--verify", tk.Verify, "--model", s.model}
+			// 512 tokens is several times any answer these spans need, and bounds a reply that
+			// runs away: the tier's time stays in hand.
+			args := []string{"transform", "--json", "--file", tk.File, "--verify", tk.Verify, "--model", s.model, "--max-output-tokens", "512"}
 			if tk.Symbol != "" {
 				args = append(args, "--symbol", tk.Symbol)
 			}
