@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -382,17 +383,22 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	e.stopProgress()
 	if !cmd.Bool("json") && len(results) > 0 {
-		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
-		for _, r := range results {
-			last := ""
-			if n := len(r.Grade.Evidence); n > 0 {
-				last = r.Grade.Evidence[n-1]
-			}
-			fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
-		}
-		w.Flush()
+		printScreen(e.stdout, results)
 		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")
 	}
 	return e.finish(cmd, res)
+}
+
+// printScreen is a screen's table: each task, whether it passed, and its last piece of evidence.
+func printScreen(out io.Writer, results []evals.ScreenResult) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
+	for _, r := range results {
+		last := ""
+		if n := len(r.Grade.Evidence); n > 0 {
+			last = r.Grade.Evidence[n-1]
+		}
+		fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
+	}
+	w.Flush()
 }

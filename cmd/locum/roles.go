@@ -209,22 +209,15 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 		}
 		return nil, withCode(code, fmt.Errorf("locum roles accept: %s; nothing accepted (--no-screen accepts without one)", msg))
 	}
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TASK\tPASSED\tEVIDENCE")
+	printScreen(e.stdout, results)
 	screen := &packs.AcceptScreen{}
 	for _, r := range results {
-		last := ""
-		if n := len(r.Grade.Evidence); n > 0 {
-			last = r.Grade.Evidence[n-1]
-		}
-		fmt.Fprintf(w, "%s\t%v\t%s\n", r.Task, r.Grade.Passed, untrusted.Escape(last))
 		if r.Grade.Passed {
 			screen.Passed = append(screen.Passed, r.Task)
 		} else {
 			screen.Failed = append(screen.Failed, r.Task)
 		}
 	}
-	w.Flush()
 	fmt.Fprintln(e.stderr, res.Receipt())
 	return screen, nil
 }
