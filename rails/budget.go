@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/locumdev/locum/untrusted"
@@ -20,17 +21,31 @@ type BudgetError struct {
 	Remedy string
 }
 
-func (e *BudgetError) Error() string {
+func (e *BudgetError) Error() string { return e.Words(FlagName) }
+
+// Words is the message with each setting named by name: FlagName on the command line
+// (--max-input-bytes), a tool call's argument over MCP (max_input_bytes).
+func (e *BudgetError) Words(name func(setting string) string) string {
 	remedy := e.Remedy
 	if remedy == "" {
-		remedy = "narrow it with --lines A-B"
+		remedy = "narrow it with " + name("lines") + " A-B"
 	}
 	if e.Size < 0 {
-		return fmt.Sprintf("%s is over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds", e.What, e.Limit, remedy)
+		return fmt.Sprintf("%s is over the input budget of %d bytes (%s); %s, or raise the budget only as far as the model's context holds", e.What, e.Limit, name("max_input_bytes"), remedy)
 	}
-	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (--max-input-bytes); %s, or raise the budget only as far as the model's context holds",
-		e.What, e.Size, e.Limit, remedy)
+	return fmt.Sprintf("%s is %d bytes, over the input budget of %d bytes (%s); %s, or raise the budget only as far as the model's context holds",
+		e.What, e.Size, e.Limit, name("max_input_bytes"), remedy)
 }
+
+// Worded is an error whose message names settings, so each front end can word it in its own
+// terms: the CLI's flags, or an MCP tool's arguments.
+type Worded interface {
+	error
+	Words(name func(setting string) string) string
+}
+
+// FlagName is a setting as the command line names it: max_input_bytes is --max-input-bytes.
+func FlagName(setting string) string { return "--" + strings.ReplaceAll(setting, "_", "-") }
 
 // CheckBudget refuses size over limit.
 func CheckBudget(what string, size, limit int64) error {

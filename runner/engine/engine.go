@@ -15,6 +15,7 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/locumdev/locum/packs"
@@ -41,6 +42,9 @@ type RunSpec struct {
 	JournalPath string
 	Args        []string
 	Version     string
+	// ArgName names a setting in an error's message as the front end takes it; nil is the
+	// command line's flags. The MCP server names its tool arguments.
+	ArgName func(setting string) string
 	// Stderr receives warnings. Progress, when set, receives the lines a mode writes to narrate a
 	// long run (the agent's one per tool call), for a person at a terminal; the live line of a
 	// streamed reply goes to the Observer.
@@ -356,6 +360,7 @@ func (r *Run) result(err error) *Result {
 	}
 	if err != nil {
 		res.Error = errorInfo(kind, err)
+		res.Error.Message = reword(res.Error.Message, err, r.Spec.ArgName)
 	}
 	if len(res.Details) == 0 {
 		res.Details = nil
@@ -400,4 +405,14 @@ func capText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "...[cut]"
+}
+
+// reword puts an error's own part of msg in the front end's words, where the error names
+// settings (rails.Worded) and the front end names them its own way.
+func reword(msg string, err error, name func(string) string) string {
+	var w rails.Worded
+	if name == nil || !errors.As(err, &w) {
+		return msg
+	}
+	return strings.Replace(msg, w.Error(), w.Words(name), 1)
 }

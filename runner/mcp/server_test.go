@@ -234,7 +234,7 @@ func TestRefusalsAreToolResults(t *testing.T) {
 		{"a model the operator did not allow", false, map[string]any{"model": "m"}, "REFUSED: this server runs the model a role is routed to"},
 		{"a role with no earned routing", true, map[string]any{"role": "code"}, `REFUSED: role "code" has no earned routing`},
 		{"a setting that does not parse", true, map[string]any{"model": "m", "effort": "huge"}, "ERROR: "},
-		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "REFUSED"},
+		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "over the input budget of 10 bytes (`max_input_bytes`); narrow it with `lines` A-B"},
 		{"a file out of the repository", true, map[string]any{"model": "m", "file": "../x.go"}, "ERROR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +259,9 @@ func TestRefusalsAreToolResults(t *testing.T) {
 				if tc.args["role"] != nil {
 					assert.Equal(t, "locum roles accept code MODEL", errObj["command"])
 				}
+				assert.NotContains(t, text(res), "--", "an MCP refusal names tool arguments and commands, never a CLI flag")
+			}
+			if res.StructuredContent != nil && structured(t, res)["status"] == "REFUSED" {
 				assert.NotContains(t, text(res), "--", "an MCP refusal names tool arguments and commands, never a CLI flag")
 			}
 			assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")

@@ -260,7 +260,7 @@ func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *
 		return refuse(err)
 	}
 	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
-		Version: s.opts.Version, Stderr: s.opts.Log}, c, nil, nil
+		Version: s.opts.Version, Stderr: s.opts.Log, ArgName: argName}, c, nil, nil
 }
 
 // argName names a setting in a message as a tool call gives it.
@@ -417,7 +417,7 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	var found dedup.Result
-	spec := engine.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"),
+	spec := engine.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"), ArgName: argName,
 		Version: s.opts.Version, Stderr: s.opts.Log, Observer: progress(ctx, req).observer()}
 	out := engine.Execute(runCtx, spec, dedup.Steps(dedup.Options{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
 	extra := ""
