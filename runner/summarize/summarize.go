@@ -59,8 +59,12 @@ var DigestSchema = map[string]any{
 	},
 }
 
+// placeholderText is the claim text the instruction shows as its example. A small model copies it
+// as the claim itself, quoting a real line; such a claim says nothing, however good its quote.
+const placeholderText = "one sentence"
+
 const digestInstruction = `Summarize the numbered lines of a file for a reader who will not read them. Reply with one JSON object and nothing else:
-{"digest": [{"text": "one sentence", "lines": [first, last], "quote": "a short excerpt copied exactly from those lines"}]}
+{"digest": [{"text": "` + placeholderText + `", "lines": [first, last], "quote": "a short excerpt copied exactly from those lines"}]}
 Each claim cites the first and last line number it rests on and quotes them exactly. Use at most %d words of text in all.`
 
 type summarize struct {
@@ -188,15 +192,21 @@ func ParseDigest(answer string) ([]Claim, error) {
 	return out, nil
 }
 
-// Gate is the evidence gate: a claim is supported only when its lines lie inside the span and
-// its quote occurs, whitespace-normalised, within those lines of the file.
+// Gate is the evidence gate: a claim is supported only when it says something (its text is not
+// empty, nor the instruction's own example text), its lines lie inside the span and its quote
+// occurs, whitespace-normalised, within those lines of the file.
 func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 	out := make([]Claim, len(claims))
 	for i, c := range claims {
 		a, b := c.Lines[0], c.Lines[1]
 		c.Verdict, c.Reason = "unsupported", ""
 		quote := normalizeSpace(c.Quote)
+		text := strings.ToLower(strings.Trim(normalizeSpace(c.Text), ".!;: "))
 		switch {
+		case text == "":
+			c.Reason = "no claim text"
+		case text == placeholderText:
+			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", placeholderText)
 		case a < span.Start || b > span.End || a > b:
 			c.Reason = fmt.Sprintf("lines %d-%d are outside the span %d-%d", a, b, span.Start, span.End)
 		case quote == "":

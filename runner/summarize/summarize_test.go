@@ -22,14 +22,20 @@ func TestGate(t *testing.T) {
 		{Text: "Absent.", Lines: [2]int{3, 6}, Quote: "a - b"},
 		{Text: "No quote.", Lines: [2]int{3, 6}, Quote: "  "},
 		{Text: "Claims itself.", Lines: [2]int{3, 3}, Quote: "verified", Verdict: "supported"},
+		// A real model (Qwen2.5-Coder-1.5B) copied the instruction's example as its claim, with
+		// a quote that is in the file: the gate must not call that supported.
+		{Text: "One sentence.", Lines: [2]int{3, 3}, Quote: "// Add sums two numbers."},
+		{Text: "  ", Lines: [2]int{3, 3}, Quote: "// Add sums two numbers."},
 	}
 	got := Gate(claims, file, span)
-	want := []string{"supported", "supported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported"}
+	want := []string{"supported", "supported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported"}
 	for i := range got {
 		assert.Equal(t, want[i], got[i].Verdict, claims[i].Text)
 	}
 	assert.Contains(t, got[2].Reason, "outside the span 3-6")
 	assert.Contains(t, got[4].Reason, "not in lines 3-6")
+	assert.Contains(t, got[7].Reason, "the instruction's example")
+	assert.Equal(t, "no claim text", got[8].Reason)
 }
 
 func TestParseDigest(t *testing.T) {
