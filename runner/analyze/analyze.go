@@ -173,7 +173,7 @@ func (st *state) observe(ev map[string]any) {
 			st.note("unsupported_claims")
 		}
 	case "guardrail_block":
-		// The agent's transcript (issue 17): a refusal returned to the model as a tool result.
+		// The agent's transcript: a refusal returned to the model as a tool result.
 		st.fail(StageGuardrail, firstOf(ev, "guardrail", "rule", "reason"))
 	case "nudge":
 		st.fail(StageReply+":"+orDefault(firstOf(ev, "class", "reason"), "nudged"), "")
@@ -191,7 +191,7 @@ func (st *state) observe(ev map[string]any) {
 			st.errKind = str(e["kind"])
 		}
 		if d, ok := ev["details"].(map[string]any); ok {
-			// The agent's result names every file it changed (issue 17).
+			// The agent's result names every file it changed.
 			if files, ok := d["files_changed"].([]any); ok {
 				st.edited = st.edited[:0]
 				for _, f := range files {

@@ -61,7 +61,7 @@ func events(t *testing.T, lines ...string) []map[string]any {
 	return out
 }
 
-// The agent's transcript (issue 17) names its events; a guardrail refusal the model recovers
+// The agent's transcript names its events; a guardrail refusal the model recovers
 // from is a recovered run whose first failure is the guardrail.
 func TestAgentTranscript(t *testing.T) {
 	r := Analyze("a", events(t,
