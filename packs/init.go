@@ -153,11 +153,12 @@ func planHostConfig(root string, force bool) (plannedWrite, error) {
 		return plannedWrite{action: InitAction{File: HostConfigPath, Action: "kept", Note: "already runs locum mcp"}}, nil
 	}
 	var merged []byte
-	var note string
+	var hadLocum bool
+	var others int
 	if err == nil {
-		merged, note, err = withLocumServer(have)
+		merged, hadLocum, others, err = withLocumServer(have)
 	}
-	if err == nil && hasLocumServer(have) && !force {
+	if err == nil && hadLocum && !force {
 		// A locum entry of the user's own (another binary, flags, an env): never replaced
 		// without --force, and then only that entry.
 		return plannedWrite{}, refused(`%s: /mcpServers/locum: does not run plain locum mcp; keep your entry, or run locum init --force to replace that entry (the other servers are kept)`, HostConfigPath)
@@ -168,65 +169,54 @@ func planHostConfig(root string, force bool) (plannedWrite, error) {
 		}
 		return plannedWrite{}, refused("%s: %v; fix it, or run locum init --force to replace it", HostConfigPath, err)
 	}
+	note := "added the locum server"
+	if hadLocum {
+		note = "replaced a locum server that did not run locum mcp"
+	}
+	if others > 0 {
+		note += fmt.Sprintf("; kept %d other server(s)", others)
+	}
 	return plannedWrite{file: file, content: merged, action: InitAction{File: HostConfigPath, Action: "updated", Note: note}}, nil
 }
 
-// hasLocumServer says whether a host config names a locum server at all.
-func hasLocumServer(data []byte) bool {
-	var cfg struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-	}
-	return json.Unmarshal(data, &cfg) == nil && cfg.MCPServers["locum"] != nil
-}
-
 // withLocumServer is a host config with mcpServers.locum set to run locum mcp, every other key
-// kept.
-func withLocumServer(data []byte) ([]byte, string, error) {
+// kept; it says whether a locum server was there and how many others there are.
+func withLocumServer(data []byte) (out []byte, hadLocum bool, others int, err error) {
 	var doc map[string]json.RawMessage
 	if err := untrusted.Unmarshal(data, &doc); err != nil {
-		return nil, "", err
+		return nil, false, 0, err
 	}
 	if doc == nil {
-		return nil, "", errors.New("not a JSON object")
+		return nil, false, 0, errors.New("not a JSON object")
 	}
 	for k := range doc {
 		// encoding/json reads a key like this as mcpServers and a host may not: adding the real
 		// one beside it would leave two readings.
 		if k != "mcpServers" && strings.EqualFold(k, "mcpServers") {
-			return nil, "", fmt.Errorf("/%s: a key that differs from mcpServers only in letter case", k)
+			return nil, false, 0, fmt.Errorf("/%s: a key that differs from mcpServers only in letter case", k)
 		}
 	}
 	servers := map[string]json.RawMessage{}
 	if raw, ok := doc["mcpServers"]; ok {
 		if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
-			return nil, "", errors.New("/mcpServers: not a JSON object")
+			return nil, false, 0, errors.New("/mcpServers: not a JSON object")
 		}
 	}
-	note := "added the locum server"
-	if _, ok := servers["locum"]; ok {
-		note = "replaced a locum server that did not run locum mcp"
-	}
-	if others := len(servers) - boolInt(servers["locum"] != nil); others > 0 {
-		note += fmt.Sprintf("; kept %d other server(s)", others)
+	_, hadLocum = servers["locum"]
+	others = len(servers)
+	if hadLocum {
+		others--
 	}
 	servers["locum"] = json.RawMessage(`{"command": "locum", "args": ["mcp"]}`)
 	raw, err := json.Marshal(servers)
 	if err != nil {
-		return nil, "", err
+		return nil, false, 0, err
 	}
 	doc["mcpServers"] = raw
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, "", err
+	if out, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		return nil, false, 0, err
 	}
-	return append(out, '\n'), note, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return append(out, '\n'), hadLocum, others, nil
 }
 
 // runsLocumMCP reports whether a host config's locum server runs locum mcp as an operator would

@@ -35,7 +35,7 @@ func FuzzWithLocumServer(f *testing.F) {
 	f.Add(`{"mcpServers": []}`)
 	f.Add(`{"mcpServers": {"a": 1, "a": 2}}`)
 	f.Fuzz(func(t *testing.T, data string) {
-		out, _, err := withLocumServer([]byte(data))
+		out, _, _, err := withLocumServer([]byte(data))
 		if err != nil {
 			return
 		}
