@@ -217,6 +217,18 @@ func Qualifies(local, host Cell, k int) (bool, string) {
 	return true, fmt.Sprintf("L%d/H%d", local.Passed, host.Passed)
 }
 
+// RoleTasks are the shipped eval tasks the role declares, in the shipped order: what a screen
+// of the role runs.
+func RoleTasks(role string, declared packs.Role) []Task {
+	var out []Task
+	for _, t := range Tasks() {
+		if TaskRole(t.ID, map[string]packs.Role{role: declared}) == role {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // TaskRole is the role whose routing a task earns.
 func TaskRole(task string, roles map[string]packs.Role) string {
 	names := make([]string, 0, len(roles))

@@ -364,29 +364,29 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 		if !ok {
 			return withCode(exitCouldNot, fmt.Errorf("locum eval: no role %q in the composed packs", role))
 		}
-		var chosen []evals.Task
-		for _, t := range tasks {
-			if evals.TaskRole(t.ID, map[string]packs.Role{role: declared}) == role {
-				chosen = append(chosen, t)
-			}
-		}
-		tasks = chosen
+		tasks = evals.RoleTasks(role, declared)
 		if model, routing, err = e.chooseModelForRole(cmd, c, role, settings); err != nil {
 			return err
 		}
 	} else if model == "" {
 		return usagef(cmd, "the screen needs a model: --model ID, or --role R for a role's earned model")
 	}
-	var results []evals.ScreenResult
-	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
-	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
-	e.stopProgress()
+	res, results := e.runScreen(ctx, cmd, c, settings, model, routing, tasks)
 	if !cmd.Bool("json") && len(results) > 0 {
 		printScreen(e.stdout, results)
 		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")
 	}
 	return e.finish(cmd, res)
+}
+
+// runScreen runs the screen of tasks on model, with progress, and returns its result and grades.
+func (e *env) runScreen(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings, model, routing string, tasks []evals.Task) (*engine.Result, []evals.ScreenResult) {
+	var results []evals.ScreenResult
+	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
+	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
+	e.stopProgress()
+	return res, results
 }
 
 // printScreen is a screen's table: each task, whether it passed, and its last piece of evidence.

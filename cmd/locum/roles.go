@@ -16,7 +16,6 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -177,12 +176,7 @@ func (e *env) askYes(ctx context.Context) (bool, error) {
 
 // screenForRole runs the screen of locum eval --model on the role's tasks and prints its table.
 func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, role string, declared packs.Role, model string) (*packs.AcceptScreen, error) {
-	var tasks []evals.Task
-	for _, t := range evals.Tasks() {
-		if evals.TaskRole(t.ID, map[string]packs.Role{role: declared}) == role {
-			tasks = append(tasks, t)
-		}
-	}
+	tasks := evals.RoleTasks(role, declared)
 	if len(tasks) == 0 {
 		return nil, withCode(exitRed, fmt.Errorf("locum roles accept: the role %s names no eval task locum has, so there is nothing to screen; --no-screen accepts without one", role))
 	}
@@ -190,11 +184,7 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 	if err != nil {
 		return nil, err
 	}
-	var results []evals.ScreenResult
-	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: "operator",
-		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
-	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
-	e.stopProgress()
+	res, results := e.runScreen(ctx, cmd, c, settings, model, "operator", tasks)
 	// Only a screen that ran every task to a grade counts: red is a grade; a server error, a
 	// timeout or a signal part way leaves tasks unjudged, and nothing is accepted.
 	if len(results) < len(tasks) || (res.Error != nil && res.Error.Kind != "red") {
