@@ -123,7 +123,8 @@ func TestAgentOnARealModel(t *testing.T) {
 }
 
 // TestEvalScreenOnARealModel screens the real model on the shipped eval tasks: the screen runs
-// to its table (exit 0 or 1, never 2), and its result object names each task with a verdict.
+// to its grades (exit 0 or 1, never 2), its result object gives each of the four tasks a
+// verdict, and it exits 0 only when all four passed.
 func TestEvalScreenOnARealModel(t *testing.T) {
 	s := shared
 	dir := t.TempDir()
@@ -132,7 +133,20 @@ func TestEvalScreenOnARealModel(t *testing.T) {
 	t.Logf("%s", r.stderr)
 	require.NotEqual(t, 2, r.exit, "the screen could not run:\n%s", r.stderr)
 	require.NotNil(t, r.result, "no result object; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	t.Logf("real-model eval screen: %s", strings.TrimSpace(r.stdout))
+	details, _ := r.result["details"].(map[string]any)
+	screen, _ := details["screen"].([]any)
+	require.Len(t, screen, 4, "one graded entry per shipped task")
+	passed := 0
+	for _, entry := range screen {
+		grade, _ := entry.(map[string]any)["grade"].(map[string]any)
+		ok, isBool := grade["passed"].(bool)
+		require.True(t, isBool, "a task without a verdict: %v", entry)
+		if ok {
+			passed++
+		}
+	}
+	assert.Equal(t, passed == 4, r.exit == 0, "the exit code disagrees with the grades")
+	t.Logf("real-model eval screen: %d of 4 passed: %s", passed, strings.TrimSpace(r.stdout))
 }
 
 func taskNamed(t *testing.T, name string) task {
