@@ -35,11 +35,15 @@ type manifest struct {
 		Commit  string `json:"commit"`
 		Version string `json:"version"`
 	} `json:"llama_server"`
-	ChatModel struct {
-		Path   string `json:"path"`
-		SHA256 string `json:"sha256"`
-		Name   string `json:"name"`
-	} `json:"chat_model"`
+	ChatModel  modelFile `json:"chat_model"`
+	EmbedModel modelFile `json:"embed_model"`
+}
+
+// modelFile is one GGUF the setup installed.
+type modelFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Name   string `json:"name"`
 }
 
 // cacheDir is the setup script's cache, by the same rule the script follows.
@@ -65,7 +69,10 @@ func loadManifest() (*manifest, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	for _, p := range []string{m.LlamaServer.Path, m.ChatModel.Path} {
+	for _, p := range []string{m.LlamaServer.Path, m.ChatModel.Path, m.EmbedModel.Path} {
+		if p == "" {
+			return nil, fmt.Errorf("%s is from an older setup; run scripts/real-model-setup again", file)
+		}
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%s names %s: %w; run scripts/real-model-setup again", file, p, err)
 		}
@@ -192,7 +199,7 @@ type served struct {
 	Status       int
 }
 
-// recorder keeps what the server said in each chat reply it passed through, in order.
+// recorder keeps what the server said in each chat or embeddings reply it passed through, in order.
 type recorder struct {
 	mu    sync.Mutex
 	calls []served
@@ -216,7 +223,7 @@ func (r *recorder) WaitLen(n int) {
 // capture reads a reply through to its end as it streams, so locum still reads it as it
 // arrives, and records the usage and timings the server put in it.
 func (r *recorder) capture(resp *http.Response) error {
-	if !strings.HasSuffix(resp.Request.URL.Path, "/chat/completions") {
+	if p := resp.Request.URL.Path; !strings.HasSuffix(p, "/chat/completions") && !strings.HasSuffix(p, "/embeddings") {
 		return nil
 	}
 	var buf bytes.Buffer
@@ -331,10 +338,12 @@ func (r *recorder) Len() int {
 	return len(r.calls)
 }
 
-// suite is what every test of the tier shares: the locum binary and the chat server.
+// suite is what every test of the tier shares: the locum binary, the chat server and the
+// embedding server.
 type suite struct {
 	locum string
 	chat  *llamaServer
+	embed *llamaServer
 	model string
 	man   *manifest
 	logs  string
@@ -378,12 +387,27 @@ func runTier(m *testing.M) int {
 	}
 	defer chat.Stop()
 	fmt.Fprintf(os.Stderr, "realmodel: %s ready in %s on %s (%s; %s)\n", man.ChatModel.Name, time.Since(start).Round(time.Millisecond), chat.Direct, man.LlamaServer.Version, man.ChatModel.Path)
-	shared = &suite{locum: bin, chat: chat, model: chatModel, man: man, logs: logs}
+	start = time.Now()
+	// One slot holding the whole 512-token window: a BERT model reads each input in one batch,
+	// and llama-server splits the context between its slots.
+	embed, err := startLlamaServer(ctx, man.LlamaServer.Path, filepath.Join(logs, "llama-server-embed.log"),
+		"--model", man.EmbedModel.Path, "--embeddings", "--ctx-size", "512", "--batch-size", "512", "--ubatch-size", "512",
+		"--parallel", "1", "--alias", embedModel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realmodel:", err)
+		return 1
+	}
+	defer embed.Stop()
+	fmt.Fprintf(os.Stderr, "realmodel: %s ready in %s on %s (%s)\n", man.EmbedModel.Name, time.Since(start).Round(time.Millisecond), embed.Direct, man.EmbedModel.Path)
+	shared = &suite{locum: bin, chat: chat, embed: embed, model: chatModel, man: man, logs: logs}
 	return m.Run()
 }
 
-// chatModel is the name llama-server serves the chat model under (--alias).
-const chatModel = "qwen2.5-coder-1.5b-instruct"
+// chatModel and embedModel are the names llama-server serves the models under (--alias).
+const (
+	chatModel  = "qwen2.5-coder-1.5b-instruct"
+	embedModel = "all-minilm-l6-v2"
+)
 
 // run is one locum command's outcome.
 type run struct {

@@ -1,0 +1,153 @@
+//go:build realmodel
+
+package realmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// labelled is the dedup corpus's labels.json.
+type labelled struct {
+	Groups [][]string `json:"groups"`
+	Pairs  []struct {
+		A, B      string
+		Kind      string
+		Duplicate bool
+	} `json:"pairs"`
+}
+
+// TestDedupEmbeddingOnARealModel screens the labelled corpus with all-MiniLM-L6-v2's real vectors
+// at the default threshold: every labelled duplicate is listed, no same-topic note with other
+// text and no note of another topic is. A second run scores every pair from the cache, with no
+// request, for the table of scores per kind.
+func TestDedupEmbeddingOnARealModel(t *testing.T) {
+	s := shared
+	corpus := filepath.Join("..", "runner", "dedup", "testdata", "labelled")
+	data, err := os.ReadFile(filepath.Join(corpus, "labels.json"))
+	require.NoError(t, err)
+	var labels labelled
+	require.NoError(t, json.Unmarshal(data, &labels))
+
+	repo := t.TempDir()
+	notes := filepath.Join(repo, "notes")
+	require.NoError(t, os.MkdirAll(notes, 0o755))
+	entries, err := filepath.Glob(filepath.Join(corpus, "*.md"))
+	require.NoError(t, err)
+	files := 0
+	for _, e := range entries {
+		if filepath.Base(e) == "README.md" {
+			continue
+		}
+		b, err := os.ReadFile(e)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(notes, filepath.Base(e)), b, 0o644))
+		files++
+	}
+	out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput()
+	require.NoError(t, err, string(out))
+	home := t.TempDir()
+	args := []string{"dedup", "--dir", "notes", "--method", "embedding", "--model", embedModel, "--base-url", s.embed.BaseURL(), "--json"}
+
+	before := s.embed.rec.Len()
+	r := s.locumIn(t, repo, home, args...)
+	require.Equal(t, 0, r.exit, r.stderr)
+	type pairs struct {
+		Pairs []struct {
+			Score float64
+			A, B  string
+		}
+		Threshold float64
+		Files     int
+		Cached    int
+		Method    string
+	}
+	details := func(stdout string) pairs {
+		var res struct{ Details pairs }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+		return res.Details
+	}
+	first := details(r.stdout)
+	assert.Contains(t, []string{"exact", "lsh"}, first.Method, "scored by embeddings")
+	assert.Equal(t, files, first.Files)
+	s.embed.rec.WaitLen(before + 1)
+	assert.NotZero(t, s.embed.rec.Len()-before, "the first run embeds through the server")
+
+	key := func(a, b string) string {
+		if a > b {
+			a, b = b, a
+		}
+		return a + " " + b
+	}
+	listed := map[string]float64{}
+	for _, p := range first.Pairs {
+		listed[key(p.A, p.B)] = p.Score
+	}
+	// A labelled pair's A is the topic's first note; a note in no pair is a topic of its own.
+	topics := map[string]string{}
+	for _, p := range labels.Pairs {
+		topics[p.A], topics[p.B] = p.A, p.A
+	}
+	topic := func(name string) string {
+		if t, ok := topics[name]; ok {
+			return t
+		}
+		return name
+	}
+	for _, p := range labels.Pairs {
+		_, ok := listed[key(p.A, p.B)]
+		if p.Duplicate {
+			assert.True(t, ok, "%s (%s) is not listed at the default threshold %v", key(p.A, p.B), p.Kind, first.Threshold)
+		} else {
+			assert.False(t, ok, "%s (%s) is listed at the default threshold %v", key(p.A, p.B), p.Kind, first.Threshold)
+		}
+	}
+	for k := range listed {
+		ab := strings.Fields(k)
+		assert.Equal(t, topic(ab[0]), topic(ab[1]), "%s: notes of different topics listed", k)
+	}
+
+	// Every pair, from the cache: the scores per kind.
+	before = s.embed.rec.Len()
+	r = s.locumIn(t, repo, home, append(args, "--threshold", "-1")...)
+	require.Equal(t, 0, r.exit, r.stderr)
+	all := details(r.stdout)
+	assert.Equal(t, files, all.Cached, "the second run reads every embedding from the cache")
+	assert.Equal(t, before, s.embed.rec.Len(), "the second run sends no request")
+	assert.Len(t, all.Pairs, files*(files-1)/2)
+	score := map[string]float64{}
+	for _, p := range all.Pairs {
+		score[key(p.A, p.B)] = p.Score
+	}
+	kinds := map[string][]float64{}
+	for _, p := range labels.Pairs {
+		kinds[p.Kind] = append(kinds[p.Kind], score[key(p.A, p.B)])
+	}
+	for k, v := range score {
+		if ab := strings.Fields(k); topic(ab[0]) != topic(ab[1]) {
+			kinds["unrelated"] = append(kinds["unrelated"], v)
+		}
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var table strings.Builder
+	fmt.Fprintf(&table, "dedup --method embedding on %s (%d files) with %s, default threshold %v:\n", corpus, files, s.man.EmbedModel.Name, first.Threshold)
+	for _, k := range names {
+		v := kinds[k]
+		sort.Float64s(v)
+		fmt.Fprintf(&table, "  %-28s %3d pairs  scores %.3f to %.3f\n", k, len(v), v[0], v[len(v)-1])
+	}
+	t.Log("\n" + table.String())
+}
