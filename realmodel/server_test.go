@@ -409,6 +409,21 @@ const (
 	embedModel = "all-minilm-l6-v2"
 )
 
+// env is the environment every locum the tier starts runs in: a HOME of the test's own, so no
+// user state leaks in, and the chat server as the endpoint. The developer's own LOCUM_* settings
+// stay out: every run sees only what the test sets.
+func (s *suite) env(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOCUM_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"LOCUM_BASE_URL="+s.chat.BaseURL())
+}
+
 // run is one locum command's outcome.
 type run struct {
 	stdout, stderr string
@@ -423,16 +438,7 @@ func (s *suite) locumIn(t *testing.T, dir, home string, args ...string) run {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.locum, args...)
 	cmd.Dir = dir
-	// The developer's own LOCUM_* settings stay out: every run sees only what the test sets.
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LOCUM_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"LOCUM_BASE_URL="+s.chat.BaseURL())
+	cmd.Env = s.env(home)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
