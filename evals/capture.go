@@ -197,7 +197,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	steps := []engine.Step{
 		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
 		{Name: "digests", Run: func(ctx context.Context, r *engine.Run) error {
-			all := r.Client.ModelDigests(ctx)
+			all := r.Client.ModelWeights(ctx)
 			digests = map[string]string{}
 			for _, m := range o.Models {
 				if d := all[m]; d != "" {

@@ -53,7 +53,8 @@ type LocalArm struct {
 	Models   map[string]string `json:"models"`
 	Effort   string            `json:"effort"`
 	Endpoint string            `json:"endpoint"`
-	// Digests are the content digests of the models, where the server reports them (Ollama).
+	// Digests are the server's identity of each model's weights where it gives one: Ollama's
+	// content digest, llama-server's file, type, parameters and size, vLLM's model root.
 	Digests map[string]string `json:"digests,omitempty"`
 }
 
@@ -398,6 +399,20 @@ func Outcomes(turns []Turn) map[string]map[string]map[string]int {
 	return out
 }
 
+// isHexDigest reports whether s reads as a content digest (Ollama's is hex), rather than a
+// server's description of the weights.
+func isHexDigest(s string) bool {
+	if len(s) < 12 {
+		return false
+	}
+	for _, r := range strings.TrimPrefix(s, "sha256:") {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // RenderRegister is the human page of a record, deterministic to the byte.
 func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	var b strings.Builder
@@ -409,8 +424,11 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 	for _, role := range sortedNames(rec.Local.Models) {
 		model := rec.Local.Models[role]
 		digest := "digest not reported by the server"
-		if d := rec.Local.Digests[model]; d != "" {
+		switch d := rec.Local.Digests[model]; {
+		case isHexDigest(d):
 			digest = "digest `" + d + "`"
+		case d != "":
+			digest = "weights `" + d + "` as the server describes them"
 		}
 		fmt.Fprintf(&b, "  - role %s: %s, %s.\n", role, model, digest)
 	}

@@ -99,8 +99,9 @@ func TestRegisterCountsFourOutcomesSummingToK(t *testing.T) {
 		return Turn{Arm: arm, Task: task, Run: run, Completed: completed, Passed: passed, Output: output, Error: errText}
 	}
 	rec := &Record{Name: "r", Created: "2026-11-30T21:00:00Z", K: 5, Seed: 42, Fingerprints: currentFingerprints(),
-		Local: LocalArm{Models: map[string]string{"code": "m1", "prose": "m2"}, Effort: "low", Endpoint: "http://127.0.0.1:1234/v1", Digests: map[string]string{"m1": "abc"}},
-		Host:  HostArm{Command: "host -p", Version: "1.0", Model: "h"}, Locum: LocumBuild{Version: "v9.9.9"},
+		Local: LocalArm{Models: map[string]string{"code": "m1", "prose": "m2", "agent": "m3"}, Effort: "low", Endpoint: "http://127.0.0.1:1234/v1",
+			Digests: map[string]string{"m1": "sha256:5c7ac4aead1b", "m3": "m3.gguf, Q4_K - Medium, 7 parameters, 9 bytes"}},
+		Host: HostArm{Command: "host -p", Version: "1.0", Model: "h"}, Locum: LocumBuild{Version: "v9.9.9"},
 		Turns: []Turn{
 			turn(ArmLocal, "code", 1, true, true, "x", ""),
 			turn(ArmLocal, "code", 2, true, false, "x", ""),
@@ -122,7 +123,8 @@ func TestRegisterCountsFourOutcomesSummingToK(t *testing.T) {
 		"| codify | L | 0 | 0 | 0 | 0 | 5 |\n",
 		"- Date: 2026-11-30T21:00:00Z. Captured by locum v9.9.9",
 		"- Seed 42; k = 5 turns per task and arm.\n",
-		"  - role code: m1, digest `abc`.\n",
+		"  - role code: m1, digest `sha256:5c7ac4aead1b`.\n",
+		"  - role agent: m3, weights `m3.gguf, Q4_K - Medium, 7 parameters, 9 bytes` as the server describes them.\n",
 		"  - role prose: m2, digest not reported by the server.\n",
 		"model h as declared",
 	} {

@@ -33,10 +33,13 @@ type UserConfig struct {
 // locum roles accept writes the time and the screen it ran; a hand-written entry may have only
 // the model.
 type AcceptedRole struct {
-	Model      string        `json:"model"`
-	Effort     string        `json:"effort,omitempty"`
-	AcceptedAt string        `json:"accepted_at,omitempty"`
-	Screen     *AcceptScreen `json:"screen,omitempty"`
+	Model      string `json:"model"`
+	Effort     string `json:"effort,omitempty"`
+	AcceptedAt string `json:"accepted_at,omitempty"`
+	// Weights is the server's identity of the model's weights when it was accepted (Ollama's
+	// digest, llama-server's file, type, parameters and size, vLLM's root); "" where it gave none.
+	Weights string        `json:"weights,omitempty"`
+	Screen  *AcceptScreen `json:"screen,omitempty"`
 }
 
 // AcceptScreen is what the screen before an acceptance showed: the role's tasks the model passed

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -123,11 +124,28 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	// The effort is not written: a repository's pack may declare the role, and what it says must
 	// not become the operator's setting for every repository. The role's effort resolves per run.
 	accepted := packs.AcceptedRole{Model: model, AcceptedAt: time.Now().UTC().Format(time.RFC3339)}
+	settings, err := e.resolve(cmd, c, "eval")
+	if err != nil {
+		return err
+	}
+	weights, err := engine.IdentifyModel(ctx, settings, model)
+	var notListed *engine.ModelNotListedError
+	switch {
+	case errors.As(err, &notListed):
+		return withCode(exitRed, fmt.Errorf("locum roles accept: %s; nothing accepted", untrusted.EscapeLines(err.Error())))
+	case err != nil && !cmd.Bool("no-screen"):
+		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %s; nothing accepted (locum status says more)", untrusted.EscapeLines(err.Error())))
+	case err != nil:
+		fmt.Fprintf(e.stderr, "roles: warning: the server did not answer (%s), so nothing says which weights %s is\n", untrusted.EscapeLines(err.Error()), untrusted.Escape(model))
+	case weights != "":
+		accepted.Weights = weights
+		fmt.Fprintf(e.stderr, "roles: %s is %s, as the server describes it\n", untrusted.Escape(model), untrusted.Escape(weights))
+	}
 	if cmd.Bool("no-screen") {
 		accepted.Screen = &packs.AcceptScreen{Skipped: true}
 		fmt.Fprintf(e.stderr, "roles: accepting %s for %s without a screen\n", model, role)
 	} else {
-		screen, err := e.screenForRole(ctx, cmd, c, role, declared, model)
+		screen, err := e.screenForRole(ctx, cmd, c, settings, role, declared, model)
 		if err != nil {
 			return err
 		}
@@ -175,14 +193,10 @@ func (e *env) askYes(ctx context.Context) (bool, error) {
 }
 
 // screenForRole runs the screen of locum eval --model on the role's tasks and prints its table.
-func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, role string, declared packs.Role, model string) (*packs.AcceptScreen, error) {
+func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings, role string, declared packs.Role, model string) (*packs.AcceptScreen, error) {
 	tasks := evals.RoleTasks(role, declared)
 	if len(tasks) == 0 {
 		return nil, withCode(exitRed, fmt.Errorf("locum roles accept: the role %s names no eval task locum has, so there is nothing to screen; --no-screen accepts without one", role))
-	}
-	settings, err := e.resolve(cmd, c, "eval")
-	if err != nil {
-		return nil, err
 	}
 	res, results := e.runScreen(ctx, cmd, c, settings, model, "operator", tasks)
 	// Only a screen that ran every task to a grade counts: red is a grade; a server error, a

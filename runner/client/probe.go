@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,11 @@ type Model struct {
 	// Context is the context window the server reports for the loaded model; 0 when it does not say.
 	Context int64 `json:"context,omitempty"`
 	Loaded  *bool `json:"loaded,omitempty"`
+	// Weights is the server's own description of the weights it serves under this name, where it
+	// gives one: llama-server's file name, type, parameter count and size (/props and the list's
+	// meta), vLLM's model root. Ollama's content digest comes from ModelWeights. "" when the
+	// server says nothing that tells one set of weights from another.
+	Weights string `json:"weights,omitempty"`
 }
 
 // ServerInfo is what a probe learned about the server.
@@ -83,6 +89,37 @@ type listedModel struct {
 	ID          string `json:"id"`
 	OwnedBy     string `json:"owned_by"`
 	MaxModelLen int64  `json:"max_model_len"`
+	// Root is vLLM's: the path or repository the served model was loaded from.
+	Root string `json:"root"`
+	// Meta is llama-server's: what the loaded GGUF holds.
+	Meta *struct {
+		NParams int64  `json:"n_params"`
+		Size    int64  `json:"size"`
+		Ftype   string `json:"ftype"`
+	} `json:"meta"`
+}
+
+// llamaServerWeights describes a GGUF as llama-server reports it: "FILE, TYPE, N parameters,
+// N bytes", each part only where the server gave it. The file's directory is left out: it names
+// the operator's home, and a record that carries it may be committed.
+func (m listedModel) llamaServerWeights(modelPath string) string {
+	var parts []string
+	// A Windows server's path may use either separator.
+	if name := modelPath[strings.LastIndexAny(modelPath, `/\`)+1:]; name != "" {
+		parts = append(parts, name)
+	}
+	if m.Meta != nil {
+		if m.Meta.Ftype != "" {
+			parts = append(parts, m.Meta.Ftype)
+		}
+		if m.Meta.NParams > 0 {
+			parts = append(parts, strconv.FormatInt(m.Meta.NParams, 10)+" parameters")
+		}
+		if m.Meta.Size > 0 {
+			parts = append(parts, strconv.FormatInt(m.Meta.Size, 10)+" bytes")
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // The probe asks for the model list under a limit of its own: a server that cannot list its
@@ -110,7 +147,7 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	owned := map[string]bool{}
 	tagged := len(list.Data) > 0
 	for _, m := range list.Data {
-		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen})
+		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen, Weights: m.Root})
 		owned[m.OwnedBy] = true
 		tagged = tagged && strings.Contains(m.ID, ":")
 	}
@@ -122,7 +159,7 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 		c.vllmVersion(ctx, info)
 	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
 		info.Kind = rails.LlamaServer
-		c.llamaServerContext(ctx, info)
+		c.llamaServerContext(ctx, info, list.Data)
 	case owned["organization_owner"]:
 		info.Kind = rails.LMStudio
 		c.lmStudioDetails(ctx, info)
@@ -189,13 +226,15 @@ func (c *Client) vllmVersion(ctx context.Context, info *ServerInfo) {
 	}
 }
 
-// llamaServerContext reads the loaded context from /props; llama-server serves one model.
-func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo) {
+// llamaServerContext reads the loaded context and the model's file from /props; llama-server
+// serves one model.
+func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, listed []listedModel) {
 	var props struct {
 		Settings struct {
 			NCtx int64 `json:"n_ctx"`
 		} `json:"default_generation_settings"`
-		Build string `json:"build_info"`
+		Build     string `json:"build_info"`
+		ModelPath string `json:"model_path"`
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -206,6 +245,9 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo) {
 	for i := range info.Models {
 		if props.Settings.NCtx > 0 {
 			info.Models[i].Context = props.Settings.NCtx
+		}
+		if len(info.Models) == 1 {
+			info.Models[i].Weights = listed[i].llamaServerWeights(props.ModelPath)
 		}
 	}
 }

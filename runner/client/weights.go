@@ -9,13 +9,22 @@ import (
 	"github.com/locumdev/locum/rails"
 )
 
-// ModelDigests returns the content digest of each model the server lists with one. Only Ollama
-// reports digests (GET /api/tags); every other server, and any failure to ask, gives an empty map,
-// since a digest is evidence where there is one and never a reason to stop.
-func (c *Client) ModelDigests(ctx context.Context) map[string]string {
+// ModelWeights returns the server's identity of the weights behind each model it lists with one:
+// Ollama's content digest (GET /api/tags), llama-server's file, type, parameters and size, vLLM's
+// model root. A server that says nothing, and any failure to ask, gives no entry, since an
+// identity is evidence where there is one and never a reason to stop.
+func (c *Client) ModelWeights(ctx context.Context) map[string]string {
 	out := map[string]string{}
 	info, err := c.Probe(ctx)
-	if err != nil || info.Kind != rails.Ollama {
+	if err != nil {
+		return out
+	}
+	if info.Kind != rails.Ollama {
+		for _, m := range info.Models {
+			if m.Weights != "" {
+				out[m.ID] = m.Weights
+			}
+		}
 		return out
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -11,24 +11,64 @@ import (
 	"github.com/locumdev/locum/runner/scripted"
 )
 
-// Ollama reports each model's digest in /api/tags, by name and by the bare name of :latest; the
-// other servers report none, and a failure to ask is no digest rather than an error.
-func TestModelDigests(t *testing.T) {
+// Ollama reports each model's digest in /api/tags, by name and by the bare name of :latest; LM
+// Studio reports nothing, and a failure to ask is no identity rather than an error.
+func TestModelWeights(t *testing.T) {
 	srv := scripted.New()
 	defer srv.Close()
 	require.NoError(t, srv.Mimic("ollama"))
 	srv.On("GET", "/api/tags", scripted.Reply{JSON: json.RawMessage(`{"models":[{"name":"tiny:latest","digest":"a1b2"},{"name":"coder:30b","digest":"c3d4"},{"name":"nodigest:1"}]}`)})
-	got := clientFor(t, srv).ModelDigests(context.Background())
+	got := clientFor(t, srv).ModelWeights(context.Background())
 	assert.Equal(t, map[string]string{"tiny:latest": "a1b2", "tiny": "a1b2", "coder:30b": "c3d4"}, got)
 
 	lm := scripted.New()
 	defer lm.Close()
 	require.NoError(t, lm.Mimic("lmstudio"))
-	assert.Empty(t, clientFor(t, lm).ModelDigests(context.Background()))
+	assert.Empty(t, clientFor(t, lm).ModelWeights(context.Background()))
 
 	broken := scripted.New()
 	defer broken.Close()
 	require.NoError(t, broken.Mimic("ollama"))
 	broken.On("GET", "/api/tags", scripted.Reply{Status: 500, Body: "no"})
-	assert.Empty(t, clientFor(t, broken).ModelDigests(context.Background()))
+	assert.Empty(t, clientFor(t, broken).ModelWeights(context.Background()))
+}
+
+// llama-server describes its one model in /props (the file) and the list's meta (type,
+// parameters, size): the identity is those, as the real server sent them, without the file's
+// directory. A server that lists several models under one /props identifies none of them.
+func TestModelWeightsFromLlamaServer(t *testing.T) {
+	srv := scripted.New()
+	defer srv.Close()
+	srv.On("GET", "/v1/models", scripted.MustFixture("llama-server-0c1e570-qwen/models"))
+	srv.On("GET", "/props", scripted.MustFixture("llama-server-0c1e570-qwen/props"))
+	got := clientFor(t, srv).ModelWeights(context.Background())
+	assert.Equal(t, map[string]string{"qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, Q4_K - Medium, 1777088000 parameters, 1111370240 bytes"}, got)
+
+	tests := []struct {
+		name, models, props string
+		want                map[string]string
+	}{
+		{"a Windows path", `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, `{"model_path":"C:\\models\\m.gguf"}`, map[string]string{"m": "m.gguf"}},
+		{"no model_path, meta only", `{"data":[{"id":"m","owned_by":"llamacpp","meta":{"n_params":7,"size":9}}]}`, `{}`, map[string]string{"m": "7 parameters, 9 bytes"}},
+		{"nothing said", `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, `{}`, map[string]string{}},
+		{"two models under one /props", `{"data":[{"id":"a","owned_by":"llamacpp"},{"id":"b","owned_by":"llamacpp"}]}`, `{"model_path":"/m/a.gguf"}`, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scripted.New()
+			defer srv.Close()
+			srv.On("GET", "/v1/models", scripted.Reply{JSON: json.RawMessage(tt.models)})
+			srv.On("GET", "/props", scripted.Reply{JSON: json.RawMessage(tt.props)})
+			assert.Equal(t, tt.want, clientFor(t, srv).ModelWeights(context.Background()))
+		})
+	}
+}
+
+// vLLM names the path or repository each served model was loaded from as its root.
+func TestModelWeightsFromVLLM(t *testing.T) {
+	srv := scripted.New()
+	defer srv.Close()
+	srv.On("GET", "/v1/models", scripted.Reply{JSON: json.RawMessage(`{"data":[{"id":"coder","owned_by":"vllm","root":"Qwen/Qwen2.5-Coder-7B-Instruct","max_model_len":32768}]}`)})
+	srv.On("GET", "/version", scripted.Reply{JSON: json.RawMessage(`{"version":"0.11.0"}`)})
+	assert.Equal(t, map[string]string{"coder": "Qwen/Qwen2.5-Coder-7B-Instruct"}, clientFor(t, srv).ModelWeights(context.Background()))
 }

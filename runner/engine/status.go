@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locumdev/locum/packs"
@@ -118,4 +120,44 @@ func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *ModelPresence {
 	set, _ := s.Get("embed_model")
 	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
 	return &ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
+}
+
+// ModelNotListedError is a model the server does not list, where the caller needs one it does.
+type ModelNotListedError struct {
+	Model, Endpoint string
+	Listed          []string
+}
+
+func (e *ModelNotListedError) Error() string {
+	listed := "no model"
+	if len(e.Listed) > 0 {
+		listed = strings.Join(e.Listed, ", ")
+	}
+	return fmt.Sprintf("the server at %s does not list %s (it lists %s)", e.Endpoint, e.Model, listed)
+}
+
+// IdentifyModel asks the server on the endpoint for the model and returns the server's identity
+// of its weights ("" where the server gives none). A server that answers and does not list the
+// model is a *ModelNotListedError: llama-server answers any name with the one model it loaded, so
+// a name it does not list would be judged on other weights. A server that does not answer is the
+// probe's error.
+func IdentifyModel(ctx context.Context, shared *packs.Settings, model string) (string, error) {
+	base, _ := shared.Get("base_url")
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	if err != nil {
+		return "", err
+	}
+	c := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
+	info, err := c.Probe(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !info.Has(model) {
+		e := &ModelNotListedError{Model: model, Endpoint: c.BaseURL()}
+		for _, m := range info.Models {
+			e.Listed = append(e.Listed, m.ID)
+		}
+		return "", e
+	}
+	return c.ModelWeights(ctx)[model], nil
 }
