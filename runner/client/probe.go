@@ -20,9 +20,13 @@ type Model struct {
 	Loaded  *bool `json:"loaded,omitempty"`
 	// Weights is the server's own description of the weights it serves under this name, where it
 	// gives one: llama-server's file name, type, parameter count and size (/props and the list's
-	// meta), vLLM's model root. Ollama's content digest comes from ModelWeights. "" when the
+	// meta), LM Studio's publisher and model key with its arch, quantization and format
+	// (/api/v0/models), vLLM's model root. Ollama's content digest comes from ModelWeights. "" when the
 	// server says nothing that tells one set of weights from another.
 	Weights string `json:"weights,omitempty"`
+	// Embedding says whether the server calls the model an embedding model (LM Studio's type);
+	// nil where it does not say.
+	Embedding *bool `json:"embedding,omitempty"`
 }
 
 // ServerInfo is what a probe learned about the server.
@@ -48,10 +52,23 @@ func (s *ServerInfo) Has(model string) bool {
 // all-MiniLM-L6-v2, bge-m3, snowflake-arctic-embed, gte-small, e5-large.
 var embeddingNameParts = []string{"embed", "minilm", "bge-", "bge:", "gte-", "e5-"}
 
-// EmbeddingModel is the model the server lists that its name marks as an embedding model, the
-// first in the server's order; "" when none does. Both status and dedup pick by it, so they
-// name the same model, and only ever one the server lists.
+// EmbeddingModel is the first model, in the server's order, that the server calls an embedding
+// model; where the server says nothing of its models' kinds, the first whose name marks it as
+// one; "" when none is. Both status and dedup pick by it, so they name the same model, and only
+// ever one the server lists.
 func (s *ServerInfo) EmbeddingModel() string {
+	told := false
+	for _, m := range s.Models {
+		if m.Embedding != nil {
+			told = true
+			if *m.Embedding {
+				return m.ID
+			}
+		}
+	}
+	if told {
+		return ""
+	}
 	for _, m := range s.Models {
 		id := strings.ToLower(m.ID)
 		for _, part := range embeddingNameParts {
@@ -291,6 +308,11 @@ func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
 	var list struct {
 		Data []struct {
 			ID                  string `json:"id"`
+			Type                string `json:"type"`
+			Publisher           string `json:"publisher"`
+			Arch                string `json:"arch"`
+			Quantization        string `json:"quantization"`
+			Format              string `json:"compatibility_type"`
 			State               string `json:"state"`
 			LoadedContextLength int64  `json:"loaded_context_length"`
 			MaxContextLength    int64  `json:"max_context_length"`
@@ -311,6 +333,22 @@ func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
 			if loaded {
 				info.Models[i].Context = m.LoadedContextLength
 			}
+			if m.Type != "" {
+				embedding := m.Type == "embeddings"
+				info.Models[i].Embedding = &embedding
+			}
+			// LM Studio's model key with what it says of the file: "publisher/key, arch,
+			// quantization, format", each part only where it gave it.
+			var parts []string
+			if m.Publisher != "" {
+				parts = append(parts, m.Publisher+"/"+m.ID)
+			}
+			for _, p := range []string{m.Arch, m.Quantization, m.Format} {
+				if p != "" {
+					parts = append(parts, p)
+				}
+			}
+			info.Models[i].Weights = strings.Join(parts, ", ")
 		}
 	}
 	return true

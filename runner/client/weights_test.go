@@ -72,3 +72,21 @@ func TestModelWeightsFromVLLM(t *testing.T) {
 	srv.On("GET", "/version", scripted.Reply{JSON: json.RawMessage(`{"version":"0.11.0"}`)})
 	assert.Equal(t, map[string]string{"coder": "Qwen/Qwen2.5-Coder-7B-Instruct"}, clientFor(t, srv).ModelWeights(context.Background()))
 }
+
+// LM Studio describes each model in /api/v0/models: its publisher and key, arch, quantization and
+// format, and whether it is an embedding model, which is what picks one.
+func TestModelWeightsFromLMStudio(t *testing.T) {
+	srv := scripted.New()
+	defer srv.Close()
+	require.NoError(t, srv.Mimic("lmstudio"))
+	srv.On("GET", "/v1/models", scripted.Reply{JSON: json.RawMessage(`{"data":[{"id":"qwen3-coder-30b","owned_by":"organization_owner"},{"id":"my-vectors","owned_by":"organization_owner"},{"id":"text-embed-lookalike","owned_by":"organization_owner"}]}`)})
+	srv.On("GET", "/api/v0/models", scripted.Reply{JSON: json.RawMessage(`{"data":[
+		{"id":"qwen3-coder-30b","type":"llm","publisher":"qwen","arch":"qwen3moe","quantization":"Q4_K_M","compatibility_type":"gguf","state":"loaded","loaded_context_length":32768},
+		{"id":"my-vectors","type":"embeddings","state":"not-loaded"},
+		{"id":"text-embed-lookalike","type":"llm","state":"not-loaded"}]}`)})
+	c := clientFor(t, srv)
+	assert.Equal(t, map[string]string{"qwen3-coder-30b": "qwen/qwen3-coder-30b, qwen3moe, Q4_K_M, gguf"}, c.ModelWeights(context.Background()))
+	info, err := c.Probe(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "my-vectors", info.EmbeddingModel(), "the server's word, not the name, picks the embedding model")
+}
