@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,7 +34,7 @@ func (ch ModelChoice) arg(name string) string {
 // than silently substituted. The CLI and the MCP server both call it, so a role means the same on
 // either. A refusal is a *engine.RefusalError (exit 1); a contradiction is a *engine.BadInputError
 // (exit 2).
-func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
+func ChooseModel(ctx context.Context, v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
 	role, _ := settings.Get("role")
 	if ch.Model != "" && !ch.RoleGiven {
 		return ch.Model, "operator", nil
@@ -41,13 +42,15 @@ func ChooseModel(v *schema.Validator, c *packs.Composition, settings *packs.Sett
 	if role.Value == "" {
 		return "", "", &engine.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
 	}
-	return ModelForRole(v, c, role.Value, ch, settings)
+	return ModelForRole(ctx, v, c, role.Value, ch, settings)
 }
 
 // ModelForRole resolves a role through its earned routing; ch.Model, when set, must be the model
 // the role earned. The role's measured effort replaces one from a pack or the workspace, and one
-// the caller set on purpose (a flag or the environment) that differs is refused.
-func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
+// the caller set on purpose (a flag or the environment) that differs is refused. A role with
+// neither routing nor an accepted model is refused with the models the server lists, so the
+// person can run the command the refusal names.
+func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
 	explicit := ch.Model
 	route, err := ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
 	var refusal *engine.RefusalError
@@ -73,7 +76,7 @@ func ModelForRole(v *schema.Validator, c *packs.Composition, role string, ch Mod
 			ch.arg("role"), role, ch.arg("model"), explicit, measured, ch.arg("role"), explicit)}
 	}
 	if err != nil {
-		return "", "", err
+		return "", "", withServerModels(ctx, settings, err)
 	}
 	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
 		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
@@ -125,4 +128,25 @@ func RoleStatus(v *schema.Validator, c *packs.Composition, role string) RoleRout
 		return RoleRouting{Role: role, Routing: "operator", Model: accepted.Model, Effort: accepted.Effort, Since: accepted.AcceptedAt, Screen: accepted.Screen}
 	}
 	return RoleRouting{Role: role, Routing: "none", Reason: err.Error()}
+}
+
+// withServerModels adds to a refusal that names the person's command what the server on the
+// endpoint lists as chat models, or that none answers there.
+func withServerModels(ctx context.Context, settings *packs.Settings, err error) error {
+	var refusal *engine.RefusalError
+	if !errors.As(err, &refusal) || refusal.Command == "" {
+		return err
+	}
+	models, perr := engine.ChatModels(ctx, settings)
+	base, _ := settings.Get("base_url")
+	out := *refusal
+	switch {
+	case perr != nil:
+		out.Reason += fmt.Sprintf(". No server answers at %s now (locum status says more)", base.Value)
+	case len(models) == 0:
+		out.Reason += fmt.Sprintf(". The server at %s lists no chat model", base.Value)
+	default:
+		out.Reason += fmt.Sprintf(". The server at %s lists: %s", base.Value, strings.Join(models, ", "))
+	}
+	return &out
 }

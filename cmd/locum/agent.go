@@ -51,7 +51,7 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err := checkTaskArgs(cmd); err != nil {
 		return err
 	}
-	spec, c, _, err := e.chatRun(cmd, "agent")
+	spec, c, _, err := e.chatRun(ctx, cmd, "agent")
 	if err != nil {
 		return err
 	}

@@ -365,7 +365,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 			return withCode(exitCouldNot, fmt.Errorf("locum eval: no role %q in the composed packs", role))
 		}
 		tasks = evals.RoleTasks(role, declared)
-		if model, routing, err = e.chooseModelForRole(cmd, c, role, settings); err != nil {
+		if model, routing, err = e.chooseModelForRole(ctx, cmd, c, role, settings); err != nil {
 			return err
 		}
 	} else if model == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v3"
@@ -11,22 +12,22 @@ import (
 )
 
 // chooseModel picks the model a mode runs, through the one rule in evals.ChooseModel.
-func (e *env) chooseModel(cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, routing string, err error) {
+func (e *env) chooseModel(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, routing string, err error) {
 	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
-	model, routing, err = evals.ChooseModel(v, c, settings, evals.ModelChoice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
+	model, routing, err = evals.ChooseModel(ctx, v, c, settings, evals.ModelChoice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
 	return model, routing, routeError(cmd, err)
 }
 
 // chooseModelForRole resolves a role through its earned routing.
-func (e *env) chooseModelForRole(cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
+func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
 	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
-	model, routing, err = evals.ModelForRole(v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
+	model, routing, err = evals.ModelForRole(ctx, v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
 	return model, routing, routeError(cmd, err)
 }
 
@@ -41,7 +42,7 @@ func routeError(cmd *cli.Command, err error) error {
 
 // chatRun is what every chat mode starts from: the working directory, the composition, and a run
 // spec with the mode's settings and the model chosen.
-func (e *env) chatRun(cmd *cli.Command, mode string) (engine.RunSpec, *packs.Composition, string, error) {
+func (e *env) chatRun(ctx context.Context, cmd *cli.Command, mode string) (engine.RunSpec, *packs.Composition, string, error) {
 	wd, err := e.getwd()
 	if err != nil {
 		return engine.RunSpec{}, nil, "", err
@@ -54,7 +55,7 @@ func (e *env) chatRun(cmd *cli.Command, mode string) (engine.RunSpec, *packs.Com
 	if err != nil {
 		return engine.RunSpec{}, nil, "", err
 	}
-	model, routing, err := e.chooseModel(cmd, c, settings)
+	model, routing, err := e.chooseModel(ctx, cmd, c, settings)
 	if err != nil {
 		return engine.RunSpec{}, nil, "", err
 	}

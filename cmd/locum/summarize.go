@@ -45,7 +45,7 @@ func (e *env) summarizeCommand() *cli.Command {
 }
 
 func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
-	spec, c, wd, err := e.chatRun(cmd, "summarize")
+	spec, c, wd, err := e.chatRun(ctx, cmd, "summarize")
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err := checkTaskArgs(cmd); err != nil {
 		return err
 	}
-	spec, c, wd, err := e.chatRun(cmd, "transform")
+	spec, c, wd, err := e.chatRun(ctx, cmd, "transform")
 	if err != nil {
 		return err
 	}

@@ -57,27 +57,29 @@ var embeddingNameParts = []string{"embed", "minilm", "bge-", "bge:", "gte-", "e5
 // one; "" when none is. Both status and dedup pick by it, so they name the same model, and only
 // ever one the server lists.
 func (s *ServerInfo) EmbeddingModel() string {
-	told := false
 	for _, m := range s.Models {
-		if m.Embedding != nil {
-			told = true
-			if *m.Embedding {
-				return m.ID
-			}
-		}
-	}
-	if told {
-		return ""
-	}
-	for _, m := range s.Models {
-		id := strings.ToLower(m.ID)
-		for _, part := range embeddingNameParts {
-			if strings.Contains(id, part) {
-				return m.ID
-			}
+		if s.IsEmbedding(m) {
+			return m.ID
 		}
 	}
 	return ""
+}
+
+// IsEmbedding says whether m is an embedding model: by the server's word where it gives one for
+// any of its models, else by the name.
+func (s *ServerInfo) IsEmbedding(m Model) bool {
+	for _, o := range s.Models {
+		if o.Embedding != nil {
+			return m.Embedding != nil && *m.Embedding
+		}
+	}
+	id := strings.ToLower(m.ID)
+	for _, part := range embeddingNameParts {
+		if strings.Contains(id, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // PickedEmbedSource is the source a picked embedding model is reported with.

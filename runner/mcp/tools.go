@@ -240,7 +240,7 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 //
 // A refusal comes back as the tool's result: the text the host reads and, as structured content,
 // the result object of a run that never began, whose error names the command that lifts it.
-func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
+func (s *Server) chatSpec(ctx context.Context, mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
 	refuse := func(err error) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
 		status, _, code := engine.Classify(err)
 		res := fail("%s: %v", status, err)
@@ -255,7 +255,7 @@ func (s *Server) chatSpec(mode, model, role string, args any) (engine.RunSpec, *
 	if res != nil {
 		return engine.RunSpec{}, nil, res, nil
 	}
-	model, routing, err := evals.ChooseModel(s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
+	model, routing, err := evals.ChooseModel(ctx, s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
 	if err != nil {
 		return refuse(err)
 	}
@@ -354,7 +354,7 @@ func statusLine(rep *engine.StatusReport) string {
 
 func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args TransformArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	spec, c, res, refused := s.chatSpec("transform", args.Model, args.Role, args)
+	spec, c, res, refused := s.chatSpec(ctx, "transform", args.Model, args.Role, args)
 	if res != nil {
 		return res, refused, nil
 	}
@@ -377,7 +377,7 @@ func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args T
 
 func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args SummarizeArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	spec, c, res, refused := s.chatSpec("summarize", args.Model, args.Role, args)
+	spec, c, res, refused := s.chatSpec(ctx, "summarize", args.Model, args.Role, args)
 	if res != nil {
 		return res, refused, nil
 	}
