@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) initCommand() *cli.Command {
@@ -19,11 +25,20 @@ func (e *env) initCommand() *cli.Command {
 			"Run again, it changes nothing. An existing " + packs.HostConfigPath + " gets the locum server added (or its locum\n" +
 			"entry replaced), every other server and key kept, with or without --force. A file you changed\n" +
 			"is never replaced without --force. Every file is checked before any is written: a refusal (exit 1)\n" +
-			"names each conflict and writes nothing.",
-		UsageText:    "locum init [--force]",
-		Flags:        []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"}},
+			"names each conflict and writes nothing.\n\n" +
+			"Then it looks for a model server: the endpoint locum uses now and, unless a flag or the environment\n" +
+			"names it, the usual local ports (LM Studio 1234, Ollama 11434, llama-server 8080, vLLM 8000). It says\n" +
+			"what answers and what it serves, and the next command (locum roles accept code MODEL). When the\n" +
+			"endpoint in use does not answer and another does, it offers to write that one into your user config\n" +
+			"(never into the repository): a [y/N] question on a terminal, --yes elsewhere. Finding no server is\n" +
+			"not an error.",
+		UsageText: "locum init [--force] [--yes] [--base-url URL]",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"},
+			&cli.BoolFlag{Name: "yes", Usage: "write the endpoint found into the user config without asking"},
+		}, settingFlags("", "timeout", "first-token-timeout", "max-input-bytes", "max-output-tokens", "effort")...),
 		OnUsageError: onUsageError,
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 			}
@@ -49,7 +64,107 @@ func (e *env) initCommand() *cli.Command {
 				}
 				fmt.Fprintln(e.stdout, line)
 			}
-			return nil
+			return e.initEndpoint(ctx, cmd)
 		},
 	}
+}
+
+// initEndpoint finds the model server the person has and says what to run next. It writes only
+// the user config, only with the person's yes, and never fails init for want of a server.
+func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
+	v, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	settings, err := e.resolve(cmd, c, "")
+	if err != nil {
+		return err
+	}
+	current, _ := settings.Get("base_url")
+	endpoints := []string{current.Value}
+	chosen := strings.HasPrefix(current.Source, "flag") || strings.HasPrefix(current.Source, "env")
+	if !chosen {
+		endpoints = append(endpoints, engine.UsualEndpoints...)
+	}
+	// The first report is the endpoint in use; found is the first that answers, in that order.
+	reports := engine.FindServers(ctx, endpoints)
+	now := reports[0]
+	var found *engine.StatusReport
+	for _, rep := range reports {
+		if !rep.Up {
+			continue
+		}
+		fmt.Fprintf(e.stderr, "init: %s answers at %s: %s\n", *rep.ServerName, rep.Endpoint, describeModels(rep))
+		if found == nil {
+			found = rep
+		}
+	}
+	switch {
+	case now.Up:
+	case found == nil && chosen:
+		fmt.Fprintf(e.stderr, "init: no model server answers at %s (%s); start one (%s), then run locum status\n",
+			current.Value, current.Source, strings.Join(client.StartCommands(current.Value), ", "))
+		return nil
+	case found == nil:
+		fmt.Fprintf(e.stderr, "init: no model server answers at %s or on the usual ports; start one (lms server start, ollama serve, llama-server -m MODEL.gguf, vllm serve MODEL), then run locum status\n", current.Value)
+		return nil
+	default:
+		fmt.Fprintf(e.stderr, "init: the endpoint in use, %s (%s), does not answer\n", current.Value, current.Source)
+		if err := e.offerEndpoint(ctx, cmd, v, found.Endpoint); err != nil {
+			return err
+		}
+	}
+	if r := evals.RoleStatus(v, c, "code"); r.Routing != "none" {
+		fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s); the delegate-local skill can delegate now\n", untrusted.Escape(r.Model), r.Routing)
+		return nil
+	}
+	if chat := found.ChatModelIDs(); len(chat) > 0 {
+		fmt.Fprintf(e.stderr, "init: next: locum roles accept code MODEL, with MODEL one of %s (it screens the model first)\n", untrusted.Escape(strings.Join(chat, ", ")))
+	} else {
+		fmt.Fprintf(e.stderr, "init: the server lists no chat model; load one, then run locum roles accept code MODEL\n")
+	}
+	return nil
+}
+
+// offerEndpoint writes endpoint into the user config on the person's yes (--yes, or the answer
+// at a terminal), and otherwise says how to.
+func (e *env) offerEndpoint(ctx context.Context, cmd *cli.Command, v *schema.Validator, endpoint string) error {
+	dirs, err := packs.FindUserDirs(e.lookup)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
+	}
+	file := dirs.UserConfigFile()
+	if !cmd.Bool("yes") {
+		if !e.stdinIsTerminal() {
+			fmt.Fprintf(e.stderr, "init: locum init --yes writes %s as your endpoint in %s (for every repository); or pass --base-url to each command\n", endpoint, file)
+			return nil
+		}
+		fmt.Fprintf(e.stderr, "init: write %s as your endpoint in %s (for every repository)? [y/N] ", endpoint, file)
+		yes, err := e.askYes(ctx)
+		if err != nil || !yes {
+			fmt.Fprintf(e.stderr, "init: endpoint not written; pass --base-url %s to each command, or run locum init --yes\n", endpoint)
+			return nil
+		}
+	}
+	if err := packs.SetEndpoint(v, dirs, endpoint); err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "init: wrote endpoint.base_url %s to %s\n", endpoint, file)
+	return nil
+}
+
+// describeModels is a server's models as init says them: chat models, then embedding models.
+func describeModels(rep *engine.StatusReport) string {
+	chat, embed := rep.ChatModelIDs(), rep.EmbedModelIDs()
+	if len(chat)+len(embed) == 0 {
+		return "no model listed"
+	}
+	var parts []string
+	if len(chat) > 0 {
+		parts = append(parts, "chat "+strings.Join(chat, ", "))
+	}
+	if len(embed) > 0 {
+		parts = append(parts, "embedding "+strings.Join(embed, ", "))
+	}
+	return untrusted.Escape(strings.Join(parts, "; "))
 }

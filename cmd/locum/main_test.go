@@ -131,15 +131,23 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdServe starts a scripted OpenAI-compatible server for the rest of the script and points
-// LOCUM_BASE_URL at it: serve [-mimic KIND] [SCRIPT.json], or serve -refused for an address where
-// nothing listens. Every request it receives is appended to $WORK/requests.jsonl.
+// LOCUM_BASE_URL at it: serve [-addr HOST:PORT] [-mimic KIND] [SCRIPT.json], or serve -refused
+// for an address where nothing listens. Every request it receives is appended to
+// $WORK/requests.jsonl.
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! serve")
 	}
 	var script scripted.Script
+	addr := ""
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
+		case "-addr":
+			if i+1 >= len(args) {
+				ts.Fatalf("serve: -addr needs HOST:PORT")
+			}
+			addr = args[i+1]
+			i++
 		case "-refused":
 			ts.Setenv("LOCUM_BASE_URL", "http://"+scripted.RefusedAddr()+"/v1")
 			return
@@ -158,7 +166,7 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 			script.Routes = append(script.Routes, sc.Routes...)
 		}
 	}
-	srv, err := scripted.Start(script)
+	srv, err := scripted.StartAt(addr, script)
 	ts.Check(err)
 	log, err := os.OpenFile(ts.MkAbs("requests.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	ts.Check(err)

@@ -166,21 +166,9 @@ func IdentifyModel(ctx context.Context, shared *packs.Settings, model string) (s
 // in the server's order, for a message that tells the person what they could accept. An
 // endpoint the rail refuses, or a server that does not answer, is the error.
 func ChatModels(ctx context.Context, shared *packs.Settings) ([]string, error) {
-	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
-	if err != nil {
-		return nil, err
+	rep := CheckEndpoint(ctx, shared, nil, nil)
+	if !rep.Up {
+		return nil, errors.New(rep.Error.Message)
 	}
-	c := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
-	info, err := c.Probe(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range info.Models {
-		if !info.IsEmbedding(m) {
-			out = append(out, m.ID)
-		}
-	}
-	return out, nil
+	return rep.ChatModelIDs(), nil
 }

@@ -113,7 +113,23 @@ func New() *Server {
 
 // Start starts a server running script.
 func Start(script Script) (*Server, error) {
-	s := New()
+	return StartAt("", script)
+}
+
+// StartAt starts a server running script listening on addr (HOST:PORT), or on a free loopback
+// port when addr is "": a test of what probes a server's usual port needs one there.
+func StartAt(addr string, script Script) (*Server, error) {
+	s := &Server{routes: map[string][]Reply{}, served: map[string]int{}}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		s.Listener.Close()
+		s.Listener = l
+	}
+	s.Start()
 	if script.Mimic != "" {
 		if err := s.Mimic(script.Mimic); err != nil {
 			s.Close()

@@ -1,6 +1,7 @@
 package packs
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -67,6 +68,38 @@ func TestAcceptAndRevokeRole(t *testing.T) {
 			_, ok := cfg.Roles["code"]
 			assert.False(t, ok)
 			assert.ErrorIs(t, RevokeRole(v, dirs, "code"), ErrNotAccepted)
+		})
+	}
+}
+
+// SetEndpoint writes endpoint.base_url and keeps every other key, of endpoint and of the file.
+func TestSetEndpoint(t *testing.T) {
+	v, err := schema.New()
+	require.NoError(t, err)
+	cases := []struct {
+		name, before string
+		want         map[string]any
+	}{
+		{"no config yet", "", map[string]any{"endpoint": map[string]any{"base_url": "http://127.0.0.1:11434/v1"}}},
+		{"other keys kept", `{"endpoint": {"base_url": "http://127.0.0.1:1234/v1", "allow_remote": false}, "roles": {"code": {"model": "m"}}}`,
+			map[string]any{"endpoint": map[string]any{"base_url": "http://127.0.0.1:11434/v1", "allow_remote": false}, "roles": map[string]any{"code": map[string]any{"model": "m"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dirs := UserDirs{Config: filepath.Join(t.TempDir(), "locum")}
+			if tc.before != "" {
+				require.NoError(t, os.MkdirAll(dirs.Config, 0o700))
+				require.NoError(t, os.WriteFile(dirs.UserConfigFile(), []byte(tc.before), 0o600))
+			}
+			require.NoError(t, SetEndpoint(v, dirs, "http://127.0.0.1:11434/v1"))
+			data, err := os.ReadFile(dirs.UserConfigFile())
+			require.NoError(t, err)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(data, &got))
+			assert.Equal(t, tc.want, got)
+			info, err := os.Stat(dirs.UserConfigFile())
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 		})
 	}
 }

@@ -32,6 +32,21 @@ func AcceptRole(v *schema.Validator, dirs UserDirs, role string, accepted Accept
 	})
 }
 
+// SetEndpoint writes endpoint.base_url into the operator's user config, keeping every other key
+// of endpoint and of the file: the endpoint every repository's runs use unless a flag or the
+// environment says otherwise.
+func SetEndpoint(v *schema.Validator, dirs UserDirs, baseURL string) error {
+	return editUserConfig(v, dirs, func(doc map[string]any) error {
+		endpoint, _ := doc["endpoint"].(map[string]any)
+		if endpoint == nil {
+			endpoint = map[string]any{}
+		}
+		endpoint["base_url"] = baseURL
+		doc["endpoint"] = endpoint
+		return nil
+	})
+}
+
 // ErrNotAccepted is RevokeRole's answer for a role the user config accepts no model for.
 var ErrNotAccepted = errors.New("no model is accepted for this role in the user config")
 
