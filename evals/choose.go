@@ -59,7 +59,7 @@ func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition
 		// stand in, and the receipt says so (routing=operator, never earned).
 		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
 			if accepted.Effort != "" {
-				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && (strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env")) {
+				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && effort.Chosen() {
 					return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
 				}
 				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
@@ -79,7 +79,7 @@ func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition
 		return "", "", withServerModels(ctx, settings, err)
 	}
 	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
-		if strings.HasPrefix(effort.Source, "flag") || strings.HasPrefix(effort.Source, "env") {
+		if effort.Chosen() {
 			return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
 				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}

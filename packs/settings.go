@@ -96,6 +96,12 @@ type Setting struct {
 	Source string `json:"source"`
 }
 
+// Chosen says the caller set the setting on purpose for this run: a flag, a tool call's
+// argument, or the environment, rather than a default, a pack, the workspace or the user config.
+func (s Setting) Chosen() bool {
+	return strings.HasPrefix(s.Source, "flag ") || strings.HasPrefix(s.Source, "argument ") || strings.HasPrefix(s.Source, "env ")
+}
+
 // Settings are the resolved settings of one mode, in a fixed order.
 type Settings struct {
 	Mode  string
@@ -194,6 +200,13 @@ type Lookup func(string) (string, bool)
 //
 // The empty mode resolves only the settings every command shares (the endpoint).
 func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) (*Settings, error) {
+	return c.ResolveCall(mode, env, flags, nil)
+}
+
+// ResolveCall is Resolve for a tool call: args are the call's own settings (keyed by setting,
+// as max_input_bytes), applied after the operator's flags, with the source "argument NAME",
+// NAME the setting's flag in snake_case as the call names it.
+func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[string]string) (*Settings, error) {
 	if mode != "" && !c.Declares(mode) {
 		return nil, &ModeError{Mode: mode}
 	}
@@ -236,6 +249,9 @@ func (c *Composition) Resolve(mode string, env Lookup, flags map[string]string) 
 		}
 		if v, ok := flags[spec.flag]; ok && spec.flag != "" {
 			set = Setting{Key: spec.key, Value: v, Source: "flag --" + spec.flag}
+		}
+		if v, ok := args[spec.key]; ok && spec.flag != "" {
+			set = Setting{Key: spec.key, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
 		}
 		norm, err := spec.check(set.Value)
 		if err != nil {

@@ -50,6 +50,34 @@ func TestResolveOrder(t *testing.T) {
 	assert.False(t, ok, "a dedup setting must not appear in transform")
 }
 
+// A tool call's arguments come after the operator's flags and say they are the call's; a flag,
+// an argument and the environment are chosen for the run, the rest are not.
+func TestResolveCall(t *testing.T) {
+	c := builtinComposition(t)
+	flags := map[string]string{"max-input-bytes": "1000", "timeout": "5m"}
+	args := map[string]string{"max_input_bytes": "2000", "embed_model": "nomic"}
+	s, err := c.ResolveCall("dedup", nil, flags, args)
+	require.NoError(t, err)
+	cases := []struct {
+		key, value, source string
+		chosen             bool
+	}{
+		{"max_input_bytes", "2000", "argument max_input_bytes", true},
+		{"embed_model", "nomic", "argument model", true},
+		{"timeout", "5m", "flag --timeout", true},
+		{"threshold", "0.8", "pack tools/local-llm", false},
+	}
+	for _, tc := range cases {
+		got, ok := s.Get(tc.key)
+		require.True(t, ok, tc.key)
+		assert.Equal(t, tc.value, got.Value, tc.key)
+		assert.Equal(t, tc.source, got.Source, tc.key)
+		assert.Equal(t, tc.chosen, got.Chosen(), tc.key)
+	}
+	_, err = c.ResolveCall("dedup", nil, nil, map[string]string{"threshold": "9"})
+	assert.ErrorContains(t, err, "argument threshold")
+}
+
 func TestResolveRefusesBadValues(t *testing.T) {
 	c := builtinComposition(t)
 	cases := []struct {

@@ -13,13 +13,20 @@ import (
 type EndpointError struct {
 	URL    string
 	Reason string
+	// OffLoopback is a host off this machine: the message then says how the operator allows one.
+	OffLoopback bool
 }
 
-func (e *EndpointError) Error() string {
-	return fmt.Sprintf("refusing endpoint %q: %s", e.URL, e.Reason)
-}
+func (e *EndpointError) Error() string { return e.Words(FlagName) }
 
-const remoteRemedy = "leave loopback (--allow-remote, LOCUM_ALLOW_REMOTE=1, or allow_remote in your user config) only if sending workspace text to that host is a decision you have made"
+// Words is the message with the operator's setting named by name.
+func (e *EndpointError) Words(name func(string) string) string {
+	msg := fmt.Sprintf("refusing endpoint %q: %s", e.URL, e.Reason)
+	if e.OffLoopback {
+		msg += fmt.Sprintf("; leave loopback (%s, LOCUM_ALLOW_REMOTE=1, or allow_remote in your user config) only if sending workspace text to that host is a decision you have made", name("allow_remote"))
+	}
+	return msg
+}
 
 // ParseEndpoint checks a base URL against the loopback rail and returns it normalised (scheme and
 // host in lower case, a host's trailing dot removed, no trailing slash). Without allowRemote the
@@ -66,7 +73,7 @@ func ParseEndpoint(raw string, allowRemote bool) (*url.URL, error) {
 	}
 	if !allowRemote {
 		if reason := loopbackProblem(host); reason != "" {
-			return fail("%s; %s", reason, remoteRemedy)
+			return nil, &EndpointError{URL: raw, Reason: reason, OffLoopback: true}
 		}
 	}
 	if strings.Contains(host, ":") {

@@ -191,20 +191,24 @@ type ReplyError struct {
 	MaxOutputTokens int64
 	// Effort is the effort the request was sent with: advice to lower it is no advice at none.
 	Effort string
-	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
+	// Narrow names the settings that narrow the input as a template ("{lines} or {symbol}"),
+	// for advice; "" for a mode without one.
 	Narrow string
 	Detail string
 }
 
 // lessThinking is what to do about a model that thought instead of answering.
-func (e *ReplyError) lessThinking() string {
+func (e *ReplyError) lessThinking(name func(string) string) string {
 	if e.Effort == "none" {
-		return "the model thinks even at --effort none: raise --max-output-tokens, or use a model that can answer without thinking"
+		return "the model thinks even at " + name("effort") + " none: raise " + name("max_output_tokens") + ", or use a model that can answer without thinking"
 	}
-	return "lower --effort (try none) or raise --max-output-tokens"
+	return "lower " + name("effort") + " (try none) or raise " + name("max_output_tokens")
 }
 
-func (e *ReplyError) Error() string {
+func (e *ReplyError) Error() string { return e.Words(FlagName) }
+
+// Words is the message with the settings it advises on named by name.
+func (e *ReplyError) Words(name func(string) string) string {
 	switch e.Class {
 	case ClassEmpty:
 		msg := "the model returned an empty answer; retry, or try another model"
@@ -213,15 +217,15 @@ func (e *ReplyError) Error() string {
 		}
 		return msg
 	case ClassThinkOnly:
-		return "the model only thought and gave no answer; " + e.lessThinking()
+		return "the model only thought and gave no answer; " + e.lessThinking(name)
 	case ClassTruncated:
-		msg := fmt.Sprintf("the answer was cut off at --max-output-tokens %d (finish_reason length); raise --max-output-tokens", e.MaxOutputTokens)
+		msg := fmt.Sprintf("the answer was cut off at %s %d (finish_reason length); raise %s", name("max_output_tokens"), e.MaxOutputTokens, name("max_output_tokens"))
 		if e.Narrow != "" {
-			msg += ", or narrow the input with " + e.Narrow
+			msg += ", or narrow the input with " + Words(e.Narrow, name)
 		}
 		return msg
 	case ClassLostToThinking:
-		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; %s", e.MaxOutputTokens, e.lessThinking())
+		return fmt.Sprintf("the model spent all %d output tokens thinking and gave no answer; %s", e.MaxOutputTokens, e.lessThinking(name))
 	case ClassMalformed:
 		return "the server's reply is not a chat completion: " + e.Detail
 	}

@@ -102,7 +102,7 @@ func TestReplyErrorSaysWhatToDo(t *testing.T) {
 	assert.Contains(t, (&ReplyError{Class: ClassLostToThinking, MaxOutputTokens: 4096}).Error(), "lower --effort")
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "raise --max-output-tokens")
 	assert.NotContains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "--lines", "a mode without --lines is not told to use it")
-	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Narrow: "--lines"}).Error(), "narrow the input with --lines")
+	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Narrow: "{lines}"}).Error(), "narrow the input with --lines")
 	assert.Contains(t, (&ReplyError{Class: ClassThinkOnly}).Error(), "lower --effort")
 	for _, class := range []ReplyClass{ClassThinkOnly, ClassLostToThinking} {
 		msg := (&ReplyError{Class: class, MaxOutputTokens: 4096, Effort: "none"}).Error()

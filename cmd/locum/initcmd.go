@@ -82,7 +82,7 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 	}
 	current, _ := settings.Get("base_url")
 	endpoints := []string{current.Value}
-	chosen := strings.HasPrefix(current.Source, "flag") || strings.HasPrefix(current.Source, "env")
+	chosen := current.Chosen()
 	if !chosen {
 		endpoints = append(endpoints, engine.UsualEndpoints...)
 	}

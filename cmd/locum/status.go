@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -59,6 +60,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 		embed = engine.DefaultEmbedModel(c, e.lookup)
 	}
 	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
+	rep.Reword(rails.FlagName)
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)

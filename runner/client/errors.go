@@ -42,8 +42,11 @@ type UnreachableError struct {
 	Err error
 }
 
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("no server answers at %s (%v); start one (%s) or point --base-url at it", e.URL, rootCause(e.Err), strings.Join(StartCommands(e.URL), ", or "))
+func (e *UnreachableError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the endpoint setting named by name.
+func (e *UnreachableError) Words(name func(string) string) string {
+	return fmt.Sprintf("no server answers at %s (%v); start one (%s) or point %s at it", e.URL, rootCause(e.Err), strings.Join(StartCommands(e.URL), ", or "), name("base_url"))
 }
 
 // StartCommands names what starts the server that usually listens on the endpoint's port, or
@@ -74,8 +77,11 @@ type RedirectError struct {
 	From, To string
 }
 
-func (e *RedirectError) Error() string {
-	return fmt.Sprintf("the server at %s redirected to %s; locum does not follow redirects (point --base-url at the real endpoint)", e.From, e.To)
+func (e *RedirectError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the endpoint setting named by name.
+func (e *RedirectError) Words(name func(string) string) string {
+	return fmt.Sprintf("the server at %s redirected to %s; locum does not follow redirects (point %s at the real endpoint)", e.From, e.To, name("base_url"))
 }
 
 // TooLargeError is a response body over the cap.

@@ -52,18 +52,23 @@ type ContextError struct {
 	Model     string
 	Fit       PromptFit
 	MaxOutput int64
-	// Narrow is the flag that narrows the input, when the mode has one.
+	// Narrow names the settings that narrow the input, as a template (rails.Words), when the
+	// mode has them.
 	Narrow string
 }
 
-func (e *ContextError) Error() string {
-	return fmt.Sprintf("the prompt (%d tokens, %s) plus --max-output-tokens %d is over the %d-token context %s has loaded; "+
+func (e *ContextError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with its settings named by name.
+func (e *ContextError) Words(name func(string) string) string {
+	return fmt.Sprintf("the prompt (%d tokens, %s) plus %s %d is over the %d-token context %s has loaded; "+
 		"the server would cut the prompt. %s",
-		e.Fit.Tokens, e.Fit.how(), e.MaxOutput, e.Fit.Context, e.Model, remedies(e.Narrow, "lower --max-output-tokens", "load the model with a larger context on the server"))
+		e.Fit.Tokens, e.Fit.how(), name("max_output_tokens"), e.MaxOutput, e.Fit.Context, e.Model,
+		remedies(rails.Words(e.Narrow, name), "lower "+name("max_output_tokens"), "load the model with a larger context on the server"))
 }
 
 // remedies joins what the user can do into a sentence, narrowing the input first where the mode
-// has a flag for it.
+// has a setting for it.
 func remedies(narrow string, rest ...string) string {
 	if narrow != "" {
 		rest = append([]string{"narrow the input (" + narrow + ")"}, rest...)
@@ -85,10 +90,13 @@ type InputTruncatedError struct {
 	Narrow string
 }
 
-func (e *InputTruncatedError) Error() string {
+func (e *InputTruncatedError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with its settings named by name.
+func (e *InputTruncatedError) Words(name func(string) string) string {
 	return fmt.Sprintf("the server cut the prompt: it read %d tokens against a context of %d (the prompt was %d tokens, %s); "+
 		"the reply is not an answer to the task. %s",
-		e.Read, e.Fit.Context, e.Fit.Tokens, e.Fit.how(), remedies(e.Narrow, "load the model with a larger context on the server"))
+		e.Read, e.Fit.Context, e.Fit.Tokens, e.Fit.how(), remedies(rails.Words(e.Narrow, name), "load the model with a larger context on the server"))
 }
 
 // ContextOf is the loaded context the server reports for a model, 0 when it does not say.

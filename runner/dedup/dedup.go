@@ -143,7 +143,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 // (in any letter case), sorted by name, without README.md (it describes the folder).
 func Entries(dir, glob string) ([]string, error) {
 	if _, err := path.Match(strings.ToLower(glob), ""); err != nil {
-		return nil, &engine.BadInputError{Reason: fmt.Sprintf("--glob %q is not a valid pattern: %v", glob, err)}
+		return nil, engine.BadInputf("{glob} %q is not a valid pattern: %v", glob, err)
 	}
 	list, err := os.ReadDir(dir)
 	if err != nil {
@@ -151,7 +151,7 @@ func Entries(dir, glob string) ([]string, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, &engine.BadInputError{Reason: fmt.Sprintf("--dir %s: %v", dir, err)}
+		return nil, engine.BadInputf("{dir} %s: %v", dir, err)
 	}
 	var out []string
 	for _, e := range list {
@@ -174,7 +174,7 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 		return err
 	}
 	if len(names) < 2 {
-		return &engine.BadInputError{Reason: fmt.Sprintf("--dir %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), client.Plural(len(names), "entry", "entries"), s.String("glob"))}
+		return engine.BadInputf("{dir} %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), client.Plural(len(names), "entry", "entries"), s.String("glob"))
 	}
 	limit := s.Int("max_input_bytes")
 	var over []string

@@ -360,7 +360,7 @@ func (r *Run) result(err error) *Result {
 	}
 	if err != nil {
 		res.Error = errorInfo(kind, err)
-		res.Error.Message = reword(res.Error.Message, err, r.Spec.ArgName)
+		res.Error.Message = Reword(res.Error.Message, err, r.Spec.ArgName)
 	}
 	if len(res.Details) == 0 {
 		res.Details = nil
@@ -407,9 +407,9 @@ func capText(s string, n int) string {
 	return s[:n] + "...[cut]"
 }
 
-// reword puts an error's own part of msg in the front end's words, where the error names
+// Reword puts an error's own part of msg in the front end's words, where the error names
 // settings (rails.Worded) and the front end names them its own way.
-func reword(msg string, err error, name func(string) string) string {
+func Reword(msg string, err error, name func(string) string) string {
 	var w rails.Worded
 	if name == nil || !errors.As(err, &w) {
 		return msg

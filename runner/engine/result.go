@@ -143,14 +143,48 @@ type RefusalError struct {
 	Reason string
 	// Command is what the person runs to lift the refusal ("locum roles accept code MODEL"), or "".
 	Command string
+	// Worded, where its Format is set, is the message naming settings as {setting}, for each
+	// front end to word its own way (Refusalf); Reason is then unused.
+	Worded rails.WordedText
 }
 
-func (e *RefusalError) Error() string { return e.Reason }
+// Refusalf is a refusal whose message may name settings as {setting}.
+func Refusalf(format string, args ...any) *RefusalError {
+	return &RefusalError{Worded: rails.Textf(format, args...)}
+}
+
+func (e *RefusalError) Error() string { return wordedOr(e.Worded, e.Reason, rails.FlagName) }
+
+// Words is the message with its settings named by name.
+func (e *RefusalError) Words(name func(string) string) string {
+	return wordedOr(e.Worded, e.Reason, name)
+}
 
 // BadInputError is input locum cannot work with (exit 2), refused before any request.
-type BadInputError struct{ Reason string }
+type BadInputError struct {
+	Reason string
+	// Worded: as RefusalError's (BadInputf).
+	Worded rails.WordedText
+}
 
-func (e *BadInputError) Error() string { return e.Reason }
+// BadInputf is bad input whose message may name settings as {setting}.
+func BadInputf(format string, args ...any) *BadInputError {
+	return &BadInputError{Worded: rails.Textf(format, args...)}
+}
+
+func (e *BadInputError) Error() string { return wordedOr(e.Worded, e.Reason, rails.FlagName) }
+
+// Words is the message with its settings named by name.
+func (e *BadInputError) Words(name func(string) string) string {
+	return wordedOr(e.Worded, e.Reason, name)
+}
+
+func wordedOr(w rails.WordedText, plain string, name func(string) string) string {
+	if w.Format == "" {
+		return plain
+	}
+	return w.Words(name)
+}
 
 // ResultError carries a finished run's failure on as an error, for a caller that runs the engine
 // inside a larger job: Classify gives back the run's own status, kind and exit code.
@@ -309,7 +343,10 @@ type OversizeError struct {
 	Files []string // "name (N bytes)"
 }
 
-func (e *OversizeError) Error() string {
-	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (--max-input-bytes), so nothing was sent: %s; nothing is truncated, so raise --max-input-bytes only as far as the embedding model's context holds, or split the files",
-		len(e.Files), client.Plural(len(e.Files), "file is", "files are"), e.Limit, strings.Join(e.Files, ", "))
+func (e *OversizeError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the budget setting named by name.
+func (e *OversizeError) Words(name func(string) string) string {
+	return fmt.Sprintf("%d %s over the per-file input budget of %d bytes (%s), so nothing was sent: %s; nothing is truncated, so raise %s only as far as the embedding model's context holds, or split the files",
+		len(e.Files), client.Plural(len(e.Files), "file is", "files are"), e.Limit, name("max_input_bytes"), strings.Join(e.Files, ", "), name("max_input_bytes"))
 }

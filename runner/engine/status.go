@@ -40,10 +40,22 @@ type StatusReport struct {
 	Start []string `json:"start"`
 	// EmbedNote says why no embedding model is reported.
 	EmbedNote string `json:"embed_note,omitempty"`
+	// err is the probe's error, behind Error, for Reword.
+	err error
 }
 
-// NoEmbedModel is what status says when no embedding model fits the server.
-const NoEmbedModel = "no embedding model configured: pass --embed-model (dedup: --model) or set LOCUM_EMBED_MODEL"
+// Reword names the settings the report's messages advise on as the front end takes them: each
+// front end calls it once before it shows the report.
+func (r *StatusReport) Reword(name func(setting string) string) {
+	if r.Error != nil && r.err != nil {
+		r.Error.Message = Reword(r.Error.Message, r.err, name)
+	}
+	r.EmbedNote = rails.Words(r.EmbedNote, name)
+}
+
+// NoEmbedModel is what status says when no embedding model fits the server, as a template of
+// the settings it names (StatusReport.Reword words them).
+const NoEmbedModel = "no embedding model configured: pass {embed_model} (dedup: {model}) or set LOCUM_EMBED_MODEL"
 
 // CheckStatus probes the server and reports on it and on the configured models (nil when unset).
 func CheckStatus(ctx context.Context, c *client.Client, source string, chat, embed *ModelPresence) *StatusReport {
@@ -54,6 +66,7 @@ func CheckStatus(ctx context.Context, c *client.Client, source string, chat, emb
 	if err != nil {
 		_, kind, _ := Classify(err)
 		rep.Error = &ErrorInfo{Kind: kind, Message: err.Error()}
+		rep.err = err
 		var ue *client.UnreachableError
 		var le *client.LoadingError
 		switch {
@@ -101,7 +114,7 @@ func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *Mod
 		// Refused before any request: still a report, so --json has its one object.
 		_, kind, _ := Classify(err)
 		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed,
-			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}}
+			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}, err: err}
 	}
 	client := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
 	return CheckStatus(ctx, client, base.Source, chat, embed)

@@ -156,5 +156,5 @@ func TestSummarizeBySymbol(t *testing.T) {
 	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "m"}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Contains(t, text(res), "--lines and --symbol both name the span")
+	assert.Contains(t, text(res), "`lines` and `symbol` both name the span")
 }

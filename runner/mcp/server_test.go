@@ -236,6 +236,11 @@ func TestRefusalsAreToolResults(t *testing.T) {
 		{"a setting that does not parse", true, map[string]any{"model": "m", "effort": "huge"}, "ERROR: "},
 		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "over the input budget of 10 bytes (`max_input_bytes`); narrow it with `lines` A-B"},
 		{"a file out of the repository", true, map[string]any{"model": "m", "file": "../x.go"}, "ERROR"},
+		{"an endpoint off loopback", true, map[string]any{"model": "m", "base_url": "http://192.0.2.1:1234/v1"}, "leave loopback (the operator's allow-remote option of locum mcp, LOCUM_ALLOW_REMOTE=1"},
+		{"lines and symbol both", true, map[string]any{"model": "m", "lines": "1-2", "symbol": "Add"}, "`lines` and `symbol` both name the span"},
+		{"lines out of bounds", true, map[string]any{"model": "m", "lines": "90-99"}, "`lines` 90-99 is out of bounds"},
+		{"an empty verify", true, map[string]any{"model": "m", "verify": ""}, "`verify` is empty"},
+		{"a reply that cannot fit the loaded context", true, map[string]any{"model": "qwen3-coder-30b", "max_output_tokens": 40000}, "plus `max_output_tokens` 40000 is over the 32768-token context"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.allowModel)
@@ -261,9 +266,7 @@ func TestRefusalsAreToolResults(t *testing.T) {
 				}
 				assert.NotContains(t, text(res), "--", "an MCP refusal names tool arguments and commands, never a CLI flag")
 			}
-			if res.StructuredContent != nil && structured(t, res)["status"] == "REFUSED" {
-				assert.NotContains(t, text(res), "--", "an MCP refusal names tool arguments and commands, never a CLI flag")
-			}
+			assert.NotContains(t, text(res), "--", "an MCP message names tool arguments and commands, never a CLI flag")
 			assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")
 			assert.Equal(t, calc, f.file(t))
 		})

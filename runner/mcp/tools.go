@@ -182,9 +182,10 @@ func fail(format string, args ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-// callFlags turns a call's arguments into the flags of mode's settings, on top of the operator's.
-// An argument is named as its flag in snake_case; allow-remote never comes from a call.
-func (s *Server) callFlags(mode string, args any) (map[string]string, error) {
+// callArgs are a call's arguments that set mode's settings, keyed by setting (an argument is
+// named as the setting's flag in snake_case: dedup's model is embed_model); they resolve on top
+// of the operator's flags. allow_remote never comes from a call.
+func (s *Server) callArgs(mode string, args any) (map[string]string, error) {
 	data, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
@@ -193,10 +194,7 @@ func (s *Server) callFlags(mode string, args any) (map[string]string, error) {
 	if err := json.Unmarshal(data, &given); err != nil {
 		return nil, err
 	}
-	flags := map[string]string{}
-	for k, v := range s.opts.Flags {
-		flags[k] = v
-	}
+	out := map[string]string{}
 	for _, f := range packs.SettingFlags(mode) {
 		if f.Name == "allow-remote" {
 			continue
@@ -207,14 +205,14 @@ func (s *Server) callFlags(mode string, args any) (map[string]string, error) {
 		}
 		switch x := v.(type) {
 		case string:
-			flags[f.Name] = x
+			out[f.Key] = x
 		case float64:
-			flags[f.Name] = strconv.FormatFloat(x, 'f', -1, 64)
+			out[f.Key] = strconv.FormatFloat(x, 'f', -1, 64)
 		case bool:
-			flags[f.Name] = strconv.FormatBool(x)
+			out[f.Key] = strconv.FormatBool(x)
 		}
 	}
-	return flags, nil
+	return out, nil
 }
 
 // settings resolves mode's settings for one call; a value that does not parse is a tool error.
@@ -223,11 +221,11 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 	if err != nil {
 		return nil, nil, fail("ERROR: the workspace cannot be read: %v", err)
 	}
-	flags, err := s.callFlags(mode, args)
+	callArgs, err := s.callArgs(mode, args)
 	if err != nil {
 		return nil, nil, fail("ERROR: %v", err)
 	}
-	set, err := c.Resolve(mode, s.opts.Env, flags)
+	set, err := c.ResolveCall(mode, s.opts.Env, s.opts.Flags, callArgs)
 	if err != nil {
 		return nil, nil, fail("ERROR: %v", err)
 	}
@@ -243,8 +241,10 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 func (s *Server) chatSpec(ctx context.Context, mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
 	refuse := func(err error) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
 		status, _, code := engine.Classify(err)
-		res := fail("%s: %v", status, err)
-		return engine.RunSpec{}, nil, res, engine.NotStarted(mode, "", "", code, err)
+		notStarted := engine.NotStarted(mode, "", "", code, err)
+		notStarted.Error.Message = engine.Reword(notStarted.Error.Message, err, argName)
+		res := fail("%s: %s", status, notStarted.Error.Message)
+		return engine.RunSpec{}, nil, res, notStarted
 	}
 	if model != "" && role == "" && !s.opts.AllowModel {
 		return refuse(&engine.RefusalError{Reason: "this server runs the model a role is routed to, never one a call names: " +
@@ -263,8 +263,14 @@ func (s *Server) chatSpec(ctx context.Context, mode, model, role string, args an
 		Version: s.opts.Version, Stderr: s.opts.Log, ArgName: argName}, c, nil, nil
 }
 
-// argName names a setting in a message as a tool call gives it.
-func argName(name string) string { return "`" + name + "`" }
+// argName names a setting as a tool call takes it: its argument. The endpoint rail's
+// allow_remote is no argument: only the operator widens it.
+func argName(name string) string {
+	if name == "allow_remote" {
+		return "the operator's allow-remote option of locum mcp"
+	}
+	return "`" + name + "`"
+}
 
 // finish makes a run's result the tool's: the --json object as structured content, the receipt
 // (after the error and the outcome, when there are any) as text, isError unless it is OK.
@@ -303,6 +309,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 		embed = engine.DefaultEmbedModel(c, s.opts.Env)
 	}
 	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
+	rep.Reword(argName)
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }

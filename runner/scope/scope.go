@@ -17,8 +17,9 @@ import (
 	"github.com/locumdev/locum/untrusted"
 )
 
-// NarrowFlags is how a user narrows a file mode's input, for advice.
-const NarrowFlags = "--lines or --symbol"
+// NarrowSettings is how a user narrows a file mode's input, for advice, as a template whose
+// settings each front end names its own way (rails.Words).
+const NarrowSettings = "{lines} or {symbol}"
 
 // hardFileCap bounds a file read for --lines: the span goes through the input budget, but the
 // whole file is still read to write it back.
@@ -39,7 +40,7 @@ func (s *File) Span() []string { return s.Text.Lines[s.Range.Start-1 : s.Range.E
 // input budget on disk, before it is read.
 func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 	if lines != "" && symbol != "" {
-		return nil, &engine.BadInputError{Reason: "--lines and --symbol both name the span: give one"}
+		return nil, engine.BadInputf("{lines} and {symbol} both name the span: give one")
 	}
 	path, display, err := resolveInRoot(cwd, root, file)
 	if err != nil {

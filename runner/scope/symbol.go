@@ -1,7 +1,6 @@
 package scope
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -16,16 +15,16 @@ import (
 // A model edits best when it sees one whole unit, and the user names it rather than counting lines.
 func SymbolRange(display string, src []byte, name string) (LineRange, error) {
 	if strings.ToLower(filepath.Ext(display)) != ".go" {
-		return LineRange{}, &engine.BadInputError{Reason: fmt.Sprintf("--symbol works on Go files; %s is not one: give its span with --lines A-B", display)}
+		return LineRange{}, engine.BadInputf("{symbol} works on Go files; %s is not one: give its span with {lines} A-B", display)
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return LineRange{}, &engine.BadInputError{Reason: "--symbol is empty: name a function, Type.Method, type, const or var"}
+		return LineRange{}, engine.BadInputf("{symbol} is empty: name a function, Type.Method, type, const or var")
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, display, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return LineRange{}, &engine.BadInputError{Reason: fmt.Sprintf("--symbol %s: %s does not parse as Go (%v); give the span with --lines A-B", name, display, err)}
+		return LineRange{}, engine.BadInputf("{symbol} %s: %s does not parse as Go (%v); give the span with {lines} A-B", name, display, err)
 	}
 	recv, method, isMethod := strings.Cut(name, ".")
 	var found []LineRange
@@ -73,11 +72,11 @@ func SymbolRange(display string, src []byte, name string) (LineRange, error) {
 	}
 	switch len(found) {
 	case 0:
-		return LineRange{}, &engine.BadInputError{Reason: fmt.Sprintf("--symbol %s: %s declares no function, method, type, const or var of that name (a method is Type.Method)", name, display)}
+		return LineRange{}, engine.BadInputf("{symbol} %s: %s declares no function, method, type, const or var of that name (a method is Type.Method)", name, display)
 	case 1:
 		return found[0], nil
 	}
-	return LineRange{}, &engine.BadInputError{Reason: fmt.Sprintf("--symbol %s: %s declares it %d times; give the span with --lines A-B", name, display, len(found))}
+	return LineRange{}, engine.BadInputf("{symbol} %s: %s declares it %d times; give the span with {lines} A-B", name, display, len(found))
 }
 
 // receiverType is the name of a method's receiver type, without a pointer or type parameters.

@@ -20,7 +20,7 @@ func (r LineRange) String() string { return fmt.Sprintf("%d-%d", r.Start, r.End)
 // checks the bounds against a file.
 func ParseLineRange(s string) (LineRange, error) {
 	bad := func(why string) (LineRange, error) {
-		return LineRange{}, &engine.BadInputError{Reason: fmt.Sprintf("--lines %q: %s; write A-B (1-based, inclusive) or A- for A to the end", s, why)}
+		return LineRange{}, engine.BadInputf("{lines} %q: %s; write A-B (1-based, inclusive) or A- for A to the end", s, why)
 	}
 	a, b, dash := strings.Cut(strings.TrimSpace(s), "-")
 	start, err := strconv.Atoi(a)
@@ -49,10 +49,10 @@ func (r LineRange) Within(n int) (LineRange, error) {
 		r.End = n
 	}
 	if r.Start > n || r.End > n {
-		return r, &engine.BadInputError{Reason: fmt.Sprintf("--lines %d-%d is out of bounds: the file has %s", r.Start, r.End, client.Count(n, "line", "lines"))}
+		return r, engine.BadInputf("{lines} %d-%d is out of bounds: the file has %s", r.Start, r.End, client.Count(n, "line", "lines"))
 	}
 	if r.End < r.Start {
-		return r, &engine.BadInputError{Reason: fmt.Sprintf("--lines %d-%d is inverted", r.Start, r.End)}
+		return r, engine.BadInputf("{lines} %d-%d is inverted", r.Start, r.End)
 	}
 	return r, nil
 }

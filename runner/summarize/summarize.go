@@ -121,7 +121,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: scope.NarrowFlags}
+		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: scope.NarrowSettings}
 		if useSchema {
 			req.ResponseSchema = DigestSchema
 		}

@@ -70,7 +70,7 @@ func Steps(opts Options) []engine.Step {
 
 func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	if strings.TrimSpace(t.opts.Verify) == "" {
-		return &engine.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+		return engine.BadInputf("{verify} is empty: give a command whose exit 0 means the task is done")
 	}
 	if strings.TrimSpace(t.opts.Task) == "" {
 		return &engine.BadInputError{Reason: "the task is empty: say what to change"}
@@ -142,7 +142,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 		res, err := r.Chat(ctx, "edit", client.ChatRequest{
-			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: scope.NarrowFlags,
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: scope.NarrowSettings,
 		})
 		if err != nil {
 			return err
