@@ -176,10 +176,30 @@ func (s *Settings) Bool(key string) bool { return s.String(key) == "true" }
 // input (exit 2): it is never read as the default.
 type SettingError struct {
 	Key, Source, Value, Want string
+	// Widen, where set, is how the operator raises the setting past a cap. It is worded for
+	// every front end at once: the flag is the same on a command and on locum mcp, and a tool
+	// call has no way to raise it.
+	Widen *Widen
 }
 
+// operatorSource words a setting's source for a message a tool call gets as well: a flag is the
+// operator's, named without the dashes a host would take for its own.
+func operatorSource(source string) string {
+	if flag, ok := strings.CutPrefix(source, "flag --"); ok {
+		return "the operator's " + flag + " flag"
+	}
+	return source
+}
+
+// Widen names the operator's ways to raise a capped setting.
+type Widen struct{ Flag, Env string }
+
 func (e *SettingError) Error() string {
-	return fmt.Sprintf("%s: %q is not %s (setting %s)", e.Source, e.Value, e.Want, e.Key)
+	want := e.Want
+	if e.Widen != nil {
+		want += fmt.Sprintf("; only the operator may raise it further (the %s flag, or %s)", e.Widen.Flag, e.Widen.Env)
+	}
+	return fmt.Sprintf("%s: %q is not %s (setting %s)", e.Source, e.Value, want, e.Key)
 }
 
 // ModeError is a mode no composed pack declares.
@@ -250,18 +270,31 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 		if v, ok := flags[spec.flag]; ok && spec.flag != "" {
 			set = Setting{Key: spec.key, Value: v, Source: "flag --" + spec.flag}
 		}
+		if spec.repoMax > 0 && fromRepository(set.Source) {
+			norm, err := spec.check(set.Value)
+			if n, _ := strconv.ParseInt(norm, 10, 64); err == nil && n > spec.repoMax {
+				return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value,
+					Want: fmt.Sprintf("a number up to %d when a file in the repository sets it", spec.repoMax), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
+			}
+		}
 		if v, ok := args[spec.key]; ok && spec.flag != "" {
+			prior := set
 			set = Setting{Key: spec.key, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
+			// A budget is a rail: a call may lower it, never raise it past what the operator,
+			// the repository or the default would have it be.
+			if spec.repoMax > 0 {
+				was, _ := spec.check(prior.Value)
+				now, err := spec.check(v)
+				limit, _ := strconv.ParseInt(was, 10, 64)
+				if n, _ := strconv.ParseInt(now, 10, 64); err == nil && n > limit {
+					return nil, &SettingError{Key: spec.key, Source: set.Source, Value: v,
+						Want: fmt.Sprintf("a number up to %s, this run's budget (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
+				}
+			}
 		}
 		norm, err := spec.check(set.Value)
 		if err != nil {
 			return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value, Want: err.Error()}
-		}
-		if spec.repoMax > 0 && fromRepository(set.Source) {
-			if n, _ := strconv.ParseInt(norm, 10, 64); n > spec.repoMax {
-				return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value,
-					Want: fmt.Sprintf("a number up to %d when a file in the repository sets it; only the operator may raise it further (--%s or %s)", spec.repoMax, spec.flag, spec.env)}
-			}
 		}
 		set.Value = norm
 		out.items = append(out.items, set)

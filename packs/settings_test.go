@@ -51,18 +51,19 @@ func TestResolveOrder(t *testing.T) {
 }
 
 // A tool call's arguments come after the operator's flags and say they are the call's; a flag,
-// an argument and the environment are chosen for the run, the rest are not.
+// an argument and the environment are chosen for the run, the rest are not. A call may lower a
+// budget, never raise it.
 func TestResolveCall(t *testing.T) {
 	c := builtinComposition(t)
 	flags := map[string]string{"max-input-bytes": "1000", "timeout": "5m"}
-	args := map[string]string{"max_input_bytes": "2000", "embed_model": "nomic"}
+	args := map[string]string{"max_input_bytes": "500", "embed_model": "nomic"}
 	s, err := c.ResolveCall("dedup", nil, flags, args)
 	require.NoError(t, err)
 	cases := []struct {
 		key, value, source string
 		chosen             bool
 	}{
-		{"max_input_bytes", "2000", "argument max_input_bytes", true},
+		{"max_input_bytes", "500", "argument max_input_bytes", true},
 		{"embed_model", "nomic", "argument model", true},
 		{"timeout", "5m", "flag --timeout", true},
 		{"threshold", "0.8", "pack tools/local-llm", false},
@@ -76,6 +77,24 @@ func TestResolveCall(t *testing.T) {
 	}
 	_, err = c.ResolveCall("dedup", nil, nil, map[string]string{"threshold": "9"})
 	assert.ErrorContains(t, err, "argument threshold")
+
+	for _, tc := range []struct {
+		name  string
+		flags map[string]string
+		args  map[string]string
+		want  string
+	}{
+		{"over the operator's flag", map[string]string{"max-input-bytes": "1000"}, map[string]string{"max_input_bytes": "100000000"}, "up to 1000, this run's budget (the operator's max-input-bytes flag): a tool call may lower it, never raise it"},
+		{"over the pack's default", nil, map[string]string{"max_output_tokens": "8192"}, "up to 4096, this run's budget (pack tools/local-llm)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.ResolveCall("transform", nil, tc.flags, tc.args)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "only the operator may raise it further (the max-")
+			assert.NotContains(t, err.Error(), "--", "the message serves a tool call as well as the command line")
+		})
+	}
 }
 
 func TestResolveRefusesBadValues(t *testing.T) {
