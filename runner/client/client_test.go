@@ -250,7 +250,7 @@ func TestTransportFailures(t *testing.T) {
 		_, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 1, Messages: []Message{{Role: "user", Content: "hi"}}})
 		var te *TimeoutError
 		require.True(t, errors.As(err, &te), "got %v", err)
-		assert.Equal(t, "--timeout", te.What)
+		assert.Equal(t, "timeout", te.What)
 	})
 	t.Run("no first token", func(t *testing.T) {
 		s := scripted.New()
@@ -261,7 +261,7 @@ func TestTransportFailures(t *testing.T) {
 		_, err := c.Chat(context.Background(), ChatRequest{Model: "m", MaxTokens: 1, Stream: true, Messages: []Message{{Role: "user", Content: "hi"}}})
 		var te *TimeoutError
 		require.True(t, errors.As(err, &te), "got %v", err)
-		assert.Equal(t, "--first-token-timeout", te.What)
+		assert.Equal(t, "first_token_timeout", te.What)
 	})
 	t.Run("HTTP 500 keeps the server's words", func(t *testing.T) {
 		s := scripted.New()

@@ -16,6 +16,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/locumdev/locum/rails"
 )
 
 // EmbedResult is one vector per input, in input order.
@@ -28,10 +30,22 @@ type EmbedResult struct {
 }
 
 // BadEmbeddingError is a response that is not one finite vector of one length per input.
-type BadEmbeddingError struct{ Reason string }
+type BadEmbeddingError struct {
+	Reason string
+	// MaybeStaleCache is a mismatch that cached vectors may explain: the message says how to
+	// embed again.
+	MaybeStaleCache bool
+}
 
-func (e *BadEmbeddingError) Error() string {
-	return "the server's embedding response is not one finite vector of one length per input: " + e.Reason
+func (e *BadEmbeddingError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the cache setting named by name.
+func (e *BadEmbeddingError) Words(name func(string) string) string {
+	msg := "the server's embedding response is not one finite vector of one length per input: " + e.Reason
+	if e.MaybeStaleCache {
+		msg += " (a stale cache? run with " + name("no_cache") + ")"
+	}
+	return msg
 }
 
 // Embed sends one embeddings request for inputs. It asks for base64 float32s, a quarter of the

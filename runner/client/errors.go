@@ -21,17 +21,22 @@ type HTTPError struct {
 	Method, URL string
 	Status      int
 	Message     string // the server's own error message, when it gave one
-	Hint        string // what to do, when locum can tell
+	// Hint is what to do, when locum can tell, as a template of the settings it names
+	// (rails.Words); it is locum's text, never the server's.
+	Hint string
 }
 
-func (e *HTTPError) Error() string {
+func (e *HTTPError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the settings its hint names named by name.
+func (e *HTTPError) Words(name func(string) string) string {
 	msg := fmt.Sprintf("the server answered HTTP %d to %s %s", e.Status, e.Method, e.URL)
 	if e.Message != "" {
 		// One line, whatever the server put in it.
 		msg += ": " + untrusted.Escape(e.Message)
 	}
 	if e.Hint != "" {
-		msg += "; " + e.Hint
+		msg += "; " + rails.Words(e.Hint, name)
 	}
 	return msg
 }
@@ -95,18 +100,22 @@ func (e *TooLargeError) Error() string {
 
 // TimeoutError is a request that ran out of time.
 type TimeoutError struct {
-	What  string // "--timeout" or "--first-token-timeout"
+	What  string // the setting that ran out: "timeout" or "first_token_timeout"; or probeLimit
 	After time.Duration
 }
 
-func (e *TimeoutError) Error() string {
+func (e *TimeoutError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the deadline's setting named by name.
+func (e *TimeoutError) Words(name func(string) string) string {
 	if e.What == probeLimit {
-		return fmt.Sprintf("the server did not list its models within %s (%s, not --timeout); it may be loading a model or stuck: check it, then retry", e.After, e.What)
+		return fmt.Sprintf("the server did not list its models within %s (%s, not %s); it may be loading a model or stuck: check it, then retry", e.After, e.What, name("timeout"))
 	}
-	if e.What == "--first-token-timeout" {
-		return fmt.Sprintf("no first token within %s (%s): the server may be dead, or the prefill longer than allowed; raise %s or check the server", e.After, e.What, e.What)
+	setting := name(e.What)
+	if e.What == "first_token_timeout" {
+		return fmt.Sprintf("no first token within %s (%s): the server may be dead, or the prefill longer than allowed; raise %s or check the server", e.After, setting, setting)
 	}
-	return fmt.Sprintf("no complete reply within %s (%s); raise %s for a slow model, or narrow the input", e.After, e.What, e.What)
+	return fmt.Sprintf("no complete reply within %s (%s); raise %s for a slow model, or narrow the input", e.After, setting, setting)
 }
 
 var errFirstToken = errors.New("first token timeout")
@@ -138,9 +147,9 @@ func (c *Client) transportError(err error, method, target string) error {
 	}
 	switch {
 	case errors.Is(err, errFirstToken):
-		return &TimeoutError{What: "--first-token-timeout", After: c.cfg.FirstTokenTimeout}
+		return &TimeoutError{What: "first_token_timeout", After: c.cfg.FirstTokenTimeout}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &TimeoutError{What: "--timeout", After: c.cfg.Timeout}
+		return &TimeoutError{What: "timeout", After: c.cfg.Timeout}
 	case errors.Is(err, context.Canceled):
 		return err
 	case isUnreachable(err):

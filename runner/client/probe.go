@@ -118,6 +118,17 @@ type listedModel struct {
 	} `json:"meta"`
 }
 
+// vllmRoot is vLLM's model root as an identity: a repository id as it is, a local path by its
+// last element only, since the directory names the operator's machine and a record that
+// carries it may be committed.
+func vllmRoot(root string) string {
+	if strings.HasPrefix(root, "/") || strings.HasPrefix(root, "~") || strings.HasPrefix(root, ".") || strings.Contains(root, `\`) {
+		trimmed := strings.TrimRight(root, `/\`)
+		return trimmed[strings.LastIndexAny(trimmed, `/\`)+1:]
+	}
+	return root
+}
+
 // llamaServerWeights describes a GGUF as llama-server reports it: "FILE, TYPE, N parameters,
 // N bytes", each part only where the server gave it. The file's directory is left out: it names
 // the operator's home, and a record that carries it may be committed.
@@ -166,7 +177,7 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	owned := map[string]bool{}
 	tagged := len(list.Data) > 0
 	for _, m := range list.Data {
-		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen, Weights: m.Root})
+		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen, Weights: vllmRoot(m.Root)})
 		owned[m.OwnedBy] = true
 		tagged = tagged && strings.Contains(m.ID, ":")
 	}
@@ -209,7 +220,7 @@ func (c *Client) probeError(err error, header http.Header) error {
 		}
 		return &LoadingError{URL: c.BaseURL(), Server: name, Message: he.Message}
 	case he.Status == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(c.cfg.BaseURL.Path, "/"), "/v1"):
-		he.Hint = "the OpenAI API usually lives under /v1: try --base-url " + strings.TrimSuffix(c.BaseURL(), "/") + "/v1"
+		he.Hint = "the OpenAI API usually lives under /v1: try {base_url} " + strings.ReplaceAll(strings.TrimSuffix(c.BaseURL(), "/"), "{", "%7B") + "/v1"
 	}
 	return he
 }

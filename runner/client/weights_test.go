@@ -64,13 +64,17 @@ func TestModelWeightsFromLlamaServer(t *testing.T) {
 	}
 }
 
-// vLLM names the path or repository each served model was loaded from as its root.
+// vLLM names the path or repository each served model was loaded from as its root; a local
+// path keeps only its last element, since its directory names the operator's machine.
 func TestModelWeightsFromVLLM(t *testing.T) {
 	srv := scripted.New()
 	defer srv.Close()
-	srv.On("GET", "/v1/models", scripted.Reply{JSON: json.RawMessage(`{"data":[{"id":"coder","owned_by":"vllm","root":"Qwen/Qwen2.5-Coder-7B-Instruct","max_model_len":32768}]}`)})
+	srv.On("GET", "/v1/models", scripted.Reply{JSON: json.RawMessage(`{"data":[
+		{"id":"coder","owned_by":"vllm","root":"Qwen/Qwen2.5-Coder-7B-Instruct","max_model_len":32768},
+		{"id":"local","owned_by":"vllm","root":"/home/alice/models/Qwen2.5-7B/"},
+		{"id":"win","owned_by":"vllm","root":"C:\\models\\q7"}]}`)})
 	srv.On("GET", "/version", scripted.Reply{JSON: json.RawMessage(`{"version":"0.11.0"}`)})
-	assert.Equal(t, map[string]string{"coder": "Qwen/Qwen2.5-Coder-7B-Instruct"}, clientFor(t, srv).ModelWeights(context.Background()))
+	assert.Equal(t, map[string]string{"coder": "Qwen/Qwen2.5-Coder-7B-Instruct", "local": "Qwen2.5-7B", "win": "q7"}, clientFor(t, srv).ModelWeights(context.Background()))
 }
 
 // LM Studio describes each model in /api/v0/models: its publisher and key, arch, quantization and

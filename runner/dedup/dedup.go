@@ -251,7 +251,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	// Vectors from the cache and from the server must agree in length too.
 	for i := range d.vectors {
 		if len(d.vectors[i]) != len(d.vectors[0]) {
-			return &client.BadEmbeddingError{Reason: fmt.Sprintf("%s has a vector of length %d, %s of %d (a stale cache? run with --no-cache)", d.names[i], len(d.vectors[i]), d.names[0], len(d.vectors[0]))}
+			return &client.BadEmbeddingError{Reason: fmt.Sprintf("%s has a vector of length %d, %s of %d", d.names[i], len(d.vectors[i]), d.names[0], len(d.vectors[0])), MaybeStaleCache: true}
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ type StatusArgs struct {
 // the rails of its requests.
 type ModelArgs struct {
 	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model runs the call (usually code for transform, prose for summarize); refused when no signed A/B record earned it"`
-	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the server was started with --allow-model"`
+	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the operator started the server with its allow-model option"`
 	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's. Loopback only unless the operator allowed otherwise"`
 	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
 	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with every request"`
