@@ -197,6 +197,22 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 	steps := []engine.Step{
 		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
 		{Name: "digests", Run: func(ctx context.Context, r *engine.Run) error {
+			// A record earns routing for the weights it measured: a name the server does not
+			// list would be judged on whatever it serves instead (llama-server answers any name).
+			info, err := r.Client.Probe(ctx)
+			if err != nil {
+				return err
+			}
+			for _, m := range o.Models {
+				if !info.Has(m) {
+					listed := make([]string, 0, len(info.Models))
+					for _, lm := range info.Models {
+						listed = append(listed, lm.ID)
+					}
+					return &engine.RefusalError{Reason: fmt.Sprintf("the server at %s does not list %s (it lists %s): a record of it would measure other weights",
+						r.Client.BaseURL(), untrusted.Escape(m), untrusted.Escape(strings.Join(listed, ", ")))}
+				}
+			}
 			all := r.Client.ModelWeights(ctx)
 			digests = map[string]string{}
 			for _, m := range o.Models {

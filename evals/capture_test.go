@@ -77,6 +77,7 @@ func TestCaptureLocalArmRunsThroughTheEngine(t *testing.T) {
 	srv := scripted.New()
 	defer srv.Close()
 	require.NoError(t, srv.Mimic("lmstudio"))
+	srv.On("GET", "/v1/models", listed("scripted-not-a-model", "organization_owner"))
 	srv.On("POST", "/v1/chat/completions",
 		scripted.Reply{Answer: goodAnswer(t, "code")},
 		scripted.MustFixture("llama-server/chat_reasoning"),
@@ -139,6 +140,7 @@ func TestCaptureLocalArmKeepsTheInputBudget(t *testing.T) {
 	srv := scripted.New()
 	defer srv.Close()
 	require.NoError(t, srv.Mimic("lmstudio"))
+	srv.On("GET", "/v1/models", listed("scripted-not-a-model", "organization_owner"))
 	o := captureSetup(t, srv, 1, map[string]string{"max-input-bytes": "200"})
 
 	_, err := Capture(context.Background(), o)
@@ -156,6 +158,7 @@ func TestCaptureRecordsTheDigestsTheServerReports(t *testing.T) {
 	srv := scripted.New()
 	defer srv.Close()
 	require.NoError(t, srv.Mimic("ollama"))
+	srv.On("GET", "/v1/models", listed("scripted-not-a-model:latest", "library"))
 	srv.On("GET", "/api/tags", scripted.Reply{JSON: json.RawMessage(`{"models":[{"name":"scripted-not-a-model:latest","digest":"5c7ac4aead1b"},{"name":"other:1","digest":"ffff"}]}`)})
 	srv.On("POST", "/v1/chat/completions", scripted.Reply{Answer: goodAnswer(t, "code")})
 	o := captureSetup(t, srv, 1, nil)
@@ -165,4 +168,24 @@ func TestCaptureRecordsTheDigestsTheServerReports(t *testing.T) {
 	register, err := os.ReadFile(RegisterPath(o.Root, o.Name))
 	require.NoError(t, err)
 	assert.Contains(t, string(register), "  - role code: scripted-not-a-model, digest `5c7ac4aead1b`.\n")
+}
+
+// listed is a model list naming one model, owned as the mimicked server owns its models.
+func listed(model, owner string) scripted.Reply {
+	return scripted.Reply{JSON: json.RawMessage(`{"object":"list","data":[{"id":"` + model + `","object":"model","owned_by":"` + owner + `"}]}`)}
+}
+
+// A capture refuses a model the server does not list before any turn: llama-server would
+// answer the name with whatever model it loaded, and the record would earn routing for it.
+func TestCaptureRefusesAModelTheServerDoesNotList(t *testing.T) {
+	srv := scripted.New()
+	defer srv.Close()
+	require.NoError(t, srv.Mimic("llama-server"))
+	o := captureSetup(t, srv, 1, nil)
+	_, err := Capture(context.Background(), o)
+	require.ErrorContains(t, err, "does not list scripted-not-a-model (it lists tiny)")
+	status, _, code := engine.Classify(err)
+	assert.Equal(t, engine.StatusRefused, status)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, srv.RequestsTo("/v1/chat/completions"), "no turn ran")
 }

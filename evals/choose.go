@@ -9,6 +9,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // ModelChoice is what a caller asked for: an explicit model, a role, or both. RoleGiven says the
@@ -142,11 +143,12 @@ func withServerModels(ctx context.Context, settings *packs.Settings, err error) 
 	out := *refusal
 	switch {
 	case perr != nil:
-		out.Reason += fmt.Sprintf(". No server answers at %s now (locum status says more)", base.Value)
+		out.Reason += fmt.Sprintf(". The server at %s could not be asked for its models (locum status says why)", untrusted.Escape(base.Value))
 	case len(models) == 0:
-		out.Reason += fmt.Sprintf(". The server at %s lists no chat model", base.Value)
+		out.Reason += fmt.Sprintf(". The server at %s lists no chat model", untrusted.Escape(base.Value))
 	default:
-		out.Reason += fmt.Sprintf(". The server at %s lists: %s", base.Value, strings.Join(models, ", "))
+		// The names are the server's text: escaped, as everything a server says.
+		out.Reason += fmt.Sprintf(". The server at %s lists: %s", untrusted.Escape(base.Value), untrusted.Escape(strings.Join(models, ", ")))
 	}
 	return &out
 }
