@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -81,24 +82,30 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	current, _ := settings.Get("base_url")
-	endpoints := []string{current.Value}
 	chosen := current.Chosen()
+	// The endpoint in use is asked under the operator's own rail (it may allow a remote one);
+	// the usual ports are loopback. found is the first that answers, the one in use first.
+	now := engine.CheckEndpoint(ctx, settings, nil, nil)
+	reports := []*engine.StatusReport{now}
 	if !chosen {
-		endpoints = append(endpoints, engine.UsualEndpoints...)
+		reports = append(reports, engine.FindServers(ctx, engine.UsualEndpoints)...)
 	}
-	// The first report is the endpoint in use; found is the first that answers, in that order.
-	reports := engine.FindServers(ctx, endpoints)
-	now := reports[0]
 	var found *engine.StatusReport
+	seen := map[string]bool{}
 	for _, rep := range reports {
-		if !rep.Up {
+		if !rep.Up || seen[rep.Endpoint] {
 			continue
 		}
+		seen[rep.Endpoint] = true
 		fmt.Fprintf(e.stderr, "init: %s answers at %s: %s\n", *rep.ServerName, rep.Endpoint, describeModels(rep))
 		if found == nil {
 			found = rep
 		}
 	}
+	if now.Error != nil && now.Error.Kind == "off_loopback" {
+		fmt.Fprintf(e.stderr, "init: the endpoint in use is refused: %s\n", untrusted.EscapeLines(now.Error.Message))
+	}
+	inUse := now
 	switch {
 	case now.Up:
 	case found == nil && chosen:
@@ -110,12 +117,23 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 		return nil
 	default:
 		fmt.Fprintf(e.stderr, "init: the endpoint in use, %s (%s), does not answer\n", current.Value, current.Source)
-		if err := e.offerEndpoint(ctx, cmd, v, found.Endpoint); err != nil {
+		wrote, err := e.offerEndpoint(ctx, cmd, v, found.Endpoint)
+		if err != nil {
 			return err
+		}
+		if wrote {
+			inUse = found
 		}
 	}
 	if r := evals.RoleStatus(v, c, "code"); r.Routing != "none" {
-		fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s); the delegate-local skill can delegate now\n", untrusted.Escape(r.Model), r.Routing)
+		switch {
+		case !inUse.Up:
+			fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s), but no server answers at the endpoint in use\n", untrusted.Escape(r.Model), r.Routing)
+		case !slices.Contains(inUse.ChatModelIDs(), r.Model) && !slices.Contains(inUse.ChatModelIDs(), r.Model+":latest"):
+			fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s), which the server at %s does not list; load it, or accept another with locum roles accept code MODEL\n", untrusted.Escape(r.Model), r.Routing, inUse.Endpoint)
+		default:
+			fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s) on %s; the delegate-local skill can delegate now\n", untrusted.Escape(r.Model), r.Routing, inUse.Endpoint)
+		}
 		return nil
 	}
 	if chat := found.ChatModelIDs(); len(chat) > 0 {
@@ -127,30 +145,30 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 }
 
 // offerEndpoint writes endpoint into the user config on the person's yes (--yes, or the answer
-// at a terminal), and otherwise says how to.
-func (e *env) offerEndpoint(ctx context.Context, cmd *cli.Command, v *schema.Validator, endpoint string) error {
+// at a terminal), and otherwise says how to; it reports whether it wrote it.
+func (e *env) offerEndpoint(ctx context.Context, cmd *cli.Command, v *schema.Validator, endpoint string) (bool, error) {
 	dirs, err := packs.FindUserDirs(e.lookup)
 	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
+		return false, withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
 	}
 	file := dirs.UserConfigFile()
 	if !cmd.Bool("yes") {
 		if !e.stdinIsTerminal() {
 			fmt.Fprintf(e.stderr, "init: locum init --yes writes %s as your endpoint in %s (for every repository); or pass --base-url to each command\n", endpoint, file)
-			return nil
+			return false, nil
 		}
 		fmt.Fprintf(e.stderr, "init: write %s as your endpoint in %s (for every repository)? [y/N] ", endpoint, file)
 		yes, err := e.askYes(ctx)
 		if err != nil || !yes {
 			fmt.Fprintf(e.stderr, "init: endpoint not written; pass --base-url %s to each command, or run locum init --yes\n", endpoint)
-			return nil
+			return false, nil
 		}
 	}
 	if err := packs.SetEndpoint(v, dirs, endpoint); err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
+		return false, withCode(exitCouldNot, fmt.Errorf("locum init: %w", err))
 	}
 	fmt.Fprintf(e.stderr, "init: wrote endpoint.base_url %s to %s\n", endpoint, file)
-	return nil
+	return true, nil
 }
 
 // describeModels is a server's models as init says them: chat models, then embedding models.

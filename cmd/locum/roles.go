@@ -136,7 +136,7 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	case err != nil && !cmd.Bool("no-screen"):
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %s; nothing accepted (locum status says more)", untrusted.EscapeLines(err.Error())))
 	case err != nil:
-		fmt.Fprintf(e.stderr, "roles: warning: the server did not answer (%s), so nothing says which weights %s is\n", untrusted.EscapeLines(err.Error()), untrusted.Escape(model))
+		fmt.Fprintf(e.stderr, "roles: warning: the server could not be asked (%s), so nothing says which weights %s is\n", untrusted.EscapeLines(err.Error()), untrusted.Escape(model))
 	case weights != "":
 		accepted.Weights = weights
 		fmt.Fprintf(e.stderr, "roles: %s is %s, as the server describes it\n", untrusted.Escape(model), untrusted.Escape(weights))

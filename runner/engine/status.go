@@ -109,15 +109,25 @@ const StatusTimeout = 5 * time.Second
 // an error, before any request; a server that does not answer is a report with Up false.
 func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) *StatusReport {
 	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	c, err := statusClient(shared)
 	if err != nil {
 		// Refused before any request: still a report, so --json has its one object.
 		_, kind, _ := Classify(err)
 		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed,
 			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}, err: err}
 	}
-	client := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
-	return CheckStatus(ctx, client, base.Source, chat, embed)
+	return CheckStatus(ctx, c, base.Source, chat, embed)
+}
+
+// statusClient is a client for a probe of the endpoint the shared settings name, under the
+// loopback rail and StatusTimeout.
+func statusClient(shared *packs.Settings) (*client.Client, error) {
+	base, _ := shared.Get("base_url")
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	if err != nil {
+		return nil, err
+	}
+	return client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout}), nil
 }
 
 // DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
@@ -155,12 +165,10 @@ func (e *ModelNotListedError) Error() string {
 // a name it does not list would be judged on other weights. A server that does not answer is the
 // probe's error.
 func IdentifyModel(ctx context.Context, shared *packs.Settings, model string) (string, error) {
-	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	c, err := statusClient(shared)
 	if err != nil {
 		return "", err
 	}
-	c := client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout})
 	info, err := c.Probe(ctx)
 	if err != nil {
 		return "", err

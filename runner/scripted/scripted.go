@@ -124,6 +124,7 @@ func StartAt(addr string, script Script) (*Server, error) {
 	if addr != "" {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			s.Listener.Close()
 			return nil, err
 		}
 		s.Listener.Close()
