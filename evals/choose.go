@@ -65,6 +65,9 @@ func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition
 				}
 				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
 			}
+			if err := sameWeights(ctx, settings, role, accepted.Model, accepted.Weights, "accepted in your user config"); err != nil {
+				return "", "", err
+			}
 			return accepted.Model, "operator", nil
 		}
 	}
@@ -86,7 +89,38 @@ func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition
 		}
 		settings.Set("effort", route.Effort, "routing "+RoutingFile)
 	}
+	if err := sameWeights(ctx, settings, role, route.Model, route.Weights, "earned by its A/B record"); err != nil {
+		return "", "", err
+	}
 	return route.Model, "earned", nil
+}
+
+// sameWeights refuses a role whose evidence names weights the server no longer serves under
+// the model's name: a re-pulled tag, another file behind an alias. Evidence with no identity of
+// the weights (the server gave none) binds to the name alone; a server that cannot be asked is
+// left to the run, which says why.
+func sameWeights(ctx context.Context, settings *packs.Settings, role, model, recorded, how string) error {
+	if recorded == "" {
+		return nil
+	}
+	current, err := engine.IdentifyModel(ctx, settings, model)
+	var notListed *engine.ModelNotListedError
+	command := fmt.Sprintf("locum roles accept %s %s", role, model)
+	switch {
+	case errors.As(err, &notListed):
+		return &engine.RefusalError{Command: command, Reason: fmt.Sprintf("role %q runs %s, %s with weights `%s`, but %s; screen what it serves with: %s",
+			role, untrusted.Escape(model), how, untrusted.Escape(recorded), untrusted.Escape(err.Error()), command)}
+	case err != nil:
+		return nil
+	case current != recorded:
+		now := "weights it does not identify"
+		if current != "" {
+			now = "`" + untrusted.Escape(current) + "`"
+		}
+		return &engine.RefusalError{Command: command, Reason: fmt.Sprintf("role %q runs %s, %s with weights `%s`; the server now serves %s under that name, which that evidence does not cover; screen the new weights with: %s",
+			role, untrusted.Escape(model), how, untrusted.Escape(recorded), now, command)}
+	}
+	return nil
 }
 
 // operatorTrust is the keys whose signed routing earns a role on this machine: only keys the

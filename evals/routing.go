@@ -41,9 +41,11 @@ type RoutedRole struct {
 	Reason  string   `json:"reason,omitempty"`
 }
 
-// Route is a role resolved to its measured model and effort.
+// Route is a role resolved to its measured model and effort, with the server's identity of the
+// weights the record measured ("" where the server gave none).
 type Route struct {
 	Role, Model, Effort string
+	Weights             string
 }
 
 // roleRefusal is the one-line refusal of a role, with what to do.
@@ -111,7 +113,20 @@ func ResolveRoleTrusting(v *schema.Validator, root string, trust TrustedKeys, ro
 	if err := CheckEarns(record, append(append([]string(nil), rr.Tasks...), declared.Tasks...)); err != nil {
 		return Route{}, roleRefusal(role, fmt.Sprintf("the A/B record %s cannot earn it: %v", r.Record.Path, err))
 	}
-	return Route{Role: role, Model: rr.Model, Effort: rr.Effort}, nil
+	return Route{Role: role, Model: rr.Model, Effort: rr.Effort, Weights: recordWeights(record, rr.Model)}, nil
+}
+
+// recordWeights is the identity of model's weights an A/B record holds, or "".
+func recordWeights(record []byte, model string) string {
+	var r struct {
+		Local struct {
+			Digests map[string]string `json:"digests"`
+		} `json:"local"`
+	}
+	if untrusted.Unmarshal(record, &r) != nil {
+		return ""
+	}
+	return r.Local.Digests[model]
 }
 
 // maxRecordBytes bounds an A/B record read from a repository.

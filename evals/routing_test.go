@@ -177,3 +177,21 @@ func TestKeygenWritesKeysTheWorkspaceCanTrust(t *testing.T) {
 	_, err = GenerateKey(file)
 	assert.Error(t, err, "a key is never overwritten")
 }
+
+// The weights an earned route carries are the record's identity of the model it measured.
+func TestRecordWeights(t *testing.T) {
+	tests := []struct {
+		name, record, model, want string
+	}{
+		{"the model's identity", `{"local":{"digests":{"m":"sha256:5c7ac4aead1b","o":"x"}}}`, "m", "sha256:5c7ac4aead1b"},
+		{"no identity for the model", `{"local":{"digests":{"o":"x"}}}`, "m", ""},
+		{"a record with no digests", `{"local":{}}`, "m", ""},
+		{"a key named twice is no identity", `{"local":{"digests":{"m":"a","m":"b"}}}`, "m", ""},
+		{"not JSON", `{`, "m", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, recordWeights([]byte(tt.record), tt.model))
+		})
+	}
+}
