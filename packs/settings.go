@@ -49,24 +49,27 @@ type keySpec struct {
 	// repoMax is the most a repository's file (a pack, the workspace) may set; only the operator
 	// (user config, environment, flag) may go past it. 0: no such cap.
 	repoMax int64
+	// ceiling settings are rails a tool call may lower, never raise (a budget, a deadline, a
+	// number of attempts).
+	ceiling bool
 	doc     string
 }
 
 var keySpecs = []keySpec{
 	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
 	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
-	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", doc: "deadline for each model request as a whole, such as 10m"},
-	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
-	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, doc: "max_tokens sent with every request"},
+	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
+	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
+	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
 	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
 	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
-	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, doc: "edit attempts before the verdict is red"},
+	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
 	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, doc: "deadline for each run of the verify command"},
-	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, doc: "model turns (requests) an agent run may take before its status is max_turns"},
-	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
-	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
+	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
 	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
 	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
@@ -182,6 +185,25 @@ type SettingError struct {
 	Widen *Widen
 }
 
+// above says whether the checked value now is past the checked value limit: a larger number,
+// a longer deadline, or none (0) where limit is one.
+func (s keySpec) above(now, limit string) bool {
+	switch s.kind {
+	case kindCount, kindCountOrZero:
+		n, _ := strconv.ParseInt(now, 10, 64)
+		l, _ := strconv.ParseInt(limit, 10, 64)
+		return n > l
+	case kindDuration, kindDurationOrZero:
+		n, _ := time.ParseDuration(now)
+		l, _ := time.ParseDuration(limit)
+		if s.kind == kindDurationOrZero && (n == 0 || l == 0) {
+			return n == 0 && l != 0
+		}
+		return n > l
+	}
+	return false
+}
+
 // operatorSource words a setting's source for a message a tool call gets as well: a flag is the
 // operator's, named without the dashes a host would take for its own.
 func operatorSource(source string) string {
@@ -280,15 +302,13 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 		if v, ok := args[spec.key]; ok && spec.flag != "" {
 			prior := set
 			set = Setting{Key: spec.key, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
-			// A budget is a rail: a call may lower it, never raise it past what the operator,
-			// the repository or the default would have it be.
-			if spec.repoMax > 0 {
+			// A budget, a deadline, a count of attempts is a rail: a call may lower it, never
+			// raise it past what the operator, the repository or the default would have it be.
+			if spec.ceiling {
 				was, _ := spec.check(prior.Value)
-				now, err := spec.check(v)
-				limit, _ := strconv.ParseInt(was, 10, 64)
-				if n, _ := strconv.ParseInt(now, 10, 64); err == nil && n > limit {
+				if now, err := spec.check(v); err == nil && spec.above(now, was) {
 					return nil, &SettingError{Key: spec.key, Source: set.Source, Value: v,
-						Want: fmt.Sprintf("a number up to %s, this run's budget (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
+						Want: fmt.Sprintf("at most %s, this run's (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 				}
 			}
 		}

@@ -84,16 +84,26 @@ func TestResolveCall(t *testing.T) {
 		args  map[string]string
 		want  string
 	}{
-		{"over the operator's flag", map[string]string{"max-input-bytes": "1000"}, map[string]string{"max_input_bytes": "100000000"}, "up to 1000, this run's budget (the operator's max-input-bytes flag): a tool call may lower it, never raise it"},
-		{"over the pack's default", nil, map[string]string{"max_output_tokens": "8192"}, "up to 4096, this run's budget (pack tools/local-llm)"},
+		{"a budget over the operator's flag", map[string]string{"max-input-bytes": "1000"}, map[string]string{"max_input_bytes": "100000000"}, "at most 1000, this run's (the operator's max-input-bytes flag): a tool call may lower it, never raise it"},
+		{"output tokens over the pack's default", nil, map[string]string{"max_output_tokens": "8192"}, "at most 4096, this run's (pack tools/local-llm)"},
+		{"a longer request deadline", nil, map[string]string{"timeout": "11m"}, "at most 10m, this run's (default)"},
+		{"a longer verify deadline", map[string]string{"verify-timeout": "1m"}, map[string]string{"verify_timeout": "90s"}, "at most 1m, this run's"},
+		{"no first-token deadline where the operator set one", map[string]string{"first-token-timeout": "2m"}, map[string]string{"first_token_timeout": "0s"}, "at most 2m, this run's"},
+		{"a longer first-token deadline", map[string]string{"first-token-timeout": "2m"}, map[string]string{"first_token_timeout": "3m"}, "at most 2m, this run's"},
+		{"more attempts", nil, map[string]string{"max_attempts": "4"}, "at most 3, this run's (pack tools/local-llm)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.ResolveCall("transform", nil, tc.flags, tc.args)
-			require.Error(t, err)
+			require.Error(t, err, "a call widened a rail")
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Contains(t, err.Error(), "only the operator may raise it further (the max-")
+			assert.Contains(t, err.Error(), "only the operator may raise it further (the ")
 			assert.NotContains(t, err.Error(), "--", "the message serves a tool call as well as the command line")
 		})
+	}
+	// Lowering is the call's to do, a first-token deadline included where none was set.
+	for _, args := range []map[string]string{{"max_attempts": "1"}, {"timeout": "1m"}, {"first_token_timeout": "30s"}, {"max_input_bytes": "100"}} {
+		_, err := c.ResolveCall("transform", nil, nil, args)
+		assert.NoError(t, err, "%v narrows", args)
 	}
 }
 
