@@ -1,13 +1,16 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,14 +18,28 @@ import (
 // When r ends it waits for the answers to the requests it has read before it reports the end (or
 // until ctx ends), so a host or a script that sends its requests and closes stdin still gets
 // every answer, and a transform in flight still restores its file.
+//
+// A line that is not one JSON-RPC message (not JSON, a batch, or over MaxLine bytes) is answered
+// with a JSON-RPC error and dropped; the session goes on. The SDK would end it instead.
 func Stdio(ctx context.Context, r io.Reader, w io.Writer) sdk.Transport {
 	p := &pending{ids: map[string]bool{}, idle: make(chan struct{})}
 	close(p.idle)
+	out := &answerWriter{w: w, p: p}
 	return &sdk.IOTransport{
-		Reader: &drainReader{ctx: ctx, r: r, p: p},
-		Writer: &answerWriter{w: w, p: p},
+		Reader: &drainReader{ctx: ctx, r: bufio.NewReaderSize(r, 64<<10), p: p, out: out},
+		Writer: out,
 	}
 }
+
+// MaxLine is the longest message locum mcp reads: far over any tool call a host sends, and a
+// bound on what one line can cost.
+const MaxLine = 16 << 20
+
+// JSON-RPC's codes for a line that is not JSON and one that is no request.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
 
 // pending is the set of request ids read and not yet answered.
 type pending struct {
@@ -105,29 +122,75 @@ func (l *lines) feed(data []byte, note func([]byte)) {
 }
 
 type drainReader struct {
-	ctx context.Context
-	r   io.Reader
-	p   *pending
-	l   lines
+	ctx   context.Context
+	r     *bufio.Reader
+	p     *pending
+	out   *answerWriter
+	ready []byte // the rest of the message being handed to the SDK
+	eof   bool
 }
 
+// Read hands the SDK one checked message at a time. At the end of r it waits for the answers
+// to what it read, then reports the end.
 func (d *drainReader) Read(b []byte) (int, error) {
-	n, err := d.r.Read(b)
-	d.l.feed(b[:n], func(line []byte) { d.p.line(line, false) })
-	if err == io.EOF {
-		if len(bytes.TrimSpace(d.l.buf)) > 0 {
-			d.p.line(d.l.buf, false)
-			d.l.buf = nil
+	for len(d.ready) == 0 {
+		if d.eof {
+			select {
+			case <-d.p.waitIdle():
+			case <-d.ctx.Done():
+			}
+			return 0, io.EOF
 		}
-		if n > 0 {
-			return n, nil
+		line, over, err := d.readLine()
+		switch {
+		case err == io.EOF:
+			d.eof = true
+		case err != nil:
+			return 0, err
 		}
-		select {
-		case <-d.p.waitIdle():
-		case <-d.ctx.Done():
+		line = bytes.TrimSpace(line)
+		switch {
+		case over:
+			d.out.refuse(codeInvalidRequest, fmt.Sprintf("a line over %d bytes; locum mcp reads no message that long", MaxLine))
+		case len(line) == 0:
+		case !json.Valid(line):
+			d.out.refuse(codeParseError, "parse error: the line is not JSON")
+		case line[0] == '[':
+			d.out.refuse(codeInvalidRequest, "a batch; send one message a line")
+		default:
+			if _, err := jsonrpc.DecodeMessage(line); err != nil {
+				d.out.refuse(codeInvalidRequest, "not a JSON-RPC request, notification or response: "+err.Error())
+				continue
+			}
+			d.p.line(line, false)
+			d.ready = append(line, '\n')
 		}
 	}
-	return n, err
+	n := copy(b, d.ready)
+	d.ready = d.ready[n:]
+	return n, nil
+}
+
+// readLine reads up to the next newline. A line over MaxLine is read to its end and dropped:
+// over reports it, with nothing of it kept.
+func (d *drainReader) readLine() (line []byte, over bool, err error) {
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		if !over {
+			if len(line)+len(chunk) > MaxLine {
+				over, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return line, over, err
+		}
+		return line, over, nil
+	}
 }
 
 func (d *drainReader) Close() error { return nil }
@@ -148,3 +211,10 @@ func (a *answerWriter) Write(b []byte) (int, error) {
 }
 
 func (a *answerWriter) Close() error { return nil }
+
+// refuse answers a line that was no message with a JSON-RPC error whose id is null, as the
+// specification has it for a request whose id could not be read.
+func (a *answerWriter) refuse(code int, message string) {
+	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
+	_, _ = a.Write(append(data, '\n'))
+}

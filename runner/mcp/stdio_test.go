@@ -114,3 +114,24 @@ func FuzzStdioLines(f *testing.F) {
 		}
 	})
 }
+
+// A line that is no message is answered with a JSON-RPC error and dropped, and the lines after
+// it still reach the server: one over MaxLine too, which is read to its end and not kept.
+func TestStdioAnswersLinesThatAreNoMessage(t *testing.T) {
+	notification := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	huge := `{"jsonrpc":"2.0","method":"x","params":{"pad":"` + strings.Repeat("a", MaxLine) + `"}}`
+	in := strings.Join([]string{"not json", "[]", `{"a":1}`, "   ", huge, notification}, "\n") + "\n"
+	var buf bytes.Buffer
+	tr := Stdio(context.Background(), strings.NewReader(in), &buf).(*sdk.IOTransport)
+	got, err := io.ReadAll(tr.Reader)
+	require.NoError(t, err)
+	assert.Equal(t, notification+"\n", string(got), "only the message reaches the server")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 4, buf.String())
+	assert.Contains(t, lines[0], `"code":-32700`)
+	for _, l := range lines[1:] {
+		assert.Contains(t, l, `"code":-32600`)
+		assert.Contains(t, l, `"id":null`)
+	}
+	assert.Contains(t, lines[3], "a line over 16777216 bytes")
+}
