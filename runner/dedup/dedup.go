@@ -167,9 +167,37 @@ func Entries(dir, glob string) ([]string, error) {
 	return out, nil
 }
 
+// ConfineDir is the folder dedup reads for dir: a folder inside root (as named) must stay inside
+// it once its symbolic links are resolved, so a committed link cannot send files from
+// elsewhere to the server; a folder the operator names outside root is read as named.
+func ConfineDir(root, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil || root == "" {
+		return dir, err
+	}
+	if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return dir, nil
+	}
+	real, err := untrusted.Confine(root, abs)
+	var out *untrusted.ConfineError
+	if errors.As(err, &out) {
+		return "", engine.Refusalf("{dir} %s leads out of the repository (to %s) through a symbolic link; dedup sends only the repository's own files; name the folder it leads to, to screen that one", untrusted.Escape(dir), untrusted.Escape(out.Target))
+	}
+	if err != nil || real == abs {
+		// Nothing to resolve, or nothing there: read it as named, and say so by that name.
+		return dir, nil
+	}
+	return real, nil
+}
+
 func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
-	names, err := Entries(d.opts.Dir, s.String("glob"))
+	// dir is where the files are read; d.opts.Dir stays as the caller named it, for messages.
+	dir, err := ConfineDir(d.opts.Root, d.opts.Dir)
+	if err != nil {
+		return err
+	}
+	names, err := Entries(dir, s.String("glob"))
 	if err != nil {
 		return err
 	}
@@ -179,7 +207,7 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	limit := s.Int("max_input_bytes")
 	var over []string
 	for _, name := range names {
-		data, err := rails.ReadTextFile(filepath.Join(d.opts.Dir, name), limit)
+		data, err := rails.ReadTextFile(filepath.Join(dir, name), limit)
 		var be *rails.BudgetError
 		switch {
 		case errors.As(err, &be):
