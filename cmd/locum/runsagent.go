@@ -29,14 +29,16 @@ func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, erro
 	return rv, nil
 }
 
-// reviewError: a run that cannot be reviewed now (no branch, not completed), a dirty tree or a
-// conflict is a refusal (exit 1); a name that is no agent run, or git failing, is could-not-run (2).
+// reviewError: a run that cannot be reviewed now (no branch, not completed), a dirty tree, a
+// conflict or a branch moved since the run is a refusal (exit 1); a name that is no agent run,
+// or git failing, is could-not-run (2).
 func (e *env) reviewError(cmd *cli.Command, err error) error {
 	var na *agent.NotAgentRunError
 	var dirty *agent.DirtyTreeError
 	var conflict *agent.ConflictError
+	var moved *agent.MovedBranchError
 	code := exitCouldNot
-	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) {
+	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) || errors.As(err, &moved) {
 		code = exitRed
 	}
 	if na != nil && na.NotARun {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,22 @@ type Review struct {
 	Branch string
 	Base   string // "" when the journal does not say
 	Status string // details.status of run_end; "" when the run never ended
+	// Commit is the commit the run made on its branch, as its journal recorded; "" when it made
+	// none (its branch's tip is then Base).
+	Commit string
 }
+
+// MovedBranchError is a run's branch whose tip is not what the run left there: something
+// committed to it, or reset it, since. accept will not merge what the run did not verify.
+type MovedBranchError struct {
+	Branch, Tip, Want string
+}
+
+func (e *MovedBranchError) Error() string {
+	return fmt.Sprintf("%s is at %s, not at %s where the run left it: the branch changed since its verify passed, so it is not merged; read it with runs show --diff, and merge it yourself if you mean to", e.Branch, short(e.Tip), short(e.Want))
+}
+
+func short(sha string) string { return sha[:min(12, len(sha))] }
 
 // NotAgentRunError is a run id that names no agent run with a branch.
 type NotAgentRunError struct {
@@ -78,6 +94,10 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 			if base, _ := ev["base"].(string); ValidSHA(base) {
 				rv.Base = base
 			}
+		case "commit":
+			if commit, _ := ev["commit"].(string); ValidSHA(commit) {
+				rv.Commit = commit
+			}
 		}
 	}
 	if !agentRun {
@@ -116,6 +136,15 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 	}
 	if strings.TrimSpace(status) != "" {
 		return "", &DirtyTreeError{Status: status}
+	}
+	if want := cmp.Or(rv.Commit, rv.Base); want != "" {
+		tip, err := Git(ctx, rv.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch+"^{commit}")
+		if err != nil {
+			return "", err
+		}
+		if tip = strings.TrimSpace(tip); tip != want {
+			return "", &MovedBranchError{Branch: rv.Branch, Tip: tip, Want: want}
+		}
 	}
 	how := "fast-forward"
 	if _, err := Git(ctx, rv.Root, "merge", "--ff-only", "--quiet", "refs/heads/"+rv.Branch); err != nil {
