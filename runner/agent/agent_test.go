@@ -71,3 +71,33 @@ func TestRunThroughTheEngine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
 }
+
+// A reply with more tool calls than a turn runs: the first MaxCallsPerTurn run, the model is told
+// the rest did not, and the run goes on.
+func TestATurnRunsAtMostMaxCallsPerTurn(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "hello\n"})
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	many := scripted.Reply{}
+	for range 3 * MaxCallsPerTurn {
+		many.Calls = append(many.Calls, scripted.Call{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)})
+	}
+	s.On("POST", "/v1/chat/completions", many,
+		calls("edit_file", `{"path":"a.txt","search":"hello","replace":"goodbye"}`),
+		calls("finish", `{"summary":"done"}`))
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
+	require.NoError(t, err)
+	journal := filepath.Join(t.TempDir(), "j.jsonl")
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m", JournalPath: journal},
+		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
+	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
+	data, err := os.ReadFile(journal)
+	require.NoError(t, err)
+	assert.Equal(t, MaxCallsPerTurn+2, bytes.Count(data, []byte(`"event":"tool_call"`)), "16 of the first reply's calls, then one a turn")
+	assert.Contains(t, string(data), `"dropped":32`)
+	second := s.RequestsTo("/v1/chat/completions")[1]
+	assert.Contains(t, string(second.Body), "Only your first 16 tool calls ran; the other 32 did not.")
+}

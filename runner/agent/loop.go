@@ -76,6 +76,9 @@ func newConversation(s *packs.Settings, window int64) *conversation {
 	return c
 }
 
+// MaxCallsPerTurn is the most tool calls one reply runs.
+const MaxCallsPerTurn = 16
+
 func (c *conversation) add(u client.Usage) {
 	for _, p := range []struct {
 		dst **int64
@@ -186,6 +189,14 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			continue
 		}
 		nudged = false
+		dropped := 0
+		if len(calls) > MaxCallsPerTurn {
+			// A reply can hold any number of calls; each costs a tool run and a message, so a
+			// turn runs the first MaxCallsPerTurn and tells the model the rest did not run.
+			dropped = len(calls) - MaxCallsPerTurn
+			calls = calls[:MaxCallsPerTurn]
+			r.Event("tool_calls_dropped", map[string]any{"turn": c.turns, "ran": MaxCallsPerTurn, "dropped": dropped})
+		}
 		for i := range calls {
 			if calls[i].ID == "" {
 				// llama-server sends empty ids; the results must still name their call.
@@ -225,6 +236,10 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			if done {
 				finished, summary = true, finishSummary(tc)
 			}
+		}
+		if dropped > 0 && !finished {
+			c.msgs = append(c.msgs, client.Message{Role: "user", Content: fmt.Sprintf(
+				"Only your first %d tool calls ran; the other %d did not. Make at most %d tool calls in one reply.", MaxCallsPerTurn, dropped, MaxCallsPerTurn)})
 		}
 		if !finished {
 			continue
