@@ -21,9 +21,8 @@ type HTTPError struct {
 	Method, URL string
 	Status      int
 	Message     string // the server's own error message, when it gave one
-	// Hint is what to do, when locum can tell, as a template of the settings it names
-	// (rails.Words); it is locum's text, never the server's.
-	Hint string
+	// TryBaseURL is the endpoint to try instead, when locum can tell (a path without /v1).
+	TryBaseURL string
 }
 
 func (e *HTTPError) Error() string { return e.Words(rails.FlagName) }
@@ -35,8 +34,8 @@ func (e *HTTPError) Words(name func(string) string) string {
 		// One line, whatever the server put in it.
 		msg += ": " + untrusted.Escape(e.Message)
 	}
-	if e.Hint != "" {
-		msg += "; " + rails.Words(e.Hint, name)
+	if e.TryBaseURL != "" {
+		msg += fmt.Sprintf("; the OpenAI API usually lives under /v1: try %s %s", name("base_url"), e.TryBaseURL)
 	}
 	return msg
 }

@@ -220,7 +220,7 @@ func (c *Client) probeError(err error, header http.Header) error {
 		}
 		return &LoadingError{URL: c.BaseURL(), Server: name, Message: he.Message}
 	case he.Status == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(c.cfg.BaseURL.Path, "/"), "/v1"):
-		he.Hint = "the OpenAI API usually lives under /v1: try {base_url} " + strings.ReplaceAll(strings.TrimSuffix(c.BaseURL(), "/"), "{", "%7B") + "/v1"
+		he.TryBaseURL = strings.TrimSuffix(c.BaseURL(), "/") + "/v1"
 	}
 	return he
 }

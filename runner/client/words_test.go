@@ -27,7 +27,7 @@ func TestErrorsWordTheirSettings(t *testing.T) {
 		{"probe limit", &TimeoutError{What: probeLimit, After: time.Second}, "not --timeout", "not `timeout`"},
 		{"no server", &UnreachableError{URL: "http://127.0.0.1:9/v1", Err: errors.New("refused")}, "point --base-url at it", "point `base_url` at it"},
 		{"a redirect", &RedirectError{From: "a", To: "b"}, "point --base-url at the real endpoint", "point `base_url` at the real endpoint"},
-		{"a path without /v1", &HTTPError{Method: "GET", URL: "u", Status: 404, Message: "{lines}", Hint: "try {base_url} x/v1"}, `: {lines}; try --base-url x/v1`, ": {lines}; try `base_url` x/v1"},
+		{"a path without /v1", &HTTPError{Method: "GET", URL: "u", Status: 404, Message: "{lines}", TryBaseURL: "x/{v}/v1"}, `: {lines}; the OpenAI API usually lives under /v1: try --base-url x/{v}/v1`, ": {lines}; the OpenAI API usually lives under /v1: try `base_url` x/{v}/v1"},
 		{"a stale cache", &BadEmbeddingError{Reason: "a.md {x}", MaybeStaleCache: true}, "a.md {x} (a stale cache? run with --no-cache)", "run with `no_cache`"},
 	}
 	for _, tt := range tests {
