@@ -204,13 +204,8 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 				return err
 			}
 			for _, m := range o.Models {
-				if !info.Has(m) {
-					listed := make([]string, 0, len(info.Models))
-					for _, lm := range info.Models {
-						listed = append(listed, lm.ID)
-					}
-					return &engine.RefusalError{Reason: fmt.Sprintf("the server at %s does not list %s (it lists %s): a record of it would measure other weights",
-						r.Client.BaseURL(), untrusted.Escape(m), untrusted.Escape(strings.Join(listed, ", ")))}
+				if err := engine.RequireListed(info, r.Client.BaseURL(), m); err != nil {
+					return &engine.RefusalError{Reason: err.Error() + ": a record of it would measure other weights"}
 				}
 			}
 			all := r.Client.ModelWeights(ctx)

@@ -88,15 +88,14 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 	now := engine.CheckEndpoint(ctx, settings, nil, nil)
 	reports := []*engine.StatusReport{now}
 	if !chosen {
-		reports = append(reports, engine.FindServers(ctx, engine.UsualEndpoints)...)
+		others := slices.DeleteFunc(slices.Clone(engine.UsualEndpoints), func(u string) bool { return u == now.Endpoint })
+		reports = append(reports, engine.FindServers(ctx, others)...)
 	}
 	var found *engine.StatusReport
-	seen := map[string]bool{}
 	for _, rep := range reports {
-		if !rep.Up || seen[rep.Endpoint] {
+		if !rep.Up {
 			continue
 		}
-		seen[rep.Endpoint] = true
 		fmt.Fprintf(e.stderr, "init: %s answers at %s: %s\n", *rep.ServerName, rep.Endpoint, describeModels(rep))
 		if found == nil {
 			found = rep

@@ -18,19 +18,11 @@ var UsualEndpoints = []string{
 }
 
 // FindServers probes every endpoint at once, each under the loopback rail and StatusTimeout,
-// and returns a report per endpoint in the order given; an endpoint named twice is probed once.
+// and returns a report per endpoint in the order given.
 func FindServers(ctx context.Context, endpoints []string) []*StatusReport {
-	var unique []string
-	seen := map[string]bool{}
-	for _, e := range endpoints {
-		if !seen[e] {
-			seen[e] = true
-			unique = append(unique, e)
-		}
-	}
-	out := make([]*StatusReport, len(unique))
+	out := make([]*StatusReport, len(endpoints))
 	var wg sync.WaitGroup
-	for i, endpoint := range unique {
+	for i, endpoint := range endpoints {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -10,6 +10,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // ModelPresence is whether a configured model is among those the server lists.
@@ -156,7 +157,8 @@ func (e *ModelNotListedError) Error() string {
 	if len(e.Listed) > 0 {
 		listed = strings.Join(e.Listed, ", ")
 	}
-	return fmt.Sprintf("the server at %s does not list %s (it lists %s)", e.Endpoint, e.Model, listed)
+	// The names are the server's: escaped, as all its text.
+	return fmt.Sprintf("the server at %s does not list %s (it lists %s)", e.Endpoint, untrusted.Escape(e.Model), untrusted.Escape(listed))
 }
 
 // IdentifyModel asks the server on the endpoint for the model and returns the server's identity
@@ -173,14 +175,22 @@ func IdentifyModel(ctx context.Context, shared *packs.Settings, model string) (s
 	if err != nil {
 		return "", err
 	}
-	if !info.Has(model) {
-		e := &ModelNotListedError{Model: model, Endpoint: c.BaseURL()}
-		for _, m := range info.Models {
-			e.Listed = append(e.Listed, m.ID)
-		}
-		return "", e
+	if err := RequireListed(info, c.BaseURL(), model); err != nil {
+		return "", err
 	}
 	return c.ModelWeights(ctx)[model], nil
+}
+
+// RequireListed is a *ModelNotListedError unless the server at endpoint lists model.
+func RequireListed(info *client.ServerInfo, endpoint, model string) error {
+	if info.Has(model) {
+		return nil
+	}
+	e := &ModelNotListedError{Model: model, Endpoint: endpoint}
+	for _, m := range info.Models {
+		e.Listed = append(e.Listed, m.ID)
+	}
+	return e
 }
 
 // ChatModels lists the models the server on the endpoint serves that are not embedding models,
