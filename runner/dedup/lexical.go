@@ -50,7 +50,9 @@ func shingleHashes(text string, buf []uint64) []uint64 {
 		}
 		i += size
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			r = unicode.ToLower(r)
+			// Lower of upper, not lower alone: a letter with two lower forms (ϰ and κ, ſ and s)
+			// reads as one word whatever its case.
+			r = unicode.ToLower(unicode.ToUpper(r))
 			for k := 0; k < 4 && r != 0; k++ {
 				word = (word ^ uint64(byte(r))) * fnvPrime
 				r >>= 8
