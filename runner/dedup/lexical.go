@@ -49,10 +49,11 @@ func shingleHashes(text string, buf []uint64) []uint64 {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
 		i += size
+		// Lower of upper, not lower alone: a letter with two lower forms (ϰ and κ, ſ and s)
+		// reads as one letter whatever its case, and a mark whose upper case is a letter
+		// (U+0345, whose upper is Ι) is that letter either way.
+		r = unicode.ToLower(unicode.ToUpper(r))
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			// Lower of upper, not lower alone: a letter with two lower forms (ϰ and κ, ſ and s)
-			// reads as one word whatever its case.
-			r = unicode.ToLower(unicode.ToUpper(r))
 			for k := 0; k < 4 && r != 0; k++ {
 				word = (word ^ uint64(byte(r))) * fnvPrime
 				r >>= 8
