@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
@@ -124,7 +124,7 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 			inUse = found
 		}
 	}
-	if r := evals.RoleStatus(v, c, "code"); r.Routing != "none" {
+	if r := routing.RoleStatus(v, c, "code"); r.Routing != "none" {
 		switch {
 		case !inUse.Up:
 			fmt.Fprintf(e.stderr, "init: role code runs %s (routing=%s), but no server answers at the endpoint in use\n", untrusted.Escape(r.Model), r.Routing)

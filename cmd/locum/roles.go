@@ -16,6 +16,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -64,9 +65,9 @@ func (e *env) rolesList(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	out := []evals.RoleRouting{}
+	out := []routing.RoleRouting{}
 	for _, role := range sortedKeys(c.Roles()) {
-		out = append(out, evals.RoleStatus(v, c, role))
+		out = append(out, routing.RoleStatus(v, c, role))
 	}
 	if cmd.Bool("json") {
 		data, err := json.Marshal(map[string]any{"roles": out})

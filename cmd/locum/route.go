@@ -6,29 +6,29 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/engine"
 )
 
-// chooseModel picks the model a mode runs, through the one rule in evals.ChooseModel.
-func (e *env) chooseModel(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, routing string, err error) {
+// chooseModel picks the model a mode runs, through the one rule in routing.Choose.
+func (e *env) chooseModel(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, how string, err error) {
 	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
-	model, routing, err = evals.ChooseModel(ctx, v, c, settings, evals.ModelChoice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
-	return model, routing, routeError(cmd, err)
+	model, how, err = routing.Choose(ctx, v, c, settings, routing.Choice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
+	return model, how, routeError(cmd, err)
 }
 
 // chooseModelForRole resolves a role through its earned routing.
-func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, routing string, err error) {
+func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, how string, err error) {
 	v, err := e.schemas()
 	if err != nil {
 		return "", "", err
 	}
-	model, routing, err = evals.ModelForRole(ctx, v, c, roleName, evals.ModelChoice{Model: cmd.String("model")}, settings)
-	return model, routing, routeError(cmd, err)
+	model, how, err = routing.ForRole(ctx, v, c, roleName, routing.Choice{Model: cmd.String("model")}, settings)
+	return model, how, routeError(cmd, err)
 }
 
 // routeError gives a routing refusal or contradiction its exit code before any run starts.

@@ -12,8 +12,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
@@ -233,7 +233,7 @@ func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Set
 }
 
 // chatSpec is what every chat tool starts from, as the CLI's chatRun: the settings and the model
-// chosen by the one rule in evals.ChooseModel. A call may name a model only where the operator
+// chosen by the one rule in routing.Choose. A call may name a model only where the operator
 // allowed it.
 //
 // A refusal comes back as the tool's result: the text the host reads and, as structured content,
@@ -255,11 +255,11 @@ func (s *Server) chatSpec(ctx context.Context, mode, model, role string, args an
 	if res != nil {
 		return engine.RunSpec{}, nil, res, nil
 	}
-	model, routing, err := evals.ChooseModel(ctx, s.v, c, set, evals.ModelChoice{Model: model, RoleGiven: role != "", Arg: argName})
+	model, how, err := routing.Choose(ctx, s.v, c, set, routing.Choice{Model: model, RoleGiven: role != "", Arg: argName})
 	if err != nil {
 		return refuse(err)
 	}
-	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: routing,
+	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: how,
 		Version: s.opts.Version, Stderr: s.opts.Log, ArgName: argName}, c, nil, nil
 }
 

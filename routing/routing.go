@@ -1,4 +1,7 @@
-package evals
+// Package routing decides which model a chat run uses and why: the operator's explicit choice, a
+// role's routing earned by a signed A/B record, or a model the operator accepted for the role.
+// evals measures and keeps the records' trust chain; this package only reads them.
+package routing
 
 import (
 	"context"
@@ -6,15 +9,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
 
-// ModelChoice is what a caller asked for: an explicit model, a role, or both. RoleGiven says the
+// Choice is what a caller asked for: an explicit model, a role, or both. RoleGiven says the
 // role was named by the caller, not inherited from a pack's default.
-type ModelChoice struct {
+type Choice struct {
 	Model     string
 	RoleGiven bool
 	// Arg names a setting as the caller takes it, for the messages: "--model" on the command line
@@ -22,20 +26,20 @@ type ModelChoice struct {
 	Arg func(name string) string
 }
 
-func (ch ModelChoice) arg(name string) string {
+func (ch Choice) arg(name string) string {
 	if ch.Arg == nil {
 		return "--" + name
 	}
 	return ch.Arg(name)
 }
 
-// ChooseModel picks the model a chat mode runs. A model alone is an operator's explicit choice
+// Choose picks the model a chat mode runs. A model alone is an operator's explicit choice
 // (routing=operator); a role (named, or the mode's default) runs only the model and effort a
 // signed A/B record earned it (routing=earned), and a different model or effort is refused rather
 // than silently substituted. The CLI and the MCP server both call it, so a role means the same on
 // either. A refusal is a *engine.RefusalError (exit 1); a contradiction is a *engine.BadInputError
 // (exit 2).
-func ChooseModel(ctx context.Context, v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch ModelChoice) (model, routing string, err error) {
+func Choose(ctx context.Context, v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch Choice) (model, routing string, err error) {
 	role, _ := settings.Get("role")
 	if ch.Model != "" && !ch.RoleGiven {
 		return ch.Model, "operator", nil
@@ -43,17 +47,17 @@ func ChooseModel(ctx context.Context, v *schema.Validator, c *packs.Composition,
 	if role.Value == "" {
 		return "", "", &engine.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
 	}
-	return ModelForRole(ctx, v, c, role.Value, ch, settings)
+	return ForRole(ctx, v, c, role.Value, ch, settings)
 }
 
-// ModelForRole resolves a role through its earned routing; ch.Model, when set, must be the model
+// ForRole resolves a role through its earned routing; ch.Model, when set, must be the model
 // the role earned. The role's measured effort replaces one from a pack or the workspace, and one
 // the caller set on purpose (a flag or the environment) that differs is refused. A role with
 // neither routing nor an accepted model is refused with the models the server lists, so the
 // person can run the command the refusal names.
-func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, role string, ch ModelChoice, settings *packs.Settings) (model, routing string, err error) {
+func ForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, role string, ch Choice, settings *packs.Settings) (model, routing string, err error) {
 	explicit := ch.Model
-	route, err := ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
+	route, err := evals.ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
 	var refusal *engine.RefusalError
 	if errors.As(err, &refusal) {
 		// No earned routing: a model the operator accepted for the role in the user config may
@@ -87,7 +91,7 @@ func ModelForRole(ctx context.Context, v *schema.Validator, c *packs.Composition
 			return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
 				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}
-		settings.Set("effort", route.Effort, "routing "+RoutingFile)
+		settings.Set("effort", route.Effort, "routing "+evals.RoutingFile)
 	}
 	if err := sameWeights(ctx, settings, role, route.Model, route.Weights, "earned by its A/B record"); err != nil {
 		return "", "", err
@@ -125,8 +129,8 @@ func sameWeights(ctx context.Context, settings *packs.Settings, role, model, rec
 
 // operatorTrust is the keys whose signed routing earns a role on this machine: only keys the
 // operator trusts. The repository's own trust.keys are named in a refusal, never trusted.
-func operatorTrust(c *packs.Composition) TrustedKeys {
-	trust := TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
+func operatorTrust(c *packs.Composition) evals.TrustedKeys {
+	trust := evals.TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}
 	if c.User != nil {
 		trust.Where = "your user config " + c.User.File + " (trust_keys)"
 	}
@@ -152,12 +156,12 @@ type RoleRouting struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// RoleStatus says how role resolves now, by the same rule ModelForRole runs it: earned routing
+// RoleStatus says how role resolves now, by the same rule ForRole runs it: earned routing
 // first, then the operator's acceptance.
 func RoleStatus(v *schema.Validator, c *packs.Composition, role string) RoleRouting {
-	route, err := ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
+	route, err := evals.ResolveRoleTrusting(v, c.Root, operatorTrust(c), role, c.Roles()[role])
 	if err == nil {
-		return RoleRouting{Role: role, Routing: "earned", Model: route.Model, Effort: route.Effort, Record: RoutingFile}
+		return RoleRouting{Role: role, Routing: "earned", Model: route.Model, Effort: route.Effort, Record: evals.RoutingFile}
 	}
 	if accepted, ok := c.AcceptedRole(role); ok {
 		return RoleRouting{Role: role, Routing: "operator", Model: accepted.Model, Effort: accepted.Effort, Since: accepted.AcceptedAt, Screen: accepted.Screen}
