@@ -26,10 +26,10 @@ func TestFirstDelegationOverMCPOnARealModel(t *testing.T) {
 	s := shared
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "the MCP road needs node 20 or later")
-	client, err := filepath.Abs(filepath.Join("..", "runner", "mcp", "testdata", "client"))
+	client, err := filepath.Abs(filepath.Join("..", "mcp", "testdata", "client"))
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(client, "node_modules", "@modelcontextprotocol", "sdk"))
-	require.NoError(t, err, "install the official client first: npm ci --prefix runner/mcp/testdata/client")
+	require.NoError(t, err, "install the official client first: npm ci --prefix mcp/testdata/client")
 
 	tk := taskNamed(t, "go-add")
 	dir := tk.materialize(t)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner/mcp"
+	"github.com/locumdev/locum/mcp"
 )
 
 func (e *env) mcpCommand() *cli.Command {

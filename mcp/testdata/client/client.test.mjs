@@ -1,5 +1,5 @@
 // The acceptance test of `locum mcp` with the official TypeScript MCP client, over stdio, as a
-// host runs it. runner/mcp/client_test.go builds locum, makes a repository and a scripted model
+// host runs it. mcp/client_test.go builds locum, makes a repository and a scripted model
 // server, and runs this file with LOCUM_BIN, LOCUM_WORK and LOCUM_BASE_URL set.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

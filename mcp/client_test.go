@@ -35,9 +35,9 @@ func nodeClient(t *testing.T) (node, bin string) {
 	}
 	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("the MCP client packages are not installed: .ci/run runs npm ci --prefix runner/mcp/%s first", clientDir)
+			t.Fatalf("the MCP client packages are not installed: .ci/run runs npm ci --prefix mcp/%s first", clientDir)
 		}
-		t.Skipf("the MCP client packages are not installed: run npm ci --prefix runner/mcp/%s", clientDir)
+		t.Skipf("the MCP client packages are not installed: run npm ci --prefix mcp/%s", clientDir)
 	}
 	built.once.Do(func() {
 		dir, err := os.MkdirTemp("", "locum-mcp-test-")
@@ -109,7 +109,7 @@ func TestInspectorListsTools(t *testing.T) {
 	inspector, err := filepath.Abs(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "cli.js"))
 	require.NoError(t, err)
 	if _, err := os.Stat(inspector); err != nil {
-		t.Fatalf("the MCP Inspector is not installed: run npm ci --prefix runner/mcp/%s", clientDir)
+		t.Fatalf("the MCP Inspector is not installed: run npm ci --prefix mcp/%s", clientDir)
 	}
 	// inspector-cli 1.0.3 finds its own package.json only when ../package.json exists from the
 	// directory it runs in, so the repository sits one level below one.
