@@ -246,7 +246,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 		return nil, nil
 	}
 	spec := o.Local
-	spec.Mode, spec.Root = "eval", o.Root
+	spec.Mode, spec.Root = Mode.Name, o.Root
 	if spec.Routing == "" {
 		spec.Routing = "operator"
 	}
@@ -440,3 +440,8 @@ func BinarySHA256() string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Mode is the eval mode: screens and A/B captures, each turn asked of a chat model.
+var Mode = engine.Mode{Name: "eval", Model: engine.ChatModel}
+
+func init() { engine.RegisterMode(Mode) }

@@ -52,6 +52,14 @@ func TestDedupListsPairs(t *testing.T) {
 	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5 method=exact\n0.800 a.md b.md\n0.600 b.md c.md")
 	assert.Equal(t, "tiny-embed", structured(t, res)["model"])
 
+	// A call chooses the method as the command line does: lexical scoring asks no server.
+	before := len(f.llm.RequestsTo("/v1/embeddings"))
+	res, err = f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "method": "lexical", "exact": "true", "threshold": 0.1}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "method=lexical")
+	assert.Len(t, f.llm.RequestsTo("/v1/embeddings"), before)
+
 	// A folder out of the repository is refused, before any request.
 	for _, dir := range []string{"..", "/etc"} {
 		before := len(f.llm.RequestsTo("/v1/embeddings"))

@@ -16,8 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
@@ -45,8 +45,8 @@ type Options struct {
 // Server is locum's MCP server.
 type Server struct {
 	opts  Options
+	jobs  *job.Layer
 	root  string
-	v     *schema.Validator
 	sdk   *sdk.Server
 	locks fileLocks
 	calls sync.WaitGroup
@@ -63,15 +63,16 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	root, err := packs.FindRoot(opts.Dir)
-	if err != nil {
-		return nil, err
-	}
 	v, err := schema.New()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, root: root, v: v, life: context.Background()}
+	jobs, err := job.New(job.Operator{Dir: opts.Dir, Env: opts.Env, Flags: opts.Flags, CallModels: opts.AllowModel,
+		Version: opts.Version, Stderr: opts.Log}, v)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, jobs: jobs, root: jobs.Root(), life: context.Background()}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// Tools only: no logging capability, so a host gets nothing it has to route.
@@ -109,38 +110,6 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 func (s *Server) begin() func() {
 	s.calls.Add(1)
 	return s.calls.Done
-}
-
-// composition reads the workspace and its packs afresh for each call: a host session lives long
-// and the files may change under it.
-func (s *Server) composition() (*packs.Composition, error) {
-	c, err := packs.Compose(s.v, s.root)
-	if err != nil {
-		return nil, err
-	}
-	// The operator's user config counts here as on the command line: the endpoint, allow_remote,
-	// the keys they trust, the models they accept for a role.
-	if dirs, err := packs.FindUserDirs(s.opts.Env); err == nil {
-		if c.User, err = packs.LoadUserConfig(s.v, dirs); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// rollbackKey is the operator's key for crash records, made on first use; nil (no crash record,
-// the in-process restore only) when there is no state directory.
-func (s *Server) rollbackKey() []byte {
-	dirs, err := packs.FindUserDirs(s.opts.Env)
-	if err != nil {
-		return nil
-	}
-	key, err := rails.LoadRollbackKey(dirs.State, true)
-	if err != nil {
-		fmt.Fprintf(s.opts.Log, "locum mcp: warning: no crash record will be kept (%v)\n", err)
-		return nil
-	}
-	return key
 }
 
 // cancelled is the host's notifications/cancelled, given to the engine as the signal that

@@ -3,17 +3,15 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
@@ -75,6 +73,8 @@ type DedupArgs struct {
 	Dir           string   `json:"dir" jsonschema:"the folder whose entries to compare, inside the repository"`
 	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"list pairs with cosine similarity at or above this (-1 to 1); default 0.8"`
 	Model         string   `json:"model,omitempty" jsonschema:"the embedding model; default the dedup mode's"`
+	Method        string   `json:"method,omitempty" jsonschema:"embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto (the default): embedding when an embedding model is configured or the server lists the default one"`
+	Exact         string   `json:"exact,omitempty" jsonschema:"true scores every pair, false only the candidates of random-hyperplane LSH; auto (the default) uses LSH when exact scoring would take longer than the embeddings took"`
 	Glob          string   `json:"glob,omitempty" jsonschema:"which files of the folder are entries; default *.md"`
 	BatchSize     *int     `json:"batch_size,omitempty" jsonschema:"inputs per embeddings request"`
 	MaxInputBytes *int     `json:"max_input_bytes,omitempty" jsonschema:"refuse any entry over this many bytes, before any request"`
@@ -215,52 +215,77 @@ func (s *Server) callArgs(mode string, args any) (map[string]string, error) {
 	return out, nil
 }
 
-// settings resolves mode's settings for one call; a value that does not parse is a tool error.
-func (s *Server) settings(mode string, args any) (*packs.Composition, *packs.Settings, *sdk.CallToolResult) {
-	c, err := s.composition()
+// statusSettings are the endpoint's settings for a status call.
+func (s *Server) statusSettings(args StatusArgs) (*packs.Composition, *packs.Settings, *sdk.CallToolResult) {
+	c, err := s.jobs.Composition()
 	if err != nil {
 		return nil, nil, fail("ERROR: the workspace cannot be read: %v", err)
 	}
-	callArgs, err := s.callArgs(mode, args)
+	callArgs, err := s.callArgs("", args)
 	if err != nil {
 		return nil, nil, fail("ERROR: %v", err)
 	}
-	set, err := c.ResolveCall(mode, s.opts.Env, s.opts.Flags, callArgs)
+	set, err := c.ResolveCall("", s.opts.Env, s.opts.Flags, callArgs)
 	if err != nil {
 		return nil, nil, fail("ERROR: %v", err)
 	}
 	return c, set, nil
 }
 
-// chatSpec is what every chat tool starts from, as the CLI's chatRun: the settings and the model
-// chosen by the one rule in routing.Choose. A call may name a model only where the operator
-// allowed it.
-//
-// A refusal comes back as the tool's result: the text the host reads and, as structured content,
-// the result object of a run that never began, whose error names the command that lifts it.
-func (s *Server) chatSpec(ctx context.Context, mode, model, role string, args any) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
-	refuse := func(err error) (engine.RunSpec, *packs.Composition, *sdk.CallToolResult, any) {
-		status, _, code := engine.Classify(err)
-		notStarted := engine.NotStarted(mode, "", "", code, err)
-		notStarted.Error.Message = engine.Reword(notStarted.Error.Message, err, argName)
-		res := fail("%s: %s", status, notStarted.Error.Message)
-		return engine.RunSpec{}, nil, res, notStarted
+// toolJob is one call's job and what the call said beside it.
+type toolJob struct {
+	job engine.Job
+	// model and role are the call's model and role arguments (a chat mode's).
+	model, role string
+	// args are the call's arguments, whose settings resolve on top of the operator's.
+	args any
+	// file is the file the job works on, one call at a time; "" for none.
+	file string
+	// argv is what the journal records as the run's arguments.
+	argv []string
+	// extra is what the text says after the outcome, from the job once it ran.
+	extra func(*engine.Result) string
+}
+
+// run hands a call's job to the job layer, as the CLI does: the settings, the model choice and
+// the rails before the run are the same for both. A refusal comes back as the tool's result: the
+// text the host reads and, as structured content, the result object of a run that never began,
+// whose error names the command that lifts it.
+func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	mode := t.job.Mode()
+	p := progress(ctx, req)
+	call := job.Call{Tool: true, Model: t.model, RoleGiven: t.role != "", ArgName: argName, Argv: t.argv, Observer: p.observer()}
+	refuse := func(err error) (*sdk.CallToolResult, any, error) {
+		res := job.NotStarted(mode, call, err)
+		return fail("%s: %s", res.Status, res.Error.Message), res, nil
 	}
-	if model != "" && role == "" && !s.opts.AllowModel {
-		return refuse(&engine.RefusalError{Reason: "this server runs the model a role is routed to, never one a call names: " +
-			"the operator allows that when starting the server (the allow-model option of locum mcp). Name a role " +
-			"(role: code or prose); a role with no routing is refused with the command the person runs to accept a model for it"})
+	var err error
+	if call.Args, err = s.callArgs(mode.Name, t.args); err != nil {
+		return refuse(err)
 	}
-	c, set, res := s.settings(mode, args)
-	if res != nil {
-		return engine.RunSpec{}, nil, res, nil
-	}
-	model, how, err := routing.Choose(ctx, s.v, c, set, routing.Choice{Model: model, RoleGiven: role != "", Arg: argName})
+	prepared, err := s.jobs.Prepare(ctx, mode, call)
 	if err != nil {
 		return refuse(err)
 	}
-	return engine.RunSpec{Mode: mode, Root: c.Root, Settings: set, Model: model, Routing: how,
-		Version: s.opts.Version, Stderr: s.opts.Log, ArgName: argName}, c, nil, nil
+	if t.file != "" {
+		unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, t.file), func() { p.say("queued: another call is working on " + t.file) })
+		if err != nil {
+			return fail("ERROR: cancelled while waiting for another call on %s", t.file), nil, nil
+		}
+		defer unlock()
+	}
+	runCtx, stop := s.runContext(ctx)
+	defer stop()
+	out, err := prepared.Run(runCtx, t.job)
+	if err != nil {
+		return refuse(err)
+	}
+	extra := ""
+	if t.extra != nil {
+		extra = t.extra(out)
+	}
+	return s.finish(out, extra)
 }
 
 // argName names a setting as a tool call takes it: its argument. The endpoint rail's
@@ -295,7 +320,7 @@ func (s *Server) finish(res *engine.Result, extra string) (*sdk.CallToolResult, 
 
 func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	c, shared, res := s.settings("", args)
+	c, shared, res := s.statusSettings(args)
 	if res != nil {
 		return res, nil, nil
 	}
@@ -306,7 +331,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	if args.EmbedModel != "" {
 		embed = &engine.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
 	} else {
-		embed = engine.DefaultEmbedModel(c, s.opts.Env)
+		embed = dedup.DefaultEmbedModel(c, s.opts.Env)
 	}
 	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
 	rep.Reword(argName)
@@ -360,102 +385,52 @@ func statusLine(rep *engine.StatusReport) string {
 }
 
 func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args TransformArgs) (*sdk.CallToolResult, any, error) {
-	defer s.begin()()
-	spec, c, res, refused := s.chatSpec(ctx, "transform", args.Model, args.Role, args)
-	if res != nil {
-		return res, refused, nil
-	}
-	p := progress(ctx, req)
-	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
-	if err != nil {
-		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
-	}
-	defer unlock()
-	runCtx, stop := s.runContext(ctx)
-	defer stop()
-	spec.Observer = p.observer()
-	spec.Args = []string{args.Task}
-	out := engine.Execute(runCtx, spec, transform.Steps(transform.Options{
-		File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify, Task: args.Task, Cwd: s.opts.Dir, Root: c.Root,
-		RollbackKey: s.rollbackKey(),
-	}))
-	return s.finish(out, "")
+	return s.run(ctx, req, toolJob{
+		job:   transform.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify, Task: args.Task},
+		model: args.Model, role: args.Role, args: args, file: args.File, argv: []string{args.Task},
+	})
 }
 
 func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args SummarizeArgs) (*sdk.CallToolResult, any, error) {
-	defer s.begin()()
-	spec, c, res, refused := s.chatSpec(ctx, "summarize", args.Model, args.Role, args)
-	if res != nil {
-		return res, refused, nil
-	}
-	p := progress(ctx, req)
-	unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, args.File), func() { p.say("queued: another call is working on " + args.File) })
-	if err != nil {
-		return fail("ERROR: cancelled while waiting for another call on %s", args.File), nil, nil
-	}
-	defer unlock()
-	runCtx, stop := s.runContext(ctx)
-	defer stop()
-	spec.Observer = p.observer()
+	j := &summarize.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Focus: args.Focus}
+	var argv []string
 	if args.Focus != "" {
-		spec.Args = []string{args.Focus}
+		argv = []string{args.Focus}
 	}
-	var claims []summarize.Claim
-	out := engine.Execute(runCtx, spec, summarize.Steps(summarize.Options{
-		File: args.File, Lines: args.Lines, Symbol: args.Symbol, Focus: args.Focus, Cwd: s.opts.Dir, Root: c.Root,
-	}, &claims))
-	extra := ""
-	if claims != nil {
-		extra = summarize.ClaimLines(claims)
-	}
-	return s.finish(out, extra)
+	return s.run(ctx, req, toolJob{
+		job: j, model: args.Model, role: args.Role, args: args, file: args.File, argv: argv,
+		extra: func(*engine.Result) string {
+			if j.Claims == nil {
+				return ""
+			}
+			return summarize.ClaimLines(j.Claims)
+		},
+	})
 }
 
 func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {
-	defer s.begin()()
-	c, set, res := s.settings("dedup", args)
-	if res != nil {
-		return res, nil, nil
-	}
-	dir, err := s.dirInRoot(args.Dir)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	runCtx, stop := s.runContext(ctx)
-	defer stop()
-	var found dedup.Result
-	spec := engine.RunSpec{Mode: "dedup", Root: c.Root, Settings: set, Model: set.String("embed_model"), ArgName: argName,
-		Version: s.opts.Version, Stderr: s.opts.Log, Observer: progress(ctx, req).observer()}
-	out := engine.Execute(runCtx, spec, dedup.Steps(dedup.Options{Dir: dir, Root: c.Root, NoCache: args.NoCache}, &found))
-	extra := ""
-	if out.Error == nil {
-		extra = fmt.Sprintf("dedup files=%d pairs=%d threshold=%s method=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
-		if found.Picked != "" {
-			extra = "embedding with " + untrusted.Escape(found.Picked) + ", " + client.PickedEmbedSource + "; the model argument names another\n" + extra
+	j := &dedup.Job{Dir: args.Dir, NoCache: args.NoCache}
+	return s.run(ctx, req, toolJob{job: j, args: args, extra: func(out *engine.Result) string {
+		if out.Error != nil {
+			return ""
 		}
-		if found.Why != "" {
-			extra = "comparing words, not embeddings: " + found.Why + "; name an embedding model (model) for a screen by meaning\n" + extra
-		}
-		for _, p := range found.Pairs {
-			extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
-		}
-	}
-	return s.finish(out, extra)
+		return dedupText(&j.Found)
+	}})
 }
 
-// dirInRoot resolves a folder a call names from the server's directory and refuses one that is
-// not, after symbolic links, inside the repository: a host reads this repository's files only.
-func (s *Server) dirInRoot(dir string) (string, error) {
-	p := dir
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.opts.Dir, p)
+// dedupText is what a screen found, as the tool's text: the notes, the figures, then each pair.
+func dedupText(found *dedup.Result) string {
+	extra := fmt.Sprintf("dedup files=%d pairs=%d threshold=%s method=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
+	if found.Picked != "" {
+		extra = "embedding with " + untrusted.Escape(found.Picked) + ", " + client.PickedEmbedSource + "; the model argument names another\n" + extra
 	}
-	real, err := untrusted.Confine(s.root, p)
-	var out *untrusted.ConfineError
-	if errors.As(err, &out) {
-		return "", fmt.Errorf("dir %s: outside the repository; locum mcp reads this repository's files only", untrusted.Escape(dir))
+	if found.Why != "" {
+		extra = "comparing words, not embeddings: " + found.Why + "; name an embedding model (model) for a screen by meaning\n" + extra
 	}
-	return real, err
+	for _, p := range found.Pairs {
+		extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
+	}
+	return extra
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {

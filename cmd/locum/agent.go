@@ -51,17 +51,18 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err := checkTaskArgs(cmd); err != nil {
 		return err
 	}
-	spec, c, _, err := e.chatRun(ctx, cmd, "agent")
+	p, err := e.prepare(ctx, cmd, agent.Mode)
 	if err != nil {
 		return err
 	}
-	task, err := e.readTask(cmd, spec.Settings.Int("max_input_bytes"))
+	task, what, err := e.readTask(cmd, p.Settings().Int("max_input_bytes"))
 	if err != nil {
 		return err
 	}
-	res := engine.Execute(ctx, spec, agent.Steps(agent.Options{
-		Task: task, Verify: cmd.String("verify"), From: cmd.String("from"), Root: c.Root, Keep: cmd.Bool("keep"),
-	}))
+	res, err := e.runJob(ctx, cmd, p, agent.Job{Task: task, TaskSource: what, Verify: cmd.String("verify"), From: cmd.String("from"), Keep: cmd.Bool("keep")})
+	if err != nil {
+		return err
+	}
 	e.agentSummary(res)
 	return e.finish(cmd, res)
 }

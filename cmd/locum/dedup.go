@@ -9,7 +9,6 @@ import (
 
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
-	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -57,26 +56,21 @@ func (e *env) dedupCommand() *cli.Command {
 }
 
 func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
-	_, c, err := e.workspace()
+	p, err := e.prepare(ctx, cmd, dedup.Mode)
 	if err != nil {
 		return err
 	}
-	settings, err := e.resolve(cmd, c, "dedup")
-	if err != nil {
-		return err
-	}
-	var found dedup.Result
 	// Only what is printed is kept: a terminal's 50 pairs, or --top's; --json has them all.
 	keep := 0
 	if !cmd.Bool("json") {
 		keep = e.dedupTop(cmd)
 	}
-	spec := engine.RunSpec{
-		Mode: "dedup", Root: c.Root, Settings: settings, Model: settings.String("embed_model"),
-		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
-		Observer: e.observer(cmd),
+	j := &dedup.Job{Dir: cmd.String("dir"), NoCache: cmd.Bool("no-cache"), Keep: keep}
+	res, err := e.runJob(ctx, cmd, p, j)
+	if err != nil {
+		return err
 	}
-	res := engine.Execute(ctx, spec, dedup.Steps(dedup.Options{Dir: cmd.String("dir"), Root: c.Root, NoCache: cmd.Bool("no-cache"), Keep: keep}, &found))
+	found := &j.Found
 	e.stopProgress()
 	if res.Error == nil {
 		if found.Picked != "" {

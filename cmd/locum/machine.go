@@ -48,7 +48,7 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 		cause = ee.err
 	}
 	model, routing := cmd.String("model"), ""
-	if model != "" && cmd.Name != "dedup" {
+	if m, ok := engine.LookupMode(cmd.Name); ok && model != "" && m.Model == engine.ChatModel && !cmd.IsSet("role") {
 		routing = "operator"
 	}
 	res := engine.NotStarted(cmd.Name, model, routing, code, cause)

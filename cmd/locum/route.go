@@ -6,20 +6,11 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/engine"
 )
-
-// chooseModel picks the model a mode runs, through the one rule in routing.Choose.
-func (e *env) chooseModel(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings) (model, how string, err error) {
-	v, err := e.schemas()
-	if err != nil {
-		return "", "", err
-	}
-	model, how, err = routing.Choose(ctx, v, c, settings, routing.Choice{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")})
-	return model, how, routeError(cmd, err)
-}
 
 // chooseModelForRole resolves a role through its earned routing.
 func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs.Composition, roleName string, settings *packs.Settings) (model, how string, err error) {
@@ -40,33 +31,44 @@ func routeError(cmd *cli.Command, err error) error {
 	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
 }
 
-// chatRun is what every chat mode starts from: the working directory, the composition, and a run
-// spec with the mode's settings and the model chosen.
-func (e *env) chatRun(ctx context.Context, cmd *cli.Command, mode string) (engine.RunSpec, *packs.Composition, string, error) {
+// prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
+// settings with the command's flags last, and the model. A refusal or a bad setting is an error
+// with its exit code, before any run starts.
+func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (*job.Prepared, error) {
 	wd, err := e.getwd()
 	if err != nil {
-		return engine.RunSpec{}, nil, "", err
+		return nil, err
 	}
-	_, c, err := e.workspace()
+	v, err := e.schemas()
 	if err != nil {
-		return engine.RunSpec{}, nil, "", err
+		return nil, err
 	}
-	settings, err := e.resolve(cmd, c, mode)
+	jobs, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: setFlags(cmd, mode.Name), Version: version(), Stderr: e.stderr}, v)
 	if err != nil {
-		return engine.RunSpec{}, nil, "", err
+		return nil, withCode(exitCouldNot, err)
 	}
-	model, routing, err := e.chooseModel(ctx, cmd, c, settings)
-	if err != nil {
-		return engine.RunSpec{}, nil, "", err
+	call := job.Call{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role"), JournalPath: cmd.String("journal"),
+		Argv: cmd.Args().Slice(), Observer: e.observer(cmd)}
+	if e.stderrIsTerminal() {
+		// A mode that narrates a line per step (the agent's per tool call) writes it above the
+		// live line.
+		call.Progress = logAboveProgress{e}
 	}
-	spec := engine.RunSpec{
-		Mode: mode, Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(), Stderr: e.stderr,
+	p, err := jobs.Prepare(ctx, mode, call)
+	return p, e.jobError(cmd, err)
+}
+
+// runJob runs a prepared job; a refusal before the run is an error with its exit code.
+func (e *env) runJob(ctx context.Context, cmd *cli.Command, p *job.Prepared, j engine.Job) (*engine.Result, error) {
+	res, err := p.Run(ctx, j)
+	return res, e.jobError(cmd, err)
+}
+
+// jobError gives an error of the job layer its exit code, the command's name before it.
+func (e *env) jobError(cmd *cli.Command, err error) error {
+	if err == nil {
+		return nil
 	}
-	spec.Observer = e.observer(cmd)
-	if mode == "agent" && e.stderrIsTerminal() {
-		// The agent narrates a line per tool call on a terminal, written above the live line.
-		spec.Progress = logAboveProgress{e}
-	}
-	return spec, c, wd, nil
+	_, _, code := engine.Classify(err)
+	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -57,7 +58,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	if m := cmd.String("embed-model"); m != "" {
 		embed = &engine.ModelPresence{ID: m, Source: "flag --embed-model"}
 	} else {
-		embed = engine.DefaultEmbedModel(c, e.lookup)
+		embed = dedup.DefaultEmbedModel(c, e.lookup)
 	}
 	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
 	rep.Reword(rails.FlagName)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/summarize"
 )
 
@@ -45,17 +44,18 @@ func (e *env) summarizeCommand() *cli.Command {
 }
 
 func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
-	spec, c, wd, err := e.chatRun(ctx, cmd, "summarize")
+	p, err := e.prepare(ctx, cmd, summarize.Mode)
 	if err != nil {
 		return err
 	}
-	var claims []summarize.Claim
-	res := engine.Execute(ctx, spec, summarize.Steps(summarize.Options{
-		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First(), Cwd: wd, Root: c.Root,
-	}, &claims))
+	j := &summarize.Job{File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First()}
+	res, err := e.runJob(ctx, cmd, p, j)
+	if err != nil {
+		return err
+	}
 	e.stopProgress()
-	if !cmd.Bool("json") && claims != nil {
-		fmt.Fprint(e.stdout, summarize.ClaimLines(claims))
+	if !cmd.Bool("json") && j.Claims != nil {
+		fmt.Fprint(e.stdout, summarize.ClaimLines(j.Claims))
 	}
 	return e.finish(cmd, res)
 }

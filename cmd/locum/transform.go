@@ -54,22 +54,19 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err := checkTaskArgs(cmd); err != nil {
 		return err
 	}
-	spec, c, wd, err := e.chatRun(ctx, cmd, "transform")
+	p, err := e.prepare(ctx, cmd, transform.Mode)
 	if err != nil {
 		return err
 	}
-	task, err := e.readTask(cmd, spec.Settings.Int("max_input_bytes"))
+	task, what, err := e.readTask(cmd, p.Settings().Int("max_input_bytes"))
 	if err != nil {
 		return err
 	}
-	rb, err := e.rollback(c.Root, true)
+	res, err := e.runJob(ctx, cmd, p, transform.Job{File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"),
+		Verify: cmd.String("verify"), Task: task, TaskSource: what})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "locum transform: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
+		return err
 	}
-	res := engine.Execute(ctx, spec, transform.Steps(transform.Options{
-		File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Verify: cmd.String("verify"), Task: task, Cwd: wd, Root: c.Root,
-		RollbackKey: rb.Key,
-	}))
 	e.transformSummary(res)
 	return e.finish(cmd, res)
 }
@@ -93,10 +90,9 @@ func checkTaskArgs(cmd *cli.Command) error {
 // readTask reads the task from its argument, --task-file or stdin. The task goes into the prompt,
 // so it counts against the input budget: a larger one is a refusal, found without reading past the
 // budget; a task file must be a regular file, so a FIFO or a device can neither block nor flood.
-func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
+func (e *env) readTask(cmd *cli.Command, limit int64) (task, what string, err error) {
 	var data []byte
-	var err error
-	what := "the task"
+	what = "the task"
 	switch file := cmd.String("task-file"); {
 	case file != "":
 		what = "the task file " + file
@@ -110,14 +106,12 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (string, error) {
 	var tl *untrusted.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: tl.Size, Limit: limit, Remedy: "shorten the task"}))
+		return "", "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: tl.Size, Limit: limit, Remedy: "shorten the task"}))
 	case err != nil:
-		return "", withCode(exitCouldNot, fmt.Errorf("locum %s: --task-file: %w", cmd.Name, err))
+		return "", "", withCode(exitCouldNot, fmt.Errorf("locum %s: --task-file: %w", cmd.Name, err))
 	}
-	if int64(len(data)) > limit {
-		return "", withCode(exitRed, fmt.Errorf("locum %s: %w", cmd.Name, &rails.BudgetError{What: what, Size: int64(len(data)), Limit: limit, Remedy: "shorten the task"}))
-	}
-	return string(data), nil
+	// The job layer holds the task to the budget, as for a tool call; reading stops at it.
+	return string(data), what, nil
 }
 
 func (e *env) transformSummary(res *engine.Result) {

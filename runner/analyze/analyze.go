@@ -142,8 +142,10 @@ func (st *state) observe(ev map[string]any) {
 		st.run.Model = str(ev["model"])
 		st.run.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
 	case "scope":
-		if f := str(ev["file"]); f != "" && st.run.Mode == "transform" {
-			st.edited = []string{f}
+		if m, ok := engine.LookupMode(st.run.Mode); ok && m.EditsInPlace {
+			if f := str(ev["file"]); f != "" {
+				st.edited = []string{f}
+			}
 		}
 		if v, ok := ev["verify"].(string); ok {
 			st.verify, st.verifySeen = v, true

@@ -30,9 +30,11 @@ const JournalPairs = 100
 
 // Options is one screen of a folder.
 type Options struct {
-	Dir     string
-	Root    string
-	NoCache bool
+	// Dir is the folder as the caller named it; a relative one is read from Cwd ("" the
+	// process's own directory).
+	Dir, Cwd string
+	Root     string
+	NoCache  bool
 	// Keep, when above 0, keeps only the Keep highest pairs (and the journal's top pairs), so a
 	// screen that shows its top pairs holds no more however many pass the threshold; Result.Total
 	// still counts them all. 0 keeps every pair, as --json needs.
@@ -142,16 +144,26 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 // Entries lists the files dedup compares: regular files directly in dir whose name matches glob
 // (in any letter case), sorted by name, without README.md (it describes the folder).
 func Entries(dir, glob string) ([]string, error) {
+	return entriesNamed(dir, dir, glob)
+}
+
+// dirError is a folder that cannot be read, named as the caller named it.
+func dirError(named string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return engine.BadInputf("{dir} %s: %v", named, err)
+}
+
+// entriesNamed is Entries for dir, which the caller named as named.
+func entriesNamed(dir, named, glob string) ([]string, error) {
 	if _, err := path.Match(strings.ToLower(glob), ""); err != nil {
 		return nil, engine.BadInputf("{glob} %q is not a valid pattern: %v", glob, err)
 	}
 	list, err := os.ReadDir(dir)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, engine.BadInputf("{dir} %s: %v", dir, err)
+		return nil, dirError(named, err)
 	}
 	var out []string
 	for _, e := range list {
@@ -169,14 +181,19 @@ func Entries(dir, glob string) ([]string, error) {
 
 // ConfineDir is the folder dedup reads for dir: a folder inside root (as named) must stay inside
 // it once its symbolic links are resolved, so a committed link cannot send files from
-// elsewhere to the server; a folder the operator names outside root is read as named.
-func ConfineDir(root, dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
+// elsewhere to the server; a folder the operator names outside root is read as named. The
+// folder to read is absolute; a relative dir is read from cwd ("" the process's own directory).
+func ConfineDir(root, cwd, dir string) (string, error) {
+	abs := dir
+	if cwd != "" && !filepath.IsAbs(dir) {
+		abs = filepath.Join(cwd, dir)
+	}
+	abs, err := filepath.Abs(abs)
 	if err != nil || root == "" {
-		return dir, err
+		return abs, err
 	}
 	if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return dir, nil
+		return abs, nil
 	}
 	real, err := untrusted.Confine(root, abs)
 	var out *untrusted.ConfineError
@@ -184,8 +201,8 @@ func ConfineDir(root, dir string) (string, error) {
 		return "", engine.Refusalf("{dir} %s leads out of the repository (to %s) through a symbolic link; dedup sends only the repository's own files; name the folder it leads to, to screen that one", untrusted.Escape(dir), untrusted.Escape(out.Target))
 	}
 	if err != nil || real == abs {
-		// Nothing to resolve, or nothing there: read it as named, and say so by that name.
-		return dir, nil
+		// Nothing to resolve, or nothing there: read it as named (messages name it so).
+		return abs, nil
 	}
 	return real, nil
 }
@@ -193,11 +210,11 @@ func ConfineDir(root, dir string) (string, error) {
 func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
 	// dir is where the files are read; d.opts.Dir stays as the caller named it, for messages.
-	dir, err := ConfineDir(d.opts.Root, d.opts.Dir)
+	dir, err := ConfineDir(d.opts.Root, d.opts.Cwd, d.opts.Dir)
 	if err != nil {
 		return err
 	}
-	names, err := Entries(dir, s.String("glob"))
+	names, err := entriesNamed(dir, d.opts.Dir, s.String("glob"))
 	if err != nil {
 		return err
 	}

@@ -192,9 +192,25 @@ func TestGuardsRunOnceOnEveryPath(t *testing.T) {
 	})
 }
 
+// batchMode is a test-only mode whose receipt counts requests, as a registered mode says.
+var batchMode = Mode{Name: "test-batch", Model: EmbeddingModel, Counts: "requests"}
+
+func init() { RegisterMode(batchMode) }
+
 func TestReceiptUnknownFigures(t *testing.T) {
-	r := &Result{Status: StatusOK, Mode: "dedup", Attempts: 1, TimeMs: 12, Spend: "$0.00"}
-	assert.Equal(t, "OK mode=dedup model=? requests=1 in=? out=? ttft=? time=12ms rate=? spend=$0.00", r.Receipt())
+	r := &Result{Status: StatusOK, Mode: batchMode.Name, Attempts: 1, TimeMs: 12, Spend: "$0.00"}
+	assert.Equal(t, "OK mode=test-batch model=? requests=1 in=? out=? ttft=? time=12ms rate=? spend=$0.00", r.Receipt())
+	r.Mode = "unregistered"
+	assert.Equal(t, "OK mode=unregistered model=? attempts=1 in=? out=? ttft=? time=12ms rate=? spend=$0.00", r.Receipt())
+}
+
+func TestRegisterModeRefusesANameTwice(t *testing.T) {
+	assert.Panics(t, func() { RegisterMode(batchMode) })
+	assert.Panics(t, func() { RegisterMode(Mode{}) })
+	m, ok := LookupMode(batchMode.Name)
+	assert.True(t, ok)
+	assert.Equal(t, batchMode, m)
+	assert.Contains(t, RegisteredModes(), batchMode.Name)
 }
 
 func TestJournalWhereGitKeepsIt(t *testing.T) {

@@ -74,11 +74,7 @@ func (r *Result) Receipt() string {
 	}
 	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
 	// one answer, and its receipt calls them so.
-	counted := "attempts"
-	if r.Mode == "dedup" {
-		counted = "requests"
-	}
-	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted, r.Attempts, tokens(r.In), tokens(r.Out))
+	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted(r.Mode), r.Attempts, tokens(r.In), tokens(r.Out))
 	if r.TTFTms != nil && *r.TTFTms >= 0 {
 		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
 	} else {

@@ -131,21 +131,6 @@ func statusClient(shared *packs.Settings) (*client.Client, error) {
 	return client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout}), nil
 }
 
-// DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
-// declares dedup; nil otherwise.
-func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *ModelPresence {
-	if !c.Declares("dedup") {
-		return nil
-	}
-	s, err := c.Resolve("dedup", env, nil)
-	if err != nil {
-		return nil
-	}
-	set, _ := s.Get("embed_model")
-	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
-	return &ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
-}
-
 // ModelNotListedError is a model the server does not list, where the caller needs one it does.
 type ModelNotListedError struct {
 	Model, Endpoint string

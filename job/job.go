@@ -1,0 +1,211 @@
+// Package job turns a front end's typed request into a run: it composes the workspace with the
+// operator's user config, resolves the mode's settings (the operator's, then a tool call's, which
+// may only narrow a rail), chooses the model, holds the job to its rails before any request, and
+// hands the run to the engine. The CLI and the MCP server are adapters over it, so a request
+// means the same, and is refused alike, from either.
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/routing"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// Operator is what the operator decided when starting a front end. Nothing a call says widens it.
+type Operator struct {
+	// Dir is the working directory: a job's relative paths resolve from it, and the repository
+	// root is found from it.
+	Dir string
+	// Env reads the LOCUM_* environment and the user directories.
+	Env packs.Lookup
+	// Flags are the operator's setting flags, keyed by flag name without dashes, as
+	// packs.Composition.Resolve takes them.
+	Flags map[string]string
+	// CallModels lets a tool call name a model (routing=operator). Without it a call runs only a
+	// role's routing; the operator's own Model is always theirs to name.
+	CallModels bool
+	Version    string
+	// Stderr receives warnings; nil discards them.
+	Stderr io.Writer
+}
+
+// Layer runs jobs for one front end.
+type Layer struct {
+	op   Operator
+	v    *schema.Validator
+	root string
+}
+
+// New finds the repository root from op.Dir, once.
+func New(op Operator, v *schema.Validator) (*Layer, error) {
+	if op.Env == nil {
+		op.Env = func(string) (string, bool) { return "", false }
+	}
+	if op.Stderr == nil {
+		op.Stderr = io.Discard
+	}
+	root, err := packs.FindRoot(op.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Layer{op: op, v: v, root: root}, nil
+}
+
+// Root is the repository root.
+func (l *Layer) Root() string { return l.root }
+
+// Composition reads the workspace, its packs and the operator's user config afresh: a server
+// lives long, and the files may change under it.
+func (l *Layer) Composition() (*packs.Composition, error) {
+	c, err := packs.Compose(l.v, l.root)
+	if err != nil {
+		return nil, err
+	}
+	if dirs, err := packs.FindUserDirs(l.op.Env); err == nil {
+		if c.User, err = packs.LoadUserConfig(l.v, dirs); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Call is what a front end asks beside the job itself.
+type Call struct {
+	// Tool says a tool call asks, not the operator: it names a model only where the operator
+	// allowed it, its paths stay inside the repository, and its Args narrow a rail, never widen it.
+	Tool bool
+	// Model is a model named for the run; RoleGiven says the role setting was named by the
+	// caller, not inherited from a pack's default.
+	Model     string
+	RoleGiven bool
+	// Args are a tool call's own settings, keyed by setting.
+	Args map[string]string
+	// ArgName names a setting in a message as the front end takes it; nil is the command line's
+	// flags.
+	ArgName func(setting string) string
+	// JournalPath overrides the journal file; Argv is what the journal records as the run's
+	// arguments.
+	JournalPath string
+	Argv        []string
+	Observer    engine.Observer
+	Progress    io.Writer
+}
+
+// CallModelRefusal is a tool call that names a model where the operator did not allow one.
+var errCallModel = &engine.RefusalError{Reason: "this server runs the model a role is routed to, never one a call names: " +
+	"the operator allows that when starting the server (the allow-model option of locum mcp). Name a role " +
+	"(role: code or prose); a role with no routing is refused with the command the person runs to accept a model for it"}
+
+// Prepared is a job's run with its settings resolved and its model chosen.
+type Prepared struct {
+	layer *Layer
+	call  Call
+	comp  *packs.Composition
+	spec  engine.RunSpec
+}
+
+// Prepare resolves mode's settings for call and chooses its model. A refusal or a contradiction
+// is an error engine.Classify decides on; the run has not begun.
+func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prepared, error) {
+	if mode.Model == engine.ChatModel && call.Tool && call.Model != "" && !call.RoleGiven && !l.op.CallModels {
+		return nil, errCallModel
+	}
+	c, err := l.Composition()
+	if err != nil {
+		return nil, err
+	}
+	set, err := c.ResolveCall(mode.Name, l.op.Env, l.op.Flags, call.Args)
+	if err != nil {
+		return nil, err
+	}
+	spec := engine.RunSpec{Mode: mode.Name, Root: c.Root, Settings: set, ArgName: call.ArgName,
+		JournalPath: call.JournalPath, Args: call.Argv, Version: l.op.Version, Stderr: l.op.Stderr,
+		Observer: call.Observer, Progress: call.Progress}
+	switch mode.Model {
+	case engine.ChatModel:
+		spec.Model, spec.Routing, err = routing.Choose(ctx, l.v, c, set, routing.Choice{Model: call.Model, RoleGiven: call.RoleGiven, Arg: call.ArgName})
+		if err != nil {
+			return nil, err
+		}
+	case engine.EmbeddingModel:
+		spec.Model = set.String("embed_model")
+	}
+	return &Prepared{layer: l, call: call, comp: c, spec: spec}, nil
+}
+
+// Settings are the run's resolved settings.
+func (p *Prepared) Settings() *packs.Settings { return p.spec.Settings }
+
+// Model and Routing are the model chosen and how.
+func (p *Prepared) Model() string   { return p.spec.Model }
+func (p *Prepared) Routing() string { return p.spec.Routing }
+
+// Check holds j to the rails a run checks before it begins: its task within the input budget,
+// and a tool call's paths inside the repository.
+func (p *Prepared) Check(j engine.Job) error {
+	if t, ok := j.(engine.TaskedJob); ok {
+		what, text := t.TaskText()
+		if limit := p.spec.Settings.Int("max_input_bytes"); int64(len(text)) > limit {
+			return &rails.BudgetError{What: what, Size: int64(len(text)), Limit: limit, Remedy: "shorten the task"}
+		}
+	}
+	if pj, ok := j.(engine.PathsJob); ok && p.call.Tool {
+		for _, np := range pj.Paths() {
+			path := np.Path
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(p.layer.op.Dir, path)
+			}
+			_, err := untrusted.Confine(p.layer.root, path)
+			var out *untrusted.ConfineError
+			if errors.As(err, &out) {
+				return engine.Refusalf("{%s} %s: outside the repository; a call reads this repository's files only", np.Arg, untrusted.Escape(np.Path))
+			}
+		}
+	}
+	return nil
+}
+
+// Run checks j (Check) and runs it under ctx. A refusal before the run is an error and no
+// result; every run that began ends in its one result.
+func (p *Prepared) Run(ctx context.Context, j engine.Job) (*engine.Result, error) {
+	if err := p.Check(j); err != nil {
+		return nil, err
+	}
+	place := engine.Place{Root: p.comp.Root, Cwd: p.layer.op.Dir, Settings: p.spec.Settings, RollbackKey: p.layer.rollbackKey}
+	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
+}
+
+// rollbackKey is the operator's key for crash records, made on first use; nil, with a warning,
+// when there is none to be had: the in-process restore still protects the file.
+func (l *Layer) rollbackKey() []byte {
+	dirs, err := packs.FindUserDirs(l.op.Env)
+	if err == nil {
+		var key []byte
+		if key, err = rails.LoadRollbackKey(dirs.State, true); err == nil {
+			return key
+		}
+	}
+	fmt.Fprintf(l.op.Stderr, "locum: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
+	return nil
+}
+
+// NotStarted is the result of a job refused before its run began, in the front end's words.
+func NotStarted(mode engine.Mode, call Call, err error) *engine.Result {
+	_, _, code := engine.Classify(err)
+	routingHow := ""
+	if call.Model != "" && mode.Model == engine.ChatModel && !call.RoleGiven {
+		routingHow = "operator"
+	}
+	res := engine.NotStarted(mode.Name, call.Model, routingHow, code, err)
+	res.Error.Message = engine.Reword(res.Error.Message, err, call.ArgName)
+	return res
+}

@@ -1,0 +1,35 @@
+package agent
+
+import "github.com/locumdev/locum/runner/engine"
+
+// Mode is the agent mode: a verify-gated multi-file task in a worktree of its own.
+var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel}
+
+func init() { engine.RegisterMode(Mode) }
+
+// Job is a request for one agent run.
+type Job struct {
+	Task, Verify string
+	// TaskSource is what to call the task in a refusal; "" is "the task".
+	TaskSource string
+	// From is the commit the branch starts at; "" is HEAD.
+	From string
+	// Keep leaves the worktree and branch of a run that did not complete.
+	Keep bool
+}
+
+// Mode is the agent mode.
+func (Job) Mode() engine.Mode { return Mode }
+
+// TaskText is the task the first prompt carries, held to the input budget before the run.
+func (j Job) TaskText() (what, text string) {
+	if j.TaskSource == "" {
+		return "the task", j.Task
+	}
+	return j.TaskSource, j.Task
+}
+
+// Steps are the agent's steps.
+func (j Job) Steps(p engine.Place) []engine.Step {
+	return Steps(Options{Task: j.Task, Verify: j.Verify, From: j.From, Root: p.Root, Keep: j.Keep})
+}

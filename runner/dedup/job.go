@@ -1,0 +1,47 @@
+package dedup
+
+import (
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+)
+
+// Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
+// are embedding batches, not attempts at one answer, and its receipt calls them so.
+var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests"}
+
+func init() { engine.RegisterMode(Mode) }
+
+// Job is a request for one screen. Found is what it found once the run scored the pairs.
+type Job struct {
+	Dir     string
+	NoCache bool
+	// Keep, when above 0, keeps only the highest pairs (Options.Keep).
+	Keep  int
+	Found Result
+}
+
+// Mode is the dedup mode.
+func (*Job) Mode() engine.Mode { return Mode }
+
+// Paths is the folder the screen reads.
+func (j *Job) Paths() []engine.NamedPath { return []engine.NamedPath{{Arg: "dir", Path: j.Dir}} }
+
+// Steps are the screen's steps; they fill j.Found.
+func (j *Job) Steps(p engine.Place) []engine.Step {
+	return Steps(Options{Dir: j.Dir, Cwd: p.Cwd, Root: p.Root, NoCache: j.NoCache, Keep: j.Keep}, &j.Found)
+}
+
+// DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
+// declares dedup; nil otherwise.
+func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *engine.ModelPresence {
+	if !c.Declares(Mode.Name) {
+		return nil
+	}
+	s, err := c.Resolve(Mode.Name, env, nil)
+	if err != nil {
+		return nil
+	}
+	set, _ := s.Get("embed_model")
+	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
+	return &engine.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
+}

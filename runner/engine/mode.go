@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/locumdev/locum/packs"
+)
+
+// ModelKind is the model a mode's runs ask.
+type ModelKind int
+
+const (
+	// NoModel: the mode asks no model server.
+	NoModel ModelKind = iota
+	// ChatModel: the model a role's routing earned, or the one the operator named.
+	ChatModel
+	// EmbeddingModel: the model the mode's embed_model setting names.
+	EmbeddingModel
+)
+
+// Mode is one kind of work, as its package registers it. Everything a layer above the modes
+// decides about a mode comes from here, so none of them compares a mode's name.
+type Mode struct {
+	// Name is the mode's name: its command, its tool, the key of its settings and journals.
+	Name string
+	// Model is the model its runs ask.
+	Model ModelKind
+	// EditsInPlace says the run edits the file its scope event names, in the user's tree.
+	EditsInPlace bool
+	// Counts is what the receipt calls its requests: "attempts" at one answer (the default), or
+	// "requests" where each is a batch of one job (dedup's embedding batches).
+	Counts string
+}
+
+var (
+	modesMu sync.RWMutex
+	modes   = map[string]Mode{}
+)
+
+// RegisterMode makes a mode known to the layers above the modes. A mode's package calls it
+// once, from init; a second registration of a name is a programming error.
+func RegisterMode(m Mode) {
+	if m.Name == "" {
+		panic("engine: a mode with no name")
+	}
+	modesMu.Lock()
+	defer modesMu.Unlock()
+	if _, dup := modes[m.Name]; dup {
+		panic(fmt.Sprintf("engine: mode %q registered twice", m.Name))
+	}
+	modes[m.Name] = m
+}
+
+// LookupMode is the registered mode of that name.
+func LookupMode(name string) (Mode, bool) {
+	modesMu.RLock()
+	defer modesMu.RUnlock()
+	m, ok := modes[name]
+	return m, ok
+}
+
+// RegisteredModes lists the registered modes' names, sorted.
+func RegisteredModes() []string {
+	modesMu.RLock()
+	defer modesMu.RUnlock()
+	out := make([]string, 0, len(modes))
+	for name := range modes {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// counted is what a mode's receipt calls its requests.
+func counted(mode string) string {
+	if m, ok := LookupMode(mode); ok && m.Counts != "" {
+		return m.Counts
+	}
+	return "attempts"
+}
+
+// A Job is a front end's typed request for one run of a mode: what to do, with none of the
+// settings, the model or the place, which the job layer resolves before the run.
+type Job interface {
+	Mode() Mode
+	// Steps are the run's steps, made once the job layer has placed it.
+	Steps(p Place) []Step
+}
+
+// Place is where a job runs and what the job layer resolved for it.
+type Place struct {
+	// Root is the repository root; Cwd the directory relative paths of the job resolve from.
+	Root, Cwd string
+	Settings  *packs.Settings
+	// RollbackKey loads the operator's key for crash records, made on first use; a mode that
+	// edits a file in place calls it. Nil, or a nil key, keeps no crash record: the in-process
+	// restore only.
+	RollbackKey func() []byte
+}
+
+// A TaskedJob carries text that goes into the prompt as it is (an agent's or a transform's
+// task): the job layer holds it to the input budget before the run.
+type TaskedJob interface {
+	Job
+	// TaskText is the task, and what to call it in a refusal ("the task", "the task file F").
+	TaskText() (what, text string)
+}
+
+// A PathsJob names paths of the file system it reads beyond those its settings name: a tool
+// call's must resolve inside the repository, as only the operator may reach outside it.
+type PathsJob interface {
+	Job
+	// Paths are the paths as the job names them, relative to Place.Cwd or absolute, with the
+	// argument each came from.
+	Paths() []NamedPath
+}
+
+// NamedPath is a path a job names and the setting or argument that named it.
+type NamedPath struct {
+	Arg  string
+	Path string
+}

@@ -1,0 +1,38 @@
+package transform
+
+import "github.com/locumdev/locum/runner/engine"
+
+// Mode is the transform mode: a verify-gated edit of one span, by a chat model.
+var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true}
+
+func init() { engine.RegisterMode(Mode) }
+
+// Job is a request for one transform.
+type Job struct {
+	File, Lines, Symbol, Verify, Task string
+	// TaskSource is what to call the task in a refusal; "" is "the task".
+	TaskSource string
+}
+
+// Mode is the transform mode.
+func (Job) Mode() engine.Mode { return Mode }
+
+// TaskText is the task the prompt carries, held to the input budget before the run.
+func (j Job) TaskText() (what, text string) { return taskSource(j.TaskSource), j.Task }
+
+// Steps are the transform's steps, its crash record keyed by the operator's key.
+func (j Job) Steps(p engine.Place) []engine.Step {
+	var key []byte
+	if p.RollbackKey != nil {
+		key = p.RollbackKey()
+	}
+	return Steps(Options{File: j.File, Lines: j.Lines, Symbol: j.Symbol, Verify: j.Verify, Task: j.Task,
+		Cwd: p.Cwd, Root: p.Root, RollbackKey: key})
+}
+
+func taskSource(s string) string {
+	if s == "" {
+		return "the task"
+	}
+	return s
+}
