@@ -22,6 +22,10 @@ var modes = []string{"runner/transform", "runner/summarize", "runner/dedup", "ru
 type rule struct {
 	pkg     string
 	mayOnly []string
+	// never are packages outside runner/ the package may not reach either: the layers above it.
+	never []string
+	// direct checks the package's own imports only, not what they reach.
+	direct bool
 }
 
 // rules is the layering ARCHITECTURE.md draws. Test helpers (runner/scripted and
@@ -29,13 +33,22 @@ type rule struct {
 func rules() []rule {
 	helpers := []string{"runner/scripted", "runner/internal/runtest"}
 	shared := append([]string{"runner/client", "runner/engine", "runner/scope"}, helpers...)
+	// Above the runner: the model choice, the job layer, then the front ends.
+	above := []string{"routing", "job", "mcp", "cmd/locum"}
 	rs := []rule{
-		{"runner/client", helpers},
-		{"runner/engine", append([]string{"runner/client"}, helpers...)},
-		{"runner/scope", append([]string{"runner/client", "runner/engine"}, helpers...)},
+		{pkg: "runner/client", mayOnly: helpers, never: above},
+		{pkg: "runner/engine", mayOnly: append([]string{"runner/client"}, helpers...), never: above},
+		{pkg: "runner/scope", mayOnly: append([]string{"runner/client", "runner/engine"}, helpers...), never: above},
+		// The model choice reads records and the engine's errors; the job layer runs any
+		// registered mode. Neither imports a mode itself: they reach the modes only through
+		// evals, whose shipped tasks (and so the records' fingerprints) run on them, which is
+		// why these two rules look at their own imports.
+		{"routing", append([]string{"runner/client", "runner/engine"}, helpers...), above[1:], true},
+		{"job", append([]string{"runner/client", "runner/engine"}, helpers...), above[2:], true},
+		{pkg: "mcp", mayOnly: append([]string{"runner/client", "runner/engine", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
 	}
 	for _, m := range modes {
-		rs = append(rs, rule{m, shared})
+		rs = append(rs, rule{pkg: m, mayOnly: shared, never: above})
 	}
 	return rs
 }
@@ -55,6 +68,10 @@ func violations(g, tests graph, rs []rule) []string {
 		for _, p := range r.mayOnly {
 			allowed[p] = true
 		}
+		never := map[string]bool{}
+		for _, p := range r.never {
+			never[p] = true
+		}
 		// Breadth first, so the chain reported is a shortest one.
 		via := map[string]string{r.pkg: ""}
 		queue := []string{r.pkg}
@@ -70,8 +87,10 @@ func violations(g, tests graph, rs []rule) []string {
 					continue
 				}
 				via[q] = p
-				queue = append(queue, q)
-				if strings.HasPrefix(q, "runner/") && !allowed[q] {
+				if !r.direct {
+					queue = append(queue, q)
+				}
+				if strings.HasPrefix(q, "runner/") && !allowed[q] || never[q] {
 					chain := []string{q}
 					for at := p; at != ""; at = via[at] {
 						chain = append([]string{at}, chain...)
@@ -165,6 +184,9 @@ func TestViolationsFindsEachBreak(t *testing.T) {
 		"runner/agent":     {"runner/engine", "runner/client"},
 		"rails":            {"untrusted"},
 		"evals":            {"runner/agent", "runner/engine"},
+		"routing":          {"evals", "runner/engine"},
+		"job":              {"routing", "runner/engine"},
+		"mcp":              {"job", "runner/transform"},
 	}
 	tests := graph{"runner/engine": {"runner/internal/runtest"}, "rails": {"runner/engine"}}
 	require.Empty(t, violations(base, tests, rules()), "a package's tests are not built into what imports it")
@@ -177,6 +199,11 @@ func TestViolationsFindsEachBreak(t *testing.T) {
 		{"a mode imports another", "runner/summarize", "runner/transform", "runner/summarize reaches runner/transform: runner/summarize -> runner/transform"},
 		{"a mode reaches another through a package outside runner", "runner/dedup", "evals", "runner/dedup reaches runner/agent: runner/dedup -> evals -> runner/agent"},
 		{"the client reaches the engine through rails", "rails", "runner/engine", "runner/client reaches runner/engine: runner/client -> rails -> runner/engine"},
+		{"the engine imports the job layer", "runner/engine", "job", "runner/engine reaches job: runner/engine -> job"},
+		{"the job layer imports a mode", "job", "runner/transform", "job reaches runner/transform: job -> runner/transform"},
+		{"the job layer imports a front end", "job", "mcp", "job reaches mcp: job -> mcp"},
+		{"the model choice imports the job layer", "routing", "job", "routing reaches job: routing -> job"},
+		{"the MCP server imports the CLI", "mcp", "cmd/locum", "mcp reaches cmd/locum: mcp -> cmd/locum"},
 	}
 	t.Run("a mode's test imports another mode", func(t *testing.T) {
 		assert.Contains(t, violations(base, graph{"runner/dedup": {"runner/transform"}}, rules()),

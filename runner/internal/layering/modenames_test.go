@@ -1,0 +1,126 @@
+package layering
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
+)
+
+// modeHomes are where a mode's own name may decide something: its package.
+var modeHomes = map[string]string{
+	"transform": "runner/transform",
+	"summarize": "runner/summarize",
+	"dedup":     "runner/dedup",
+	"agent":     "runner/agent",
+	"eval":      "evals",
+}
+
+// modeNameComparisons lists each place in src (a file of package dir) that compares a value
+// with a mode's name: an == or != against the name's literal, or a switch case on it. What
+// differs by mode outside the mode's package comes from its registration instead.
+func modeNameComparisons(fset *token.FileSet, file *ast.File, dir string) []string {
+	names := map[string]bool{}
+	for _, m := range packs.Modes {
+		names[m] = true
+	}
+	isMode := func(e ast.Expr) (string, bool) {
+		lit, ok := e.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return "", false
+		}
+		v, err := strconv.Unquote(lit.Value)
+		return v, err == nil && names[v] && modeHomes[v] != dir
+	}
+	var out []string
+	at := func(n ast.Node, name string) {
+		out = append(out, fset.Position(n.Pos()).String()+": compares with mode name "+strconv.Quote(name))
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if n.Op != token.EQL && n.Op != token.NEQ {
+				return true
+			}
+			for _, side := range []ast.Expr{n.X, n.Y} {
+				if name, ok := isMode(side); ok {
+					at(n, name)
+				}
+			}
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				if name, ok := isMode(e); ok {
+					at(e, name)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func TestNoModeNameComparedOutsideItsMode(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	fset := token.NewFileSet()
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		found = append(found, modeNameComparisons(fset, file, filepath.ToSlash(rel))...)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, found)
+}
+
+// The check itself, on code made to break it.
+func TestModeNameComparisonsFindsEachForm(t *testing.T) {
+	src := `package p
+func f(mode string, r struct{ Mode string }) {
+	if mode == "dedup" {}
+	if "agent" != r.Mode {}
+	switch mode {
+	case "transform", "other":
+	}
+	if mode == "dedupe" || mode == "scope" {}
+}`
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "p.go", src, 0)
+	require.NoError(t, err)
+	got := modeNameComparisons(fset, file, "cmd/locum")
+	assert.Equal(t, []string{
+		`p.go:3:5: compares with mode name "dedup"`,
+		`p.go:4:5: compares with mode name "agent"`,
+		`p.go:6:7: compares with mode name "transform"`,
+	}, got)
+	home := modeNameComparisons(fset, file, "runner/dedup")
+	assert.Len(t, home, 2, "a mode's own package may compare its own name, never another's")
+}
