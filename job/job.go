@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -164,9 +165,17 @@ func (p *Prepared) Check(j engine.Job) error {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(p.layer.op.Dir, path)
 			}
-			_, err := untrusted.Confine(p.layer.root, path)
-			var out *untrusted.ConfineError
-			if errors.As(err, &out) {
+			// The path must be inside the repository as named, not only once resolved: a link
+			// from outside could be pointed elsewhere between this check and the read, while
+			// the mode confines a path named inside again when it reads it.
+			rel, err := filepath.Rel(p.layer.root, filepath.Clean(path))
+			outside := err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+			if !outside {
+				_, err = untrusted.Confine(p.layer.root, path)
+				var out *untrusted.ConfineError
+				outside = errors.As(err, &out)
+			}
+			if outside {
 				return engine.Refusalf("{%s} %s: outside the repository; a call reads this repository's files only", np.Arg, untrusted.Escape(np.Path))
 			}
 		}
@@ -180,13 +189,14 @@ func (p *Prepared) Run(ctx context.Context, j engine.Job) (*engine.Result, error
 	if err := p.Check(j); err != nil {
 		return nil, err
 	}
-	place := engine.Place{Root: p.comp.Root, Cwd: p.layer.op.Dir, Settings: p.spec.Settings, RollbackKey: p.layer.rollbackKey}
+	place := engine.Place{Root: p.comp.Root, Cwd: p.layer.op.Dir, Settings: p.spec.Settings,
+		RollbackKey: func() []byte { return p.layer.rollbackKey(p.spec.Mode) }}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
 }
 
 // rollbackKey is the operator's key for crash records, made on first use; nil, with a warning,
 // when there is none to be had: the in-process restore still protects the file.
-func (l *Layer) rollbackKey() []byte {
+func (l *Layer) rollbackKey(mode string) []byte {
 	dirs, err := packs.FindUserDirs(l.op.Env)
 	if err == nil {
 		var key []byte
@@ -194,15 +204,17 @@ func (l *Layer) rollbackKey() []byte {
 			return key
 		}
 	}
-	fmt.Fprintf(l.op.Stderr, "locum: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", err)
+	fmt.Fprintf(l.op.Stderr, "locum %s: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", mode, err)
 	return nil
 }
 
-// NotStarted is the result of a job refused before its run began, in the front end's words.
-func NotStarted(mode engine.Mode, call Call, err error) *engine.Result {
+// NotStarted is the result of a job refused before its run began, in the front end's words. It
+// names the model a call named as the operator's choice only where the operator lets a call name
+// one.
+func (l *Layer) NotStarted(mode engine.Mode, call Call, err error) *engine.Result {
 	_, _, code := engine.Classify(err)
 	routingHow := ""
-	if call.Model != "" && mode.Model == engine.ChatModel && !call.RoleGiven {
+	if call.Model != "" && mode.Model == engine.ChatModel && !call.RoleGiven && (!call.Tool || l.op.CallModels) {
 		routingHow = "operator"
 	}
 	res := engine.NotStarted(mode.Name, call.Model, routingHow, code, err)

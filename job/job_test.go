@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,7 +110,7 @@ func TestRefusedBeforeTheRun(t *testing.T) {
 			require.Error(t, err)
 			_, kind, _ := engine.Classify(err)
 			assert.Equal(t, tc.kind, kind)
-			res := NotStarted(tc.job.Mode(), tc.call, err)
+			res := l.NotStarted(tc.job.Mode(), tc.call, err)
 			assert.Contains(t, res.Error.Message, tc.want)
 			assert.Equal(t, 0, res.Attempts)
 			assert.Nil(t, tc.job.got.Settings, "no step ran")
@@ -120,11 +121,54 @@ func TestRefusedBeforeTheRun(t *testing.T) {
 func TestNotStartedInTheFrontEndsWords(t *testing.T) {
 	err := &rails.BudgetError{What: "the task", Size: 12, Limit: 4, Remedy: "shorten the task"}
 	mode := engine.Mode{Name: "transform", Model: engine.ChatModel}
-	cli := NotStarted(mode, Call{Model: "m"}, err)
-	tool := NotStarted(mode, Call{Model: "m", ArgName: func(s string) string { return "`" + s + "`" }}, err)
+	l := newLayer(t, map[string]string{}, nil, false)
+	cli := l.NotStarted(mode, Call{Model: "m"}, err)
+	tool := l.NotStarted(mode, Call{Tool: true, Model: "m", ArgName: func(s string) string { return "`" + s + "`" }}, err)
 	assert.Contains(t, cli.Error.Message, "--max-input-bytes")
 	assert.Contains(t, tool.Error.Message, "`max_input_bytes`")
 	assert.Equal(t, "operator", *cli.Routing)
-	assert.Nil(t, NotStarted(mode, Call{Model: "m", RoleGiven: true}, err).Routing, "a role and a model: not the operator's choice")
-	assert.Nil(t, NotStarted(engine.Mode{Name: "dedup", Model: engine.EmbeddingModel}, Call{Model: "e"}, err).Routing, "an embedding model is a setting, not a route")
+	assert.Nil(t, tool.Routing, "a call may not name a model here: no operator's choice to report")
+	allowed := newLayer(t, map[string]string{}, nil, true)
+	assert.Equal(t, "operator", *allowed.NotStarted(mode, Call{Tool: true, Model: "m"}, err).Routing)
+	assert.Nil(t, l.NotStarted(mode, Call{Model: "m", RoleGiven: true}, err).Routing, "a role and a model: not the operator's choice")
+	assert.Nil(t, l.NotStarted(engine.Mode{Name: "dedup", Model: engine.EmbeddingModel}, Call{Model: "e"}, err).Routing, "an embedding model is a setting, not a route")
+}
+
+// A link outside the repository that leads into it is no way in for a call: it could be
+// pointed elsewhere before the read.
+func TestCallPathNamedOutsideTheRepository(t *testing.T) {
+	l := newLayer(t, map[string]string{}, nil, true)
+	link := filepath.Join(t.TempDir(), "l")
+	require.NoError(t, os.Symlink(filepath.Join(l.Root(), "notes"), link))
+	j := &probeJob{paths: []engine.NamedPath{{Arg: "dir", Path: link}}, got: &engine.Place{}}
+	p, err := l.Prepare(context.Background(), j.Mode(), Call{Tool: true, Model: "m"})
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), j)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "outside the repository")
+	inside := &probeJob{paths: []engine.NamedPath{{Arg: "dir", Path: filepath.Join(l.Root(), "notes")}}, got: &engine.Place{}}
+	_, err = p.Run(context.Background(), inside)
+	assert.NoError(t, err, "an absolute path inside the repository is the repository's")
+}
+
+// Without a state directory there is no crash record: the mode is told so with a nil key, and
+// the operator is warned, naming the mode.
+func TestNoRollbackKeyIsAWarning(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	v, err := schema.New()
+	require.NoError(t, err)
+	var warned strings.Builder
+	state := filepath.Join(t.TempDir(), "state-is-a-file")
+	require.NoError(t, os.WriteFile(state, nil, 0o600))
+	env := map[string]string{"XDG_STATE_HOME": state, "XDG_CONFIG_HOME": t.TempDir(), "HOME": t.TempDir()}
+	l, err := New(Operator{Dir: root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Stderr: &warned}, v)
+	require.NoError(t, err)
+	j := &probeJob{got: &engine.Place{}}
+	p, err := l.Prepare(context.Background(), j.Mode(), Call{Model: "m"})
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), j)
+	require.NoError(t, err)
+	assert.Nil(t, j.got.RollbackKey())
+	assert.Contains(t, warned.String(), "locum transform: warning: no crash record will be kept")
 }

@@ -257,7 +257,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (
 	p := progress(ctx, req)
 	call := job.Call{Tool: true, Model: t.model, RoleGiven: t.role != "", ArgName: argName, Argv: t.argv, Observer: p.observer()}
 	refuse := func(err error) (*sdk.CallToolResult, any, error) {
-		res := job.NotStarted(mode, call, err)
+		res := s.jobs.NotStarted(mode, call, err)
 		return fail("%s: %s", res.Status, res.Error.Message), res, nil
 	}
 	var err error
