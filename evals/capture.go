@@ -276,12 +276,12 @@ func (o CaptureOptions) localTurn(ctx context.Context, r *engine.Run, task Task,
 	s := r.Spec.Settings
 	seed := TurnSeed(o.Seed, task.ID, run)
 	model := o.Models[role]
-	if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
+	if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int(packs.MaxInputBytes)); err != nil {
 		return Turn{}, err
 	}
 	start := time.Now()
-	res, err := r.Chat(ctx, fmt.Sprintf("turn %s/%s/%d", ArmLocal, task.ID, run), client.ChatRequest{Model: model, MaxTokens: s.Int("max_output_tokens"),
-		Effort: s.String("effort"), Seed: &seed, Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
+	res, err := r.Chat(ctx, fmt.Sprintf("turn %s/%s/%d", ArmLocal, task.ID, run), client.ChatRequest{Model: model, MaxTokens: s.Int(packs.MaxOutputTokens),
+		Effort: s.String(packs.Effort), Seed: &seed, Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
 	t := Turn{Arm: ArmLocal, Task: task.ID, Run: run, Seed: &seed, Model: model, WallMs: time.Since(start).Milliseconds(), Evidence: []string{}}
 	var reply *rails.ReplyError
 	switch {
@@ -339,9 +339,9 @@ func SortTurns(turns []Turn) {
 func (o CaptureOptions) conditions() Conditions {
 	commit, tree := gitState(o.Root)
 	s := o.Local.Settings
-	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: s.String("effort"),
-		MaxOutput: s.Int("max_output_tokens"), MaxInput: s.Int("max_input_bytes"),
-		Endpoint: s.String("base_url"), HostCommand: strings.Join(o.Host.Argv, " "), HostModel: o.HostModel,
+	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: s.String(packs.Effort),
+		MaxOutput: s.Int(packs.MaxOutputTokens), MaxInput: s.Int(packs.MaxInputBytes),
+		Endpoint: s.String(packs.BaseURL), HostCommand: strings.Join(o.Host.Argv, " "), HostModel: o.HostModel,
 		Fingerprints: map[string]string{}, Binary: o.BinarySHA}
 	for _, t := range Tasks() {
 		c.Fingerprints[t.ID] = t.Fingerprint()

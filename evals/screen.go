@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -24,12 +25,12 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
 	for _, task := range tasks {
 		steps = append(steps, engine.Step{Name: "screen " + task.ID, Run: func(ctx context.Context, r *engine.Run) error {
 			s := r.Spec.Settings
-			if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int("max_input_bytes")); err != nil {
+			if err := rails.CheckBudget("the "+task.ID+" prompt", int64(len(task.Prompt)), s.Int(packs.MaxInputBytes)); err != nil {
 				return err
 			}
 			// Streamed like every mode, so the receipt splits prefill from decode.
-			res, err := r.Chat(ctx, "screen "+task.ID, client.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int("max_output_tokens"),
-				Effort: s.String("effort"), Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
+			res, err := r.Chat(ctx, "screen "+task.ID, client.ChatRequest{Model: r.Spec.Model, MaxTokens: s.Int(packs.MaxOutputTokens),
+				Effort: s.String(packs.Effort), Stream: true, Messages: []client.Message{{Role: "user", Content: task.Prompt}}})
 			out := ScreenResult{Task: task.ID, Reply: string(rails.ClassAnswer)}
 			var reply *rails.ReplyError
 			switch {

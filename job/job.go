@@ -138,7 +138,7 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 			return nil, err
 		}
 	case engine.EmbeddingModel:
-		spec.Model = set.String("embed_model")
+		spec.Model = set.String(packs.EmbedModel)
 	}
 	return &Prepared{layer: l, call: call, comp: c, spec: spec}, nil
 }
@@ -155,7 +155,7 @@ func (p *Prepared) Routing() string { return p.spec.Routing }
 func (p *Prepared) Check(j engine.Job) error {
 	if t, ok := j.(engine.TaskedJob); ok {
 		what, text := t.TaskText()
-		if limit := p.spec.Settings.Int("max_input_bytes"); int64(len(text)) > limit {
+		if limit := p.spec.Settings.Int(packs.MaxInputBytes); int64(len(text)) > limit {
 			return &rails.BudgetError{What: what, Size: int64(len(text)), Limit: limit, Remedy: "shorten the task"}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
@@ -64,7 +65,7 @@ func TestPrepareAndRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, engine.StatusOK, res.Status, "%+v", res.Error)
 	assert.Equal(t, l.Root(), j.got.Root)
-	assert.EqualValues(t, 100, j.got.Settings.Int("max_input_bytes"), "the operator's flag")
+	assert.EqualValues(t, 100, j.got.Settings.Int(packs.MaxInputBytes), "the operator's flag")
 	key := j.got.RollbackKey()
 	assert.Len(t, key, 32, "the operator's crash-record key, made on first use")
 }

@@ -80,6 +80,7 @@ type DedupArgs struct {
 	MaxInputBytes *int     `json:"max_input_bytes,omitempty" jsonschema:"refuse any entry over this many bytes, before any request"`
 	NoCache       bool     `json:"no_cache,omitempty" jsonschema:"embed every file again instead of reusing cached embeddings"`
 	BaseURL       string   `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
+	Timeout       string   `json:"timeout,omitempty" jsonschema:"deadline for each embeddings request, such as 10m"`
 }
 
 // RunsShowArgs are the arguments of the runs_show tool.
@@ -147,7 +148,7 @@ func (s *Server) addTools() error {
 		Title: "A digest of a file span, every claim checked against the file",
 		Description: "Ask the local model for a digest of a file span (a long log, a large module) when reading it " +
 			"yourself would cost more context than it is worth. Each claim carries the lines it rests on and an exact " +
-			"quote; the evidence gate, in code, marks a claim unsupported unless the quote is in those lines. Trust " +
+			"quote; the evidence gate, in code, marks a claim unsupported unless the quote is in those lines and the claim says more than its quote. Trust " +
 			"only supported claims. isError with status RED when no claim is supported; REFUSED when the span is over " +
 			"max_input_bytes (narrow `lines`) or the role has no routing (ask the person to run error.command). It never edits a file.",
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},

@@ -207,6 +207,7 @@ func load(v *schema.Validator, data []byte, display, ref, dir string, files fs.F
 			add("/contributes/roles", "roles need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractLatest, m.Portulan.Pack, spec.PackContractLatest)
 		}
 	}
+	problems = append(problems, modeProblems(display, "/contributes/modes", m.Contributes.Modes)...)
 	problems = append(problems, p.checkPaths()...)
 	seen := map[string]int{}
 	for i, r := range m.Contributes.Verify {

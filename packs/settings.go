@@ -9,13 +9,55 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locumdev/locum/schema"
 )
 
-// Modes are the kinds of work a pack can declare.
+// Modes are the pack contract's own modes, whose settings the settings table lists. A pack may
+// declare another mode too, one registered with RegisterMode.
 var Modes = []string{"transform", "summarize", "dedup", "eval", "agent"}
+
+var (
+	registeredMu sync.RWMutex
+	// registered are the modes outside the contract's own, with the settings each takes beyond
+	// those every mode takes.
+	registered = map[string][]Key{}
+)
+
+// RegisterMode makes a mode outside the contract's own one a pack may declare, taking settings
+// (declared settings, such as MaxInputBytes) beyond those every mode takes. A contract mode, or a
+// second registration of a name, is a programming error.
+func RegisterMode(name string, settings []Key) {
+	if slices.Contains(Modes, name) {
+		panic(fmt.Sprintf("packs: %q is a mode of the pack contract; its settings are in the settings table", name))
+	}
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	if _, dup := registered[name]; dup {
+		panic(fmt.Sprintf("packs: mode %q registered twice", name))
+	}
+	registered[name] = slices.Clone(settings)
+}
+
+// KnownMode says a pack may declare mode: one of the contract's, or a registered one.
+func KnownMode(mode string) bool {
+	if slices.Contains(Modes, mode) {
+		return true
+	}
+	registeredMu.RLock()
+	defer registeredMu.RUnlock()
+	_, ok := registered[mode]
+	return ok
+}
+
+// registeredTakes says a registered mode takes key; false for a mode not registered.
+func registeredTakes(mode string, key Key) bool {
+	registeredMu.RLock()
+	defer registeredMu.RUnlock()
+	return slices.Contains(registered[mode], key)
+}
 
 type valueKind int
 
@@ -34,10 +76,43 @@ const (
 	kindAutoBool // auto, true or false
 )
 
+// Key names one setting. The settings are this package's Key variables: a key that is not one
+// cannot be written, so a misspelt key is a compile error rather than a value read as zero.
+type Key struct{ name string }
+
+// String is the setting's name, as packs, the workspace and the journal spell it.
+func (k Key) String() string { return k.name }
+
+// The settings.
+var (
+	BaseURL           = Key{"base_url"}
+	AllowRemote       = Key{"allow_remote"}
+	Timeout           = Key{"timeout"}
+	FirstTokenTimeout = Key{"first_token_timeout"}
+	MaxInputBytes     = Key{"max_input_bytes"}
+	MaxOutputTokens   = Key{"max_output_tokens"}
+	Effort            = Key{"effort"}
+	RoleSetting       = Key{"role"}
+	MaxAttempts       = Key{"max_attempts"}
+	EditFormat        = Key{"edit_format"}
+	VerifyTimeout     = Key{"verify_timeout"}
+	MaxTurns          = Key{"max_turns"}
+	VerifyRounds      = Key{"verify_rounds"}
+	StallTurns        = Key{"stall_turns"}
+	MaxWords          = Key{"max_words"}
+	EmbedModel        = Key{"embed_model"}
+	Threshold         = Key{"threshold"}
+	Method            = Key{"method"}
+	Exact             = Key{"exact"}
+	BatchSize         = Key{"batch_size"}
+	Glob              = Key{"glob"}
+	K                 = Key{"k"}
+)
+
 // keySpec is one setting: its built-in default, the environment variable and flag that override
 // it, and the modes it applies to (none: every mode).
 type keySpec struct {
-	key   string
+	key   Key
 	kind  valueKind
 	def   string
 	env   string
@@ -56,40 +131,38 @@ type keySpec struct {
 }
 
 var keySpecs = []keySpec{
-	{key: "base_url", kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
-	{key: "allow_remote", kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
-	{key: "timeout", kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
-	{key: "first_token_timeout", kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
-	{key: "max_input_bytes", kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: "max_output_tokens", kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
-	{key: "effort", kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
-	{key: "role", kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
-	{key: "max_attempts", kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
-	{key: "edit_format", kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: "verify_timeout", kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, ceiling: true, doc: "deadline for each run of the verify command"},
-	{key: "max_turns", kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
-	{key: "verify_rounds", kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
-	{key: "stall_turns", kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
-	{key: "max_words", kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
-	{key: "embed_model", kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
-	{key: "threshold", kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
-	{key: "method", kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
-	{key: "exact", kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
-	{key: "batch_size", kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
-	{key: "glob", kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
-	{key: "k", kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
+	{key: BaseURL, kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
+	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: Timeout, kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
+	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
+	{key: MaxOutputTokens, kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
+	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
+	{key: RoleSetting, kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
+	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
+	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
+	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: VerifyRounds, kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
+	{key: MaxWords, kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
+	{key: EmbedModel, kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
+	{key: Threshold, kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
+	{key: Method, kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
+	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
+	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
+	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
 	if len(s.modes) == 0 {
 		return true
 	}
-	for _, m := range s.modes {
-		if m == mode {
-			return true
-		}
+	if slices.Contains(s.modes, mode) {
+		return true
 	}
-	return false
+	return registeredTakes(mode, s.key)
 }
 
 // Setting is one resolved value and the source it came from.
@@ -115,9 +188,9 @@ type Settings struct {
 func (s *Settings) All() []Setting { return append([]Setting(nil), s.items...) }
 
 // Get returns the setting named key, or false when the mode has no such setting.
-func (s *Settings) Get(key string) (Setting, bool) {
+func (s *Settings) Get(key Key) (Setting, bool) {
 	for _, it := range s.items {
-		if it.Key == key {
+		if it.Key == key.name {
 			return it, true
 		}
 	}
@@ -125,33 +198,33 @@ func (s *Settings) Get(key string) (Setting, bool) {
 }
 
 // String returns the value of key ("" when unset).
-func (s *Settings) String(key string) string {
+func (s *Settings) String(key Key) string {
 	it, _ := s.Get(key)
 	return it.Value
 }
 
 // Int returns the value of a whole-number setting. Values were checked when resolved.
-func (s *Settings) Int(key string) int64 {
+func (s *Settings) Int(key Key) int64 {
 	n, _ := strconv.ParseInt(s.String(key), 10, 64)
 	return n
 }
 
 // Float returns the value of a decimal setting.
-func (s *Settings) Float(key string) float64 {
+func (s *Settings) Float(key Key) float64 {
 	f, _ := strconv.ParseFloat(s.String(key), 64)
 	return f
 }
 
 // Duration returns the value of a duration setting.
-func (s *Settings) Duration(key string) time.Duration {
+func (s *Settings) Duration(key Key) time.Duration {
 	d, _ := time.ParseDuration(s.String(key))
 	return d
 }
 
 // Set replaces a setting's value and source (a role's measured effort replaces the default).
-func (s *Settings) Set(key, value, source string) {
+func (s *Settings) Set(key Key, value, source string) {
 	for i := range s.items {
-		if s.items[i].Key == key {
+		if s.items[i].Key == key.name {
 			s.items[i].Value, s.items[i].Source = value, source
 		}
 	}
@@ -159,7 +232,7 @@ func (s *Settings) Set(key, value, source string) {
 
 // Chosen reports whether someone chose the value of key: a flag, the environment, the workspace
 // or a pack of the user's own, not the built-in default or a built-in pack.
-func (s *Settings) Chosen(key string) bool {
+func (s *Settings) Chosen(key Key) bool {
 	it, ok := s.Get(key)
 	if !ok || it.Source == "default" {
 		return false
@@ -173,7 +246,7 @@ func (s *Settings) Chosen(key string) bool {
 }
 
 // Bool returns the value of a boolean setting.
-func (s *Settings) Bool(key string) bool { return s.String(key) == "true" }
+func (s *Settings) Bool(key Key) bool { return s.String(key) == "true" }
 
 // SettingError is a value that does not parse as its setting's kind. Callers treat it as bad
 // input (exit 2): it is never read as the default.
@@ -260,61 +333,61 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 		if mode == "" && !spec.global || mode != "" && !spec.appliesTo(mode) {
 			continue
 		}
-		set := Setting{Key: spec.key, Value: spec.def, Source: "default"}
+		set := Setting{Key: spec.key.name, Value: spec.def, Source: "default"}
 		if !spec.global {
 			for _, p := range c.Packs {
-				if raw, ok := p.Contributes.Modes[mode][spec.key]; ok {
-					set = Setting{Key: spec.key, Value: modeValue(raw), Source: "pack " + p.Ref}
+				if raw, ok := p.Contributes.Modes[mode][spec.key.name]; ok {
+					set = Setting{Key: spec.key.name, Value: modeValue(raw), Source: "pack " + p.Ref}
 				}
 			}
 		}
 		if ws := c.Workspace; ws != nil {
-			if raw, ok := ws.Overrides[mode][spec.key]; ok && !spec.global {
-				set = Setting{Key: spec.key, Value: modeValue(raw), Source: "workspace " + WorkspaceFile}
+			if raw, ok := ws.Overrides[mode][spec.key.name]; ok && !spec.global {
+				set = Setting{Key: spec.key.name, Value: modeValue(raw), Source: "workspace " + WorkspaceFile}
 			}
-			if spec.key == "base_url" && ws.Endpoint.BaseURL != "" {
-				set = Setting{Key: spec.key, Value: ws.Endpoint.BaseURL, Source: "workspace " + WorkspaceFile}
+			if spec.key == BaseURL && ws.Endpoint.BaseURL != "" {
+				set = Setting{Key: spec.key.name, Value: ws.Endpoint.BaseURL, Source: "workspace " + WorkspaceFile}
 			}
 		}
 		if u := c.User; u != nil {
-			if spec.key == "base_url" && u.Endpoint.BaseURL != "" {
-				set = Setting{Key: spec.key, Value: u.Endpoint.BaseURL, Source: u.source()}
+			if spec.key == BaseURL && u.Endpoint.BaseURL != "" {
+				set = Setting{Key: spec.key.name, Value: u.Endpoint.BaseURL, Source: u.source()}
 			}
-			if spec.key == "allow_remote" && u.Endpoint.AllowRemote != nil {
-				set = Setting{Key: spec.key, Value: strconv.FormatBool(*u.Endpoint.AllowRemote), Source: u.source()}
+			if spec.key.name == "allow_remote" && u.Endpoint.AllowRemote != nil {
+				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Endpoint.AllowRemote), Source: u.source()}
 			}
 		}
 		if spec.env != "" {
 			if v, ok := env(spec.env); ok && v != "" {
-				set = Setting{Key: spec.key, Value: v, Source: "env " + spec.env}
+				set = Setting{Key: spec.key.name, Value: v, Source: "env " + spec.env}
 			}
 		}
 		if v, ok := flags[spec.flag]; ok && spec.flag != "" {
-			set = Setting{Key: spec.key, Value: v, Source: "flag --" + spec.flag}
+			set = Setting{Key: spec.key.name, Value: v, Source: "flag --" + spec.flag}
 		}
 		if spec.repoMax > 0 && fromRepository(set.Source) {
 			norm, err := spec.check(set.Value)
 			if n, _ := strconv.ParseInt(norm, 10, 64); err == nil && n > spec.repoMax {
-				return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value,
+				return nil, &SettingError{Key: spec.key.name, Source: set.Source, Value: set.Value,
 					Want: fmt.Sprintf("a number up to %d when a file in the repository sets it", spec.repoMax), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 			}
 		}
-		if v, ok := args[spec.key]; ok && spec.flag != "" {
+		if v, ok := args[spec.key.name]; ok && spec.flag != "" {
 			prior := set
-			set = Setting{Key: spec.key, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
+			set = Setting{Key: spec.key.name, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
 			// A budget, a deadline, a count of attempts is a rail: a call may lower it, never
 			// raise it past what the operator, the repository or the default would have it be.
 			if spec.ceiling {
 				was, _ := spec.check(prior.Value)
 				if now, err := spec.check(v); err == nil && spec.above(now, was) {
-					return nil, &SettingError{Key: spec.key, Source: set.Source, Value: v,
+					return nil, &SettingError{Key: spec.key.name, Source: set.Source, Value: v,
 						Want: fmt.Sprintf("at most %s, this run's (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 				}
 			}
 		}
 		norm, err := spec.check(set.Value)
 		if err != nil {
-			return nil, &SettingError{Key: spec.key, Source: set.Source, Value: set.Value, Want: err.Error()}
+			return nil, &SettingError{Key: spec.key.name, Source: set.Source, Value: set.Value, Want: err.Error()}
 		}
 		set.Value = norm
 		out.items = append(out.items, set)
@@ -340,7 +413,55 @@ func (c *Composition) DeclaredModes() []string {
 			out = append(out, m)
 		}
 	}
+	var others []string
+	for _, p := range c.Packs {
+		for m := range p.Contributes.Modes {
+			if !slices.Contains(Modes, m) && !slices.Contains(others, m) {
+				others = append(others, m)
+			}
+		}
+	}
+	slices.Sort(others)
+	return append(out, others...)
+}
+
+// modeProblems checks what the schema cannot of the modes a pack or the workspace names beyond
+// the contract's own: each must be a registered mode, each key one of its settings, each value
+// one its setting's kind parses.
+func modeProblems(file, prefix string, byMode map[string]map[string]json.RawMessage) []schema.Problem {
+	var out []schema.Problem
+	for _, mode := range slices.Sorted(maps.Keys(byMode)) {
+		if slices.Contains(Modes, mode) {
+			continue
+		}
+		ptr := prefix + "/" + mode
+		if !KnownMode(mode) {
+			out = append(out, schema.Problem{File: file, Pointer: ptr, Message: fmt.Sprintf("%q is not a mode this locum knows (%s); fix the name, or use the locum that registers it", mode, strings.Join(Modes, ", "))})
+			continue
+		}
+		for _, key := range slices.Sorted(maps.Keys(byMode[mode])) {
+			spec, ok := specOf(key)
+			switch {
+			case !ok || spec.global || !spec.appliesTo(mode):
+				out = append(out, schema.Problem{File: file, Pointer: ptr + "/" + key, Message: fmt.Sprintf("%q is not a setting of mode %s", key, mode)})
+			default:
+				if _, err := spec.check(modeValue(byMode[mode][key])); err != nil {
+					out = append(out, schema.Problem{File: file, Pointer: ptr + "/" + key, Message: fmt.Sprintf("want %v", err)})
+				}
+			}
+		}
+	}
 	return out
+}
+
+// specOf is the declared setting named key.
+func specOf(key string) (keySpec, bool) {
+	for _, s := range keySpecs {
+		if s.key.name == key {
+			return s, true
+		}
+	}
+	return keySpec{}, false
 }
 
 var (
@@ -447,7 +568,7 @@ func SettingFlags(mode string) []FlagSpec {
 		if s.flag == "" || (mode == "" && !s.global) || (mode != "" && !s.appliesTo(mode)) {
 			continue
 		}
-		f := FlagSpec{Name: s.flag, Key: s.key, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool}
+		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool}
 		switch s.kind {
 		case kindCount, kindCountOrZero:
 			f.Number = "int"
@@ -467,7 +588,7 @@ func CheckFlag(name, value string) error {
 			continue
 		}
 		if _, err := s.check(value); err != nil {
-			return &SettingError{Key: s.key, Source: "flag --" + name, Value: value, Want: err.Error()}
+			return &SettingError{Key: s.key.name, Source: "flag --" + name, Value: value, Want: err.Error()}
 		}
 		return nil
 	}
@@ -498,13 +619,13 @@ func capProblems(file, prefix string, byMode map[string]map[string]json.RawMessa
 	var out []schema.Problem
 	for _, mode := range slices.Sorted(maps.Keys(byMode)) {
 		for _, spec := range keySpecs {
-			raw, ok := byMode[mode][spec.key]
+			raw, ok := byMode[mode][spec.key.name]
 			if !ok || spec.repoMax <= 0 {
 				continue
 			}
 			if n, err := strconv.ParseInt(modeValue(raw), 10, 64); err == nil && n > spec.repoMax {
-				out = append(out, schema.Problem{File: file, Pointer: prefix + "/" + mode + "/" + spec.key,
-					Message: fmt.Sprintf("%d is over %d, the most a file in the repository may set: every command refuses it unless the operator sets %s (--%s or %s)", n, spec.repoMax, spec.key, spec.flag, spec.env)})
+				out = append(out, schema.Problem{File: file, Pointer: prefix + "/" + mode + "/" + spec.key.name,
+					Message: fmt.Sprintf("%d is over %d, the most a file in the repository may set: every command refuses it unless the operator sets %s (--%s or %s)", n, spec.repoMax, spec.key.name, spec.flag, spec.env)})
 			}
 		}
 	}

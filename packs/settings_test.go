@@ -30,23 +30,26 @@ func TestResolveOrder(t *testing.T) {
 
 	s, err := c.Resolve("transform", lookup, flags)
 	require.NoError(t, err)
-	cases := []struct{ key, value, source string }{
-		{"timeout", "10m", "default"},
-		{"max_input_bytes", "32768", "pack tools/local-llm"},
-		{"edit_format", "blocks", "pack tools/later"},
-		{"max_attempts", "4", "workspace .locum/workspace.json"},
-		{"effort", "medium", "env LOCUM_EFFORT"},
-		{"base_url", "http://[::1]:1234/v1", "flag --base-url"},
-		{"role", "code", "pack tools/local-llm"},
+	cases := []struct {
+		key           Key
+		value, source string
+	}{
+		{Timeout, "10m", "default"},
+		{MaxInputBytes, "32768", "pack tools/local-llm"},
+		{EditFormat, "blocks", "pack tools/later"},
+		{MaxAttempts, "4", "workspace .locum/workspace.json"},
+		{Effort, "medium", "env LOCUM_EFFORT"},
+		{BaseURL, "http://[::1]:1234/v1", "flag --base-url"},
+		{RoleSetting, "code", "pack tools/local-llm"},
 	}
 	for _, tc := range cases {
 		got, ok := s.Get(tc.key)
-		require.True(t, ok, tc.key)
-		assert.Equal(t, tc.value, got.Value, tc.key)
-		assert.Equal(t, tc.source, got.Source, tc.key)
+		require.True(t, ok, tc.key.String())
+		assert.Equal(t, tc.value, got.Value, tc.key.String())
+		assert.Equal(t, tc.source, got.Source, tc.key.String())
 	}
-	assert.Equal(t, int64(4), s.Int("max_attempts"))
-	_, ok := s.Get("threshold")
+	assert.Equal(t, int64(4), s.Int(MaxAttempts))
+	_, ok := s.Get(Threshold)
 	assert.False(t, ok, "a dedup setting must not appear in transform")
 }
 
@@ -60,20 +63,21 @@ func TestResolveCall(t *testing.T) {
 	s, err := c.ResolveCall("dedup", nil, flags, args)
 	require.NoError(t, err)
 	cases := []struct {
-		key, value, source string
-		chosen             bool
+		key           Key
+		value, source string
+		chosen        bool
 	}{
-		{"max_input_bytes", "500", "argument max_input_bytes", true},
-		{"embed_model", "nomic", "argument model", true},
-		{"timeout", "5m", "flag --timeout", true},
-		{"threshold", "0.8", "pack tools/local-llm", false},
+		{MaxInputBytes, "500", "argument max_input_bytes", true},
+		{EmbedModel, "nomic", "argument model", true},
+		{Timeout, "5m", "flag --timeout", true},
+		{Threshold, "0.8", "pack tools/local-llm", false},
 	}
 	for _, tc := range cases {
 		got, ok := s.Get(tc.key)
-		require.True(t, ok, tc.key)
-		assert.Equal(t, tc.value, got.Value, tc.key)
-		assert.Equal(t, tc.source, got.Source, tc.key)
-		assert.Equal(t, tc.chosen, got.Chosen(), tc.key)
+		require.True(t, ok, tc.key.String())
+		assert.Equal(t, tc.value, got.Value, tc.key.String())
+		assert.Equal(t, tc.source, got.Source, tc.key.String())
+		assert.Equal(t, tc.chosen, got.Chosen(), tc.key.String())
 	}
 	_, err = c.ResolveCall("dedup", nil, nil, map[string]string{"threshold": "9"})
 	assert.ErrorContains(t, err, "argument threshold")
@@ -137,7 +141,7 @@ func TestResolveRefusesBadValues(t *testing.T) {
 	}
 	s, err := c.Resolve("dedup", nil, map[string]string{"threshold": "-1"})
 	require.NoError(t, err)
-	assert.Equal(t, -1.0, s.Float("threshold"))
+	assert.Equal(t, -1.0, s.Float(Threshold))
 }
 
 func TestResolveUndeclaredMode(t *testing.T) {

@@ -87,7 +87,17 @@ func ValidateWorkspace(v *schema.Validator, file string, data []byte) error {
 	if p := operatorOnly(file, doc); p != nil {
 		return &schema.InvalidError{File: file, Problems: []schema.Problem{*p}}
 	}
-	return v.ValidateValue(schema.Workspace, file, doc)
+	if err := v.ValidateValue(schema.Workspace, file, doc); err != nil {
+		return err
+	}
+	var ws Workspace
+	if err := json.Unmarshal(data, &ws); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if problems := modeProblems(file, "/overrides", ws.Overrides); len(problems) > 0 {
+		return &schema.InvalidError{File: file, Problems: problems}
+	}
+	return nil
 }
 
 // operatorOnly finds a setting in a repository's file that only the operator may give: leaving

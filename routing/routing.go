@@ -40,7 +40,7 @@ func (ch Choice) arg(name string) string {
 // either. A refusal is a *engine.RefusalError (exit 1); a contradiction is a *engine.BadInputError
 // (exit 2).
 func Choose(ctx context.Context, v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch Choice) (model, routing string, err error) {
-	role, _ := settings.Get("role")
+	role, _ := settings.Get(packs.RoleSetting)
 	if ch.Model != "" && !ch.RoleGiven {
 		return ch.Model, "operator", nil
 	}
@@ -64,10 +64,10 @@ func ForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, rol
 		// stand in, and the receipt says so (routing=operator, never earned).
 		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
 			if accepted.Effort != "" {
-				if effort, ok := settings.Get("effort"); ok && effort.Value != accepted.Effort && effort.Chosen() {
+				if effort, ok := settings.Get(packs.Effort); ok && effort.Value != accepted.Effort && effort.Chosen() {
 					return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
 				}
-				settings.Set("effort", accepted.Effort, "user config "+c.User.File)
+				settings.Set(packs.Effort, accepted.Effort, "user config "+c.User.File)
 			}
 			if err := sameWeights(ctx, settings, role, accepted.Model, accepted.Weights, "accepted in your user config"); err != nil {
 				return "", "", err
@@ -86,12 +86,12 @@ func ForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, rol
 	if err != nil {
 		return "", "", withServerModels(ctx, settings, err)
 	}
-	if effort, ok := settings.Get("effort"); ok && effort.Value != route.Effort {
+	if effort, ok := settings.Get(packs.Effort); ok && effort.Value != route.Effort {
 		if effort.Chosen() {
 			return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
 				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}
-		settings.Set("effort", route.Effort, "routing "+evals.RoutingFile)
+		settings.Set(packs.Effort, route.Effort, "routing "+evals.RoutingFile)
 	}
 	if err := sameWeights(ctx, settings, role, route.Model, route.Weights, "earned by its A/B record"); err != nil {
 		return "", "", err
@@ -177,7 +177,7 @@ func withServerModels(ctx context.Context, settings *packs.Settings, err error) 
 		return err
 	}
 	models, perr := engine.ChatModels(ctx, settings)
-	base, _ := settings.Get("base_url")
+	base, _ := settings.Get(packs.BaseURL)
 	out := *refusal
 	switch {
 	case perr != nil:

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/agent"
-	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) agentCommand() *cli.Command {
@@ -55,7 +52,7 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	task, what, err := e.readTask(cmd, p.Settings().Int("max_input_bytes"))
+	task, what, err := e.readTask(cmd, p.Settings().Int(packs.MaxInputBytes))
 	if err != nil {
 		return err
 	}
@@ -63,33 +60,5 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	e.agentSummary(res)
 	return e.finish(cmd, res)
-}
-
-// agentSummary is one line on stderr before the receipt: the status, and where the work is.
-func (e *env) agentSummary(res *engine.Result) {
-	e.stopProgress()
-	d := res.Details
-	status, _ := d["status"].(string)
-	if status == "" {
-		return
-	}
-	line := "agent: " + status
-	if n, ok := d["turns"].(int); ok && n > 0 {
-		line += fmt.Sprintf(" after %d turn", n)
-		if n > 1 {
-			line += "s"
-		}
-	}
-	if b, ok := d["branch"].(string); ok {
-		line += " on branch " + untrusted.Escape(b)
-	}
-	if stat, ok := d["diff_stat"].(string); ok && stat != "" {
-		line += ": " + untrusted.Escape(strings.TrimSpace(stat))
-	}
-	if wt, ok := d["worktree"].(string); ok {
-		line += ", worktree kept at " + untrusted.Escape(wt)
-	}
-	fmt.Fprintln(e.stderr, line)
 }

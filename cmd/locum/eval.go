@@ -282,7 +282,7 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if k := int(settings.Int("k")); cmd.Bool("write") && k < evals.EarnK {
+	if k := int(settings.Int(packs.K)); cmd.Bool("write") && k < evals.EarnK {
 		return withCode(exitRed, fmt.Errorf("locum eval --ab --write: refusing before any turn: %w; drop --write to capture k=%d as exploration, which earns nothing", &evals.ThinRecordError{K: k}, k))
 	}
 	if !evals.Trusts(trust, key) {
@@ -296,7 +296,7 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	rec, err := evals.Capture(ctx, evals.CaptureOptions{
-		Name: cmd.String("name"), K: int(settings.Int("k")), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
+		Name: cmd.String("name"), K: int(settings.Int(packs.K)), Seed: seed, Host: host, HostModel: cmd.String("host-model"),
 		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
 		Version: version(), BinarySHA: evals.BinarySHA256(), Log: logAboveProgress{e},
 		Local: engine.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),

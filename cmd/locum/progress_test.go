@@ -108,7 +108,8 @@ func TestAgentSummaryClearsTheLiveLine(t *testing.T) {
 	e := &env{stderr: stderr, live: obs.(*liveProgress)}
 	obs.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 1})
 	before := stderr.Len()
-	e.agentSummary(&engine.Result{Details: map[string]any{"status": "kept", "turns": 3}})
+	cmd := &cli.Command{Name: "agent", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}}
+	_ = e.finish(cmd, &engine.Result{Mode: "agent", Details: map[string]any{"status": "kept", "turns": 3}})
 	written := stderr.String()[before:]
 	i := strings.Index(written, "agent: kept")
 	require.GreaterOrEqual(t, i, 0, "%q", written)

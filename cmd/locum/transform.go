@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/transform"
@@ -58,7 +59,7 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	task, what, err := e.readTask(cmd, p.Settings().Int("max_input_bytes"))
+	task, what, err := e.readTask(cmd, p.Settings().Int(packs.MaxInputBytes))
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,6 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	e.transformSummary(res)
 	return e.finish(cmd, res)
 }
 
@@ -114,16 +114,13 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (task, what string, err er
 	return string(data), what, nil
 }
 
-func (e *env) transformSummary(res *engine.Result) {
+// finish prints the run's outcome, its error and receipt (and the JSON result), and maps the
+// result to the exit code.
+func (e *env) finish(cmd *cli.Command, res *engine.Result) error {
 	e.stopProgress()
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(e.stderr, line)
 	}
-}
-
-// finish prints the receipt (and the JSON result) and maps the result to the exit code.
-func (e *env) finish(cmd *cli.Command, res *engine.Result) error {
-	e.stopProgress()
 	if res.Error != nil {
 		// The message may quote a server or a verify command; its own line breaks are locum's.
 		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))

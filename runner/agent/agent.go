@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
 )
@@ -187,7 +188,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	r.Detail("base", a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
 	r.Event("scope", map[string]any{"base": a.base, "verify": a.opts.Verify, "prompt_bytes": size(first)})
-	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int("max_input_bytes"); n > limit {
+	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int(packs.MaxInputBytes); n > limit {
 		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
 	}
 	return nil
@@ -243,7 +244,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 	}
 	a.wt = real
 	s := r.Spec.Settings
-	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration("verify_timeout"), TailBytes: 4096}))
+	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096}))
 	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
 	return nil
 }
@@ -274,7 +275,7 @@ func (a *agent) cleanup(r *engine.Run) error {
 func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	start := time.Now()
-	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: a.opts.Verify, Dir: a.wt, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
+	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: a.opts.Verify, Dir: a.wt, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
 	if err != nil {
 		return vr, &engine.NoVerdictError{Command: a.opts.Verify, Verdict: err.Error()}
 	}

@@ -1,9 +1,15 @@
 package agent
 
-import "github.com/locumdev/locum/runner/engine"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
 
 // Mode is the agent mode: a verify-gated multi-file task in a worktree of its own.
-var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel}
+var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -32,4 +38,30 @@ func (j Job) TaskText() (what, text string) {
 // Steps are the agent's steps.
 func (j Job) Steps(p engine.Place) []engine.Step {
 	return Steps(Options{Task: j.Task, Verify: j.Verify, From: j.From, Root: p.Root, Keep: j.Keep})
+}
+
+// outcome is the run's one line: its status, and where the work is.
+func outcome(res *engine.Result) string {
+	d := res.Details
+	status, _ := d["status"].(string)
+	if status == "" {
+		return ""
+	}
+	line := "agent: " + status
+	if n, ok := d["turns"].(int); ok && n > 0 {
+		line += fmt.Sprintf(" after %d turn", n)
+		if n > 1 {
+			line += "s"
+		}
+	}
+	if b, ok := d["branch"].(string); ok {
+		line += " on branch " + untrusted.Escape(b)
+	}
+	if stat, ok := d["diff_stat"].(string); ok && stat != "" {
+		line += ": " + untrusted.Escape(strings.TrimSpace(stat))
+	}
+	if wt, ok := d["worktree"].(string); ok {
+		line += ", worktree kept at " + untrusted.Escape(wt)
+	}
+	return line
 }

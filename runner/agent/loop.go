@@ -62,9 +62,9 @@ type conversation struct {
 }
 
 func newConversation(s *packs.Settings, window int64) *conversation {
-	c := &conversation{folds: map[int]string{}, maxTurns: int(s.Int("max_turns")), stall: int(s.Int("stall_turns")),
-		rounds: int(s.Int("verify_rounds")), maxTokens: s.Int("max_output_tokens"), effort: s.String("effort")}
-	c.limit = int(s.Int("max_input_bytes")) - toolBytes()
+	c := &conversation{folds: map[int]string{}, maxTurns: int(s.Int(packs.MaxTurns)), stall: int(s.Int(packs.StallTurns)),
+		rounds: int(s.Int(packs.VerifyRounds)), maxTokens: s.Int(packs.MaxOutputTokens), effort: s.String(packs.Effort)}
+	c.limit = int(s.Int(packs.MaxInputBytes)) - toolBytes()
 	if window > 0 {
 		// The reply needs room in the window too: at most half of it, so a small window still
 		// leaves the prompt the other half; max_tokens is lowered to match.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -80,7 +81,7 @@ func Steps(opts Options, out *Result) []engine.Step {
 	return []engine.Step{
 		{Name: "entries", Run: d.entries},
 		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error {
-			if r.Spec.Settings.String("method") == "lexical" {
+			if r.Spec.Settings.String(packs.Method) == "lexical" {
 				return nil
 			}
 			return r.Connect()
@@ -98,12 +99,12 @@ func Steps(opts Options, out *Result) []engine.Step {
 // never sent.
 func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
-	method := s.String("method")
-	model := s.String("embed_model")
+	method := s.String(packs.Method)
+	model := s.String(packs.EmbedModel)
 	switch {
 	case method == "lexical":
 		d.lexical = true
-	case model != "" && s.Chosen("embed_model"):
+	case model != "" && s.Chosen(packs.EmbedModel):
 	case model == "" && method == "auto":
 		d.lexical, d.result.Why = true, "no embedding model is configured"
 	default:
@@ -118,7 +119,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 		case model != "" && info.Has(model):
 		case info.EmbeddingModel() != "":
 			picked := info.EmbeddingModel()
-			s.Set("embed_model", picked, client.PickedEmbedSource)
+			s.Set(packs.EmbedModel, picked, client.PickedEmbedSource)
 			r.Spec.Model = picked
 			d.result.Picked = picked
 			r.Event("embed_model", map[string]any{"model": picked, "source": client.PickedEmbedSource})
@@ -214,14 +215,14 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	if err != nil {
 		return err
 	}
-	names, err := entriesNamed(dir, d.opts.Dir, s.String("glob"))
+	names, err := entriesNamed(dir, d.opts.Dir, s.String(packs.Glob))
 	if err != nil {
 		return err
 	}
 	if len(names) < 2 {
-		return engine.BadInputf("{dir} %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), client.Plural(len(names), "entry", "entries"), s.String("glob"))
+		return engine.BadInputf("{dir} %s has %d %s matching %q (README.md left out); dedup needs at least two to compare", d.opts.Dir, len(names), client.Plural(len(names), "entry", "entries"), s.String(packs.Glob))
 	}
-	limit := s.Int("max_input_bytes")
+	limit := s.Int(packs.MaxInputBytes)
 	var over []string
 	for _, name := range names {
 		data, err := rails.ReadTextFile(filepath.Join(dir, name), limit)
@@ -252,7 +253,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		return nil
 	}
 	s := r.Spec.Settings
-	model := s.String("embed_model")
+	model := s.String(packs.EmbedModel)
 	var cache embeddingCache
 	if !d.opts.NoCache {
 		key := r.Client.EmbeddingKey(ctx, model)
@@ -271,7 +272,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		}
 		missing = append(missing, i)
 	}
-	batch := int(s.Int("batch_size"))
+	batch := int(s.Int(packs.BatchSize))
 	start0 := time.Now()
 	for start := 0; start < len(missing); start += batch {
 		idx := missing[start:min(start+batch, len(missing))]
@@ -304,7 +305,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 
 func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	r.Observe(engine.ProgressEvent{Stage: engine.StageScore, Step: "score", Total: len(d.names)})
-	threshold := r.Spec.Settings.Float("threshold")
+	threshold := r.Spec.Settings.Float(packs.Threshold)
 	set := &pairSet{}
 	if d.opts.Keep > 0 {
 		set.limit = max(d.opts.Keep, JournalPairs)
@@ -315,7 +316,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		lexicalPairs(Signatures(d.texts), d.names, threshold, set)
 	} else {
 		u := NormalizeInPlace(d.vectors)
-		exact := r.Spec.Settings.String("exact")
+		exact := r.Spec.Settings.String(packs.Exact)
 		_, cheaper := planLSH(len(d.names), threshold)
 		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
 			method = "lsh"

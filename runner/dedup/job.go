@@ -41,7 +41,7 @@ func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *engine.ModelPres
 	if err != nil {
 		return nil
 	}
-	set, _ := s.Get("embed_model")
+	set, _ := s.Get(packs.EmbedModel)
 	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
 	return &engine.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
 }

@@ -114,15 +114,15 @@ func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, 
 // request.
 func (r *Run) Connect() error {
 	s := r.Spec.Settings
-	u, err := rails.ParseEndpoint(s.String("base_url"), s.Bool("allow_remote"))
+	u, err := rails.ParseEndpoint(s.String(packs.BaseURL), s.Bool(packs.AllowRemote))
 	if err != nil {
 		return err
 	}
 	r.Client = client.New(client.Config{
 		BaseURL:           u,
-		AllowRemote:       s.Bool("allow_remote"),
-		Timeout:           s.Duration("timeout"),
-		FirstTokenTimeout: s.Duration("first_token_timeout"),
+		AllowRemote:       s.Bool(packs.AllowRemote),
+		Timeout:           s.Duration(packs.Timeout),
+		FirstTokenTimeout: s.Duration(packs.FirstTokenTimeout),
 		Dial:              r.Spec.Dial,
 		Transport:         r.Spec.Transport,
 		Observe:           r.streamObserver(),
@@ -159,7 +159,7 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	r.Observe(ProgressEvent{Stage: StagePrefill, Step: step})
 	// The pack's default reply room gives way to a small context; one the user chose is kept,
 	// and refused when it does not fit.
-	if s := r.Spec.Settings; s != nil && !s.Chosen("max_output_tokens") && req.MaxTokens == s.Int("max_output_tokens") {
+	if s := r.Spec.Settings; s != nil && !s.Chosen(packs.MaxOutputTokens) && req.MaxTokens == s.Int(packs.MaxOutputTokens) {
 		req.FitMaxTokens = true
 	}
 	res, err := r.Client.Chat(ctx, req)

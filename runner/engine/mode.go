@@ -29,6 +29,13 @@ type Mode struct {
 	Model ModelKind
 	// EditsInPlace says the run edits the file its scope event names, in the user's tree.
 	EditsInPlace bool
+	// Settings are the declared settings a mode outside the pack contract's own takes, beyond
+	// those every mode takes (the endpoint, timeout, max_input_bytes); the contract's modes have
+	// theirs in the settings table.
+	Settings []packs.Key
+	// Outcome, when set, words a run's result in one line for a person or a host, after the
+	// run and before the receipt: what it did and where (Result.Outcome).
+	Outcome func(*Result) string
 	// Counts is what the receipt calls its requests: "attempts" at one answer (the default), or
 	// "requests" where each is a batch of one job (dedup's embedding batches).
 	Counts string
@@ -39,8 +46,9 @@ var (
 	modes   = map[string]Mode{}
 )
 
-// RegisterMode makes a mode known to the layers above the modes. A mode's package calls it
-// once, from init; a second registration of a name is a programming error.
+// RegisterMode makes a mode known to the layers above the modes, and to packs: a mode outside
+// the pack contract's own may then be declared by a pack, with its Settings. A mode's package
+// calls it once, from init; a second registration of a name is a programming error.
 func RegisterMode(m Mode) {
 	if m.Name == "" {
 		panic("engine: a mode with no name")
@@ -49,6 +57,11 @@ func RegisterMode(m Mode) {
 	defer modesMu.Unlock()
 	if _, dup := modes[m.Name]; dup {
 		panic(fmt.Sprintf("engine: mode %q registered twice", m.Name))
+	}
+	if !slices.Contains(packs.Modes, m.Name) {
+		packs.RegisterMode(m.Name, m.Settings)
+	} else if len(m.Settings) > 0 {
+		panic(fmt.Sprintf("engine: mode %q of the pack contract lists settings; the settings table has them", m.Name))
 	}
 	modes[m.Name] = m
 }

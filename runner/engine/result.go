@@ -90,28 +90,14 @@ func (r *Result) Receipt() string {
 	return b.String()
 }
 
-// Outcome is the transform's one-line outcome, "transform: kept a.go lines 3-9 (+2 -1), verify exit
-// 0"; "" for a run that never reached the file.
+// Outcome is the run's one line for a person or a host after it ended, before the receipt, as
+// its mode words it ("transform: kept a.go lines 3-9 (+2 -1), verify exit 0"); "" where the mode
+// has none to say, or the run never reached that far.
 func (r *Result) Outcome() string {
-	d := r.Details
-	if d == nil || d["file"] == nil {
-		return ""
+	if m, ok := LookupMode(r.Mode); ok && m.Outcome != nil {
+		return m.Outcome(r)
 	}
-	outcome, _ := d["outcome"].(string)
-	if outcome == "" {
-		return ""
-	}
-	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, outcome, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
-	if sym, ok := d["symbol"].(string); ok {
-		line += " (" + untrusted.Escape(sym) + ")"
-	}
-	if diff, ok := d["diff"].(string); ok {
-		line += " (" + diff + ")"
-	}
-	if v, ok := d["verify_exit"]; ok && v != nil {
-		line += fmt.Sprintf(", verify exit %v", v)
-	}
-	return line
+	return ""
 }
 
 func orQ(s *string) string {

@@ -109,7 +109,7 @@ const StatusTimeout = 5 * time.Second
 // CheckEndpoint checks the endpoint the shared settings name. An endpoint the loopback rail refuses is
 // an error, before any request; a server that does not answer is a report with Up false.
 func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) *StatusReport {
-	base, _ := shared.Get("base_url")
+	base, _ := shared.Get(packs.BaseURL)
 	c, err := statusClient(shared)
 	if err != nil {
 		// Refused before any request: still a report, so --json has its one object.
@@ -123,12 +123,12 @@ func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *Mod
 // statusClient is a client for a probe of the endpoint the shared settings name, under the
 // loopback rail and StatusTimeout.
 func statusClient(shared *packs.Settings) (*client.Client, error) {
-	base, _ := shared.Get("base_url")
-	u, err := rails.ParseEndpoint(base.Value, shared.Bool("allow_remote"))
+	base, _ := shared.Get(packs.BaseURL)
+	u, err := rails.ParseEndpoint(base.Value, shared.Bool(packs.AllowRemote))
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool("allow_remote"), Timeout: StatusTimeout}), nil
+	return client.New(client.Config{BaseURL: u, AllowRemote: shared.Bool(packs.AllowRemote), Timeout: StatusTimeout}), nil
 }
 
 // ModelNotListedError is a model the server does not list, where the caller needs one it does.

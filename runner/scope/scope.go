@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -48,7 +49,7 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 	}
 	limit := int64(hardFileCap)
 	if lines == "" && symbol == "" {
-		limit = r.Spec.Settings.Int("max_input_bytes")
+		limit = r.Spec.Settings.Int(packs.MaxInputBytes)
 	}
 	data, err := rails.ReadTextFile(path, limit)
 	if err != nil {

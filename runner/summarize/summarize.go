@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -94,7 +95,7 @@ func (s *summarize) scopeStep(_ context.Context, r *engine.Run) error {
 		return &engine.BadInputError{Reason: sc.Display + " is empty: there is nothing to summarize"}
 	}
 	s.scope = sc
-	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(s.prompt(r, ""))), r.Spec.Settings.Int("max_input_bytes"))
+	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(s.prompt(r, ""))), r.Spec.Settings.Int(packs.MaxInputBytes))
 }
 
 func (s *summarize) prompt(r *engine.Run, retry string) []client.Message {
@@ -111,7 +112,7 @@ func (s *summarize) prompt(r *engine.Run, retry string) []client.Message {
 		fmt.Fprintf(&b, "\nYour previous reply could not be used: %s. Reply with the JSON object only.\n", retry)
 	}
 	return []client.Message{
-		{Role: "system", Content: fmt.Sprintf(digestInstruction, r.Spec.Settings.Int("max_words"))},
+		{Role: "system", Content: fmt.Sprintf(digestInstruction, r.Spec.Settings.Int(packs.MaxWords))},
 		{Role: "user", Content: b.String()},
 	}
 }
@@ -121,7 +122,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int("max_output_tokens"), Effort: set.String("effort"), Stream: true, Narrow: scope.NarrowSettings}
+		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int(packs.MaxOutputTokens), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
 		if useSchema {
 			req.ResponseSchema = DigestSchema
 		}

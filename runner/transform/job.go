@@ -1,9 +1,14 @@
 package transform
 
-import "github.com/locumdev/locum/runner/engine"
+import (
+	"fmt"
+
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
 
 // Mode is the transform mode: a verify-gated edit of one span, by a chat model.
-var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true}
+var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -35,4 +40,28 @@ func taskSource(s string) string {
 		return "the task"
 	}
 	return s
+}
+
+// outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""
+// for a run that never reached the file.
+func outcome(r *engine.Result) string {
+	d := r.Details
+	if d == nil || d["file"] == nil {
+		return ""
+	}
+	what, _ := d["outcome"].(string)
+	if what == "" {
+		return ""
+	}
+	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, what, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
+	if sym, ok := d["symbol"].(string); ok {
+		line += " (" + untrusted.Escape(sym) + ")"
+	}
+	if diff, ok := d["diff"].(string); ok {
+		line += " (" + diff + ")"
+	}
+	if v, ok := d["verify_exit"]; ok && v != nil {
+		line += fmt.Sprintf(", verify exit %v", v)
+	}
+	return line
 }

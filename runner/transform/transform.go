@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -82,9 +83,9 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	t.path, t.display, t.text, t.orig = sc.Path, sc.Display, sc.Text, sc.Range
 	t.start, t.n = sc.Range.Start, sc.Range.End-sc.Range.Start+1
 	t.origSpan = t.span()
-	prompt := t.prompt(r.Spec.Settings.String("edit_format"), "")
+	prompt := t.prompt(r.Spec.Settings.String(packs.EditFormat), "")
 	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": scope.PromptBytes(prompt)})
-	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int("max_input_bytes"))
+	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int(packs.MaxInputBytes))
 }
 
 func (t *transform) span() []string {
@@ -131,18 +132,18 @@ func RollbackDir(root string) string {
 
 func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
-	format := s.String("edit_format")
-	maxAttempts := int(s.Int("max_attempts"))
+	format := s.String(packs.EditFormat)
+	maxAttempts := int(s.Int(packs.MaxAttempts))
 	feedback := ""
 	var lastExit any
 	lastTail := ""
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		prompt := t.prompt(format, feedback)
-		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int("max_input_bytes")); err != nil {
+		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int(packs.MaxInputBytes)); err != nil {
 			return err
 		}
 		res, err := r.Chat(ctx, "edit", client.ChatRequest{
-			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int("max_output_tokens"), Effort: s.String("effort"), Stream: true, Narrow: scope.NarrowSettings,
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int(packs.MaxOutputTokens), Effort: s.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings,
 		})
 		if err != nil {
 			return err
@@ -162,7 +163,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
 
 		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
-		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration("verify_timeout"), TailBytes: 4096})
+		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
 		if err != nil {
 			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
 		}
