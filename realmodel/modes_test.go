@@ -24,9 +24,9 @@ type claim struct {
 }
 
 // TestSummarizeOnARealModel holds the evidence gate on a real digest: every claim locum calls
-// supported quotes text that is in the lines it cites, checked here against the file on its own,
-// and none is the instruction's example text; exit 0 only with at least one supported claim,
-// exit 1 with none.
+// supported quotes text that is in the lines it cites (markup aside), checked here against the
+// file on its own, and says more than its quote; none is the instruction's example text; exit 0
+// only with at least one supported claim, exit 1 with none.
 func TestSummarizeOnARealModel(t *testing.T) {
 	s := shared
 	dir := t.TempDir()
@@ -61,8 +61,10 @@ func TestSummarizeOnARealModel(t *testing.T) {
 		}
 		supported++
 		require.True(t, c.Lines[0] >= 1 && c.Lines[0] <= c.Lines[1] && c.Lines[1] <= len(lines), "claim %q cites lines %v of %d", c.Text, c.Lines, len(lines))
-		cited := squash(strings.Join(lines[c.Lines[0]-1:c.Lines[1]], "\n"))
-		assert.Contains(t, cited, squash(c.Quote), "claim %q is called supported, but its quote is not in lines %v", c.Text, c.Lines)
+		cited := strings.Join(lines[c.Lines[0]-1:c.Lines[1]], "\n")
+		in := strings.Contains(squash(cited), squash(c.Quote)) || strings.Contains(squash(unmarked(cited)), squash(unmarked(c.Quote)))
+		assert.True(t, in, "claim %q is called supported, but its quote %q is not in lines %v", c.Text, c.Quote, c.Lines)
+		assert.NotEqual(t, strings.ToLower(squash(unmarked(c.Text))), strings.ToLower(squash(unmarked(c.Quote))), "claim %q only repeats its quote", c.Text)
 	}
 	if supported > 0 {
 		assert.Equal(t, 0, r.exit)
@@ -74,6 +76,12 @@ func TestSummarizeOnARealModel(t *testing.T) {
 
 // squash folds runs of white space to one space, as a quote may wrap differently from the file.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// unmarked drops the characters of markdown's markup (code spans, emphasis, headings, quotes),
+// which a model copying a line may leave out.
+func unmarked(s string) string {
+	return strings.NewReplacer("`", "", "*", "", "#", "", ">", "").Replace(s)
+}
 
 // TestAgentOnARealModel runs an agent task through the real model's own tool calls (the Qwen
 // template's <tool_call>): whatever it reaches, the status is one of the closed set, the user's

@@ -23,9 +23,10 @@ func (e *env) summarizeCommand() *cli.Command {
 		Name:  "summarize",
 		Usage: "a digest of a file span whose every claim is checked against the file",
 		Description: "The model gets the span with line numbers and returns claims, each with the lines it rests on\n" +
-			"and an exact quote. The evidence gate, in code, marks a claim unsupported when its lines fall\n" +
-			"outside the span or its quote (whitespace-normalised) is not in those lines; the model cannot\n" +
-			"change a verdict. Supported claims print as `L40-52 text`, then `unsupported: N`.\n\n" +
+			"and an exact quote. The evidence gate, in code, marks a claim unsupported when its text says\n" +
+			"nothing beyond its quote, its lines fall outside the span, or its quote (whitespace and\n" +
+			"markdown markup aside) is not in those lines; the model cannot change a verdict. Supported\n" +
+			"claims print as `L40-52 text`, then `unsupported: N`.\n\n" +
 			"Exit 0 when at least one claim is supported; 1 when none is (do not trust the digest) or on a\n" +
 			"refusal before any request; 2 could not run.",
 		UsageText:    `locum summarize --file PATH [--lines A-B | --symbol NAME] [--max-words 150] [--role prose | --model ID] [--json] [FOCUS]`,

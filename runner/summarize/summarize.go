@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -38,26 +41,37 @@ type Claim struct {
 // Supported reports the gate's verdict.
 func (c Claim) Supported() bool { return c.Verdict == "supported" }
 
-// DigestSchema is the structured output asked of the model.
-var DigestSchema = map[string]any{
-	"type":                 "object",
-	"additionalProperties": false,
-	"required":             []string{"digest"},
-	"properties": map[string]any{
-		"digest": map[string]any{
-			"type": "array",
-			"items": map[string]any{
-				"type":                 "object",
-				"additionalProperties": false,
-				"required":             []string{"text", "lines", "quote"},
-				"properties": map[string]any{
-					"text":  map[string]any{"type": "string"},
-					"lines": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 2, "maxItems": 2},
-					"quote": map[string]any{"type": "string"},
+// digestSchema is the structured output asked of the model, with at most maxClaims claims: a
+// small model under a grammar otherwise repeats claims until max_tokens.
+func digestSchema(maxClaims int) map[string]any {
+	return map[string]any{
+		"type":                 "object",
+		"additionalProperties": false,
+		"required":             []string{"digest"},
+		"properties": map[string]any{
+			"digest": map[string]any{
+				"type":     "array",
+				"minItems": 1,
+				"maxItems": maxClaims,
+				"items": map[string]any{
+					"type":                 "object",
+					"additionalProperties": false,
+					"required":             []string{"text", "lines", "quote"},
+					"properties": map[string]any{
+						"text":  map[string]any{"type": "string"},
+						"lines": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 2, "maxItems": 2},
+						"quote": map[string]any{"type": "string"},
+					},
 				},
 			},
 		},
-	},
+	}
+}
+
+// MaxClaims is how many claims a digest of maxWords words may hold: one per five words, from 3
+// to 40.
+func MaxClaims(maxWords int64) int {
+	return int(min(max(maxWords/5, 3), 40))
 }
 
 // placeholderText is the claim text the instruction shows as its example. A small model copies it
@@ -66,7 +80,7 @@ const placeholderText = "one sentence"
 
 const digestInstruction = `Summarize the numbered lines of a file for a reader who will not read them. Reply with one JSON object and nothing else:
 {"digest": [{"text": "` + placeholderText + `", "lines": [first, last], "quote": "a short excerpt copied exactly from those lines"}]}
-Each claim cites the first and last line number it rests on and quotes them exactly. Use at most %d words of text in all.`
+Each claim says in your own words what the lines say, cites the first and last line number it rests on and quotes them exactly. Use at most %d claims and %d words of text in all.`
 
 type summarize struct {
 	opts   Options
@@ -112,7 +126,7 @@ func (s *summarize) prompt(r *engine.Run, retry string) []client.Message {
 		fmt.Fprintf(&b, "\nYour previous reply could not be used: %s. Reply with the JSON object only.\n", retry)
 	}
 	return []client.Message{
-		{Role: "system", Content: fmt.Sprintf(digestInstruction, r.Spec.Settings.Int(packs.MaxWords))},
+		{Role: "system", Content: fmt.Sprintf(digestInstruction, MaxClaims(r.Spec.Settings.Int(packs.MaxWords)), r.Spec.Settings.Int(packs.MaxWords))},
 		{Role: "user", Content: b.String()},
 	}
 }
@@ -124,7 +138,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	for attempt := 1; ; attempt++ {
 		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int(packs.MaxOutputTokens), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
 		if useSchema {
-			req.ResponseSchema = DigestSchema
+			req.ResponseSchema = digestSchema(MaxClaims(set.Int(packs.MaxWords)))
 		}
 		res, err := r.Chat(ctx, "digest", req)
 		if err != nil {
@@ -193,9 +207,11 @@ func ParseDigest(answer string) ([]Claim, error) {
 	return out, nil
 }
 
-// Gate is the evidence gate: a claim is supported only when it says something (its text is not
-// empty, nor the instruction's own example text), its lines lie inside the span and its quote
-// occurs, whitespace-normalised, within those lines of the file.
+// Gate is the evidence gate: a claim is supported only when it says something of its own (its
+// text has words beyond the instruction's example and beyond its quote: a claim that only names
+// the heading it quotes says nothing), its lines lie inside the span and its quote occurs within
+// those lines of the file, whitespace-normalised, or else once markdown's markup is taken out of
+// both (a model that copies a line drops its backticks and bold marks).
 func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 	out := make([]Claim, len(claims))
 	for i, c := range claims {
@@ -208,11 +224,13 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 			c.Reason = "no claim text"
 		case text == placeholderText:
 			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", placeholderText)
+		case len(ownWords(c.Text, c.Quote)) == 0:
+			c.Reason = "the text says nothing beyond its quote"
 		case a < span.Start || b > span.End || a > b:
 			c.Reason = fmt.Sprintf("lines %d-%d are outside the span %d-%d", a, b, span.Start, span.End)
 		case quote == "":
 			c.Reason = "no quote"
-		case !strings.Contains(normalizeSpace(strings.Join(fileLines[a-1:b], " ")), quote):
+		case !quoted(quote, fileLines[a-1:b]):
 			c.Reason = fmt.Sprintf("the quote is not in lines %d-%d", a, b)
 		default:
 			c.Verdict = "supported"
@@ -223,6 +241,61 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 }
 
 func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// quoted says the whitespace-normalised quote occurs in lines, as they are or with markdown's
+// markup taken out of both.
+func quoted(quote string, lines []string) bool {
+	if strings.Contains(normalizeSpace(strings.Join(lines, " ")), quote) {
+		return true
+	}
+	plain := make([]string, len(lines))
+	for i, l := range lines {
+		plain[i] = plainMarkdown(l)
+	}
+	q := normalizeSpace(plainMarkdown(quote))
+	return q != "" && strings.Contains(normalizeSpace(strings.Join(plain, " ")), q)
+}
+
+var (
+	// lineMarkup is what starts a markdown line without being its text: quote markers, a heading's
+	// hashes, a list item's bullet or number.
+	lineMarkup = regexp.MustCompile(`^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+|[0-9]+[.)]\s+)?`)
+	// link is [text](target), whose text is what a reader reads.
+	link = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	// emphasis is the inline markup: code spans, bold and italic marks.
+	emphasis = strings.NewReplacer("`", "", "**", "", "__", "", "*", "")
+)
+
+// plainMarkdown is a line with markdown's markup taken out.
+func plainMarkdown(s string) string {
+	s = lineMarkup.ReplaceAllString(s, "")
+	s = link.ReplaceAllString(s, "$1")
+	return emphasis.Replace(s)
+}
+
+// placeholderWords are the words of the instruction's example text.
+var placeholderWords = wordsOf(placeholderText)
+
+// ownWords are the words of a claim's text that are neither in the instruction's example nor in
+// its quote: what the claim says beyond the line it points at.
+func ownWords(text, quote string) []string {
+	inQuote := map[string]bool{}
+	for _, w := range wordsOf(quote) {
+		inQuote[w] = true
+	}
+	var out []string
+	for _, w := range wordsOf(text) {
+		if !inQuote[w] && !slices.Contains(placeholderWords, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordsOf is s's words, lower-cased: its runs of letters and digits.
+func wordsOf(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
 
 func (s *summarize) report(r *engine.Run) error {
 	supported, unsupported, words := 0, 0, 0
