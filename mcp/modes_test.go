@@ -106,7 +106,7 @@ func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
 	first := make(chan *sdk.CallToolResult, 1)
 	go func() {
 		res, err := f.call(t, context.Background(), "transform", map[string]any{
-			"file": "calc.go", "verify": "read line < gate", "task": "make Add add", "model": "m",
+			"file": "calc.go", "verify": "read line < gate", "task": "make Add add", "model": "m", "no_baseline": true,
 		}, "first")
 		assert.NoError(t, err)
 		first <- res
@@ -115,7 +115,7 @@ func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
 	second := make(chan *sdk.CallToolResult, 1)
 	go func() {
 		res, err := f.call(t, context.Background(), "transform", map[string]any{
-			"file": "./calc.go", "verify": "true", "task": "make Add add", "model": "m",
+			"file": "./calc.go", "verify": "true", "task": "make Add add", "model": "m", "max_attempts": 1,
 		}, "second")
 		assert.NoError(t, err)
 		second <- res
@@ -130,13 +130,15 @@ func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
 
 	r1, r2 := <-first, <-second
 	require.False(t, r1.IsError, text(r1))
-	require.False(t, r2.IsError, text(r2))
+	require.True(t, r2.IsError, text(r2))
 	mu.Lock()
 	defer mu.Unlock()
 	// The second call's request went out only after the first call's verify was let through.
 	assert.Equal(t, []string{"prefill", "second queued", "gate opened", "prefill"}, order)
-	// The second saw the first's edit: its span already adds, so its edit changed nothing.
-	assert.Contains(t, text(r2), "(+0 -0)")
+	// The second saw the first's edit: its span already adds, so its reply changed nothing, and
+	// it says so rather than OK.
+	assert.Contains(t, text(r2), "left the span as it is: nothing was done")
+	assert.Equal(t, "unchanged", structured(t, r2)["error"].(map[string]any)["kind"])
 }
 
 // waitFor fails the test when ch is not closed within a generous bound, rather than hang.

@@ -193,7 +193,7 @@ func TestTransformKeptWithProgress(t *testing.T) {
 	assert.Equal(t, "OK", out["status"])
 	assert.Equal(t, "operator", out["routing"])
 	assert.Equal(t, "kept", out["details"].(map[string]any)["outcome"])
-	assert.Regexp(t, `(?m)^transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0$`, text(res))
+	assert.Regexp(t, `(?m)^transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0; fixed: the verify failed before the edit$`, text(res))
 	assert.Regexp(t, `(?m)^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 `, text(res))
 
 	got := f.waitProgress(t, "verify running (attempt 1)")
@@ -295,7 +295,7 @@ func TestCancelRestoresTheFile(t *testing.T) {
 	}
 	f.mu.Unlock()
 	_, err := f.call(t, ctx, "transform", map[string]any{
-		"file": "calc.go", "verify": "sleep 60", "task": "make Add add", "model": "m",
+		"file": "calc.go", "verify": "sleep 60", "task": "make Add add", "model": "m", "no_baseline": true,
 	}, "tok")
 	require.ErrorIs(t, err, context.Canceled)
 

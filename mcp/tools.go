@@ -56,6 +56,8 @@ type TransformArgs struct {
 	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"edit attempts before the verdict is red (1 to 20)"`
 	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span (the model rewrites the span) or blocks (SEARCH/REPLACE blocks)"`
 	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
+	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse, before any request, when the verify already exits 0 on the unchanged file: for a bug fix whose verify must show the bug"`
+	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"skip the verify run on the unchanged file before the first request; the result then cannot say fixed or held"`
 }
 
 // SummarizeArgs are the arguments of the summarize tool.

@@ -96,6 +96,8 @@ var (
 	MaxAttempts       = Key{"max_attempts"}
 	EditFormat        = Key{"edit_format"}
 	VerifyTimeout     = Key{"verify_timeout"}
+	ExpectRed         = Key{"expect_red"}
+	NoBaseline        = Key{"no_baseline"}
 	MaxTurns          = Key{"max_turns"}
 	VerifyRounds      = Key{"verify_rounds"}
 	StallTurns        = Key{"stall_turns"}
@@ -142,6 +144,8 @@ var keySpecs = []keySpec{
 	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
 	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
 	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", modes: []string{"transform", "agent"}, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
+	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", modes: []string{"transform", "agent"}, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
 	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
 	{key: VerifyRounds, kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
 	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},

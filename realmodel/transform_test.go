@@ -140,6 +140,11 @@ func TestTransformsOnARealModel(t *testing.T) {
 				assert.NotEqual(t, string(before), string(after), "kept, but the file is unchanged")
 				ok, out := tk.verify(t, dir)
 				assert.True(t, ok, "kept, but the verify fails on the final file:\n%s", out)
+				// The task's verify fails before any edit (checked above): the run's own baseline
+				// saw it red, so the edit is shown to have fixed it.
+				assert.Equal(t, "red", r.result["baseline"], "the receipt's baseline")
+				details, _ := r.result["details"].(map[string]any)
+				assert.Equal(t, "fixed", details["shown"])
 			case "RED", "ERROR", "REFUSED":
 				assert.NotEqual(t, 0, r.exit)
 				assert.Equal(t, string(before), string(after), "not kept, but the file was not restored byte for byte")

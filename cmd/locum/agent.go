@@ -32,7 +32,7 @@ func (e *env) agentCommand() *cli.Command {
 			"and the branch (--keep leaves them). Your own working tree is never touched: read the work with\n" +
 			"locum runs show RUN --diff, take it with locum runs accept RUN, drop it with locum runs reject RUN.\n\n" +
 			"details.status is one of completed, verify_failed, max_turns, stalled, model_error,\n" +
-			"context_exhausted, refused, interrupted.\n" +
+			"context_exhausted, refused, interrupted, no_change (the verify passed with no file changed).\n" +
 			"Exit 0 completed with the verify green; 1 a red verdict or a refusal; 2 could not run.",
 		UsageText:    `locum agent --verify "CMD" [--model ID | --role agent] [--max-turns 30] [--from REF] [--json] "TASK"`,
 		Flags:        flags,

@@ -28,11 +28,13 @@ const (
 	StatusContextExhausted = "context_exhausted"
 	StatusRefused          = "refused"
 	StatusInterrupted      = "interrupted"
+	// StatusNoChange is a run whose verify passed with no file changed: nothing was done.
+	StatusNoChange = "no_change"
 )
 
 // Statuses lists every status a run can end with.
 var Statuses = []string{StatusCompleted, StatusVerifyFailed, StatusMaxTurns, StatusStalled, StatusModelError,
-	StatusContextExhausted, StatusRefused, StatusInterrupted}
+	StatusContextExhausted, StatusRefused, StatusInterrupted, StatusNoChange}
 
 // Options is one agent task.
 type Options struct {
@@ -93,18 +95,25 @@ type agent struct {
 	conv      *conversation
 	rounds    []round
 	status    string
+	// baseline is the verify's verdict before the run changed anything (engine.Baseline).
+	baseline string
 }
 
 // Steps is the agent workflow: scope (inputs, the repository, the first prompt under the input
 // budget), connect (the loopback check, the server's context window), worktree (a new branch from
-// --from, removed on every exit path unless kept), and loop (the tool loop, then the verify gate
-// with its fix rounds, then the commit).
+// --from, removed on every exit path unless kept), baseline (the verify once on the worktree as
+// it starts), and loop (the tool loop, then the verify gate with its fix rounds, then the commit;
+// a run that changed no file ends no_change).
 func Steps(opts Options) []engine.Step {
 	a := &agent{opts: opts}
 	return []engine.Step{
 		{Name: "scope", Run: a.wrap(a.scope)},
 		{Name: "connect", Run: a.wrap(a.connect)},
 		{Name: "worktree", Run: a.wrap(a.worktree)},
+		{Name: "baseline", Run: a.wrap(func(ctx context.Context, r *engine.Run) (err error) {
+			a.baseline, err = r.Baseline(ctx, a.opts.Verify, a.wt)
+			return err
+		})},
 		{Name: "loop", Run: a.wrap(a.loop)},
 	}
 }
@@ -330,7 +339,10 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	r.Detail("files_changed", files)
 	if len(files) == 0 {
 		r.Event("commit", map[string]any{"commit": nil, "files": files})
-		return nil
+		return &stop{status: StatusNoChange, err: &engine.RedError{Kind: StatusNoChange, Reason: "the verify passed, but the run changed no file: nothing was done"}}
+	}
+	if shown := engine.Shown(a.baseline); shown != "" {
+		r.Detail("shown", shown)
 	}
 	stat, _ := Git(ctx, a.wt, "diff", "--cached", "--shortstat", a.base)
 	r.Detail("diff_stat", strings.TrimSpace(stat))

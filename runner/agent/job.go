@@ -63,5 +63,6 @@ func outcome(res *engine.Result) string {
 	if wt, ok := d["worktree"].(string); ok {
 		line += ", worktree kept at " + untrusted.Escape(wt)
 	}
-	return line
+	shown, _ := d["shown"].(string)
+	return line + engine.ShownWords(shown, "the run")
 }

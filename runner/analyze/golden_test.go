@@ -35,6 +35,7 @@ func fence(body string) string { return "```go\n" + body + "\n```" }
 var (
 	goodEdit = fence("func Add(a, b int) int {\n\treturn a + b\n}")
 	badEdit  = fence("func Add(a, b int) int {\n\treturn a * b\n}")
+	badEdit2 = fence("func Add(a, b int) int {\n\treturn b - a\n}")
 	noBlock  = "Sure! Change the minus to a plus."
 	digestOK = `{"digest":[{"text":"Get looks a key up.","lines":[8,9],"quote":"func (c *Cache) Get"}]}`
 	invented = `{"digest":[{"text":"It uses Redis.","lines":[4,5],"quote":"redis.Client"}]}`
@@ -75,12 +76,12 @@ var goldens = []golden{
 	{name: "transform-edit-apply-recovered", mode: "transform",
 		replies: []scripted.Reply{plain(noBlock), plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`},
 	{name: "transform-verify-red", mode: "transform", flags: map[string]string{"max-attempts": "2"},
-		replies: []scripted.Reply{plain(badEdit)}, verify: `grep -q "return a + b" calc.go`},
+		replies: []scripted.Reply{plain(badEdit), plain(badEdit2)}, verify: `grep -q "return a + b" calc.go`},
 	{name: "transform-verify-red-recovered", mode: "transform",
 		replies: []scripted.Reply{plain(badEdit), plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`},
-	{name: "transform-verify-no-verdict", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `exit 2`},
+	{name: "transform-verify-no-verdict", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go || exit 1; exit 2`},
 	{name: "transform-restore", mode: "transform", flags: map[string]string{"max-attempts": "1"}, replies: []scripted.Reply{plain(badEdit)},
-		verify: `rm calc.go; mkdir calc.go; touch calc.go/x; exit 1`},
+		verify: `grep -q "return a \* b" calc.go || exit 1; rm calc.go; mkdir calc.go; touch calc.go/x; exit 1`},
 	{name: "transform-signal", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: "true", interrupt: true},
 	{name: "transform-unfinished", mode: "transform", replies: []scripted.Reply{plain(goodEdit)}, verify: `grep -q "return a + b" calc.go`,
 		edit: func(lines []string) []string { return lines[:len(lines)-3] }},

@@ -81,7 +81,9 @@ type Run struct {
 	// too large to keep (a million dedup pairs).
 	journalDetails map[string]any
 	guards         []guard
-	step           string // the step of the request in flight, for progress
+	// baseline is the verify's verdict before the run changed anything (Baseline).
+	baseline string
+	step     string // the step of the request in flight, for progress
 }
 
 type guard struct {
@@ -354,6 +356,9 @@ func (r *Run) result(err error) *Result {
 				res.Rate = &rate
 			}
 		}
+	}
+	if r.baseline != "" {
+		res.Baseline = &r.baseline
 	}
 	if p := r.Journal.Path(); p != "" && r.Journal.Err() == nil {
 		res.Journal = &p

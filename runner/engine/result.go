@@ -61,6 +61,9 @@ type Result struct {
 	Journal  *string    `json:"journal"`
 	ExitCode int        `json:"exit_code"`
 	Error    *ErrorInfo `json:"error"`
+	// Baseline is what the verify said of the tree before the run changed it: red, green, or
+	// skipped; nil for a mode or a run that did not reach it.
+	Baseline *string `json:"baseline"`
 	// Details is the mode's own part of the result (for transform: file, lines, kept...).
 	Details map[string]any `json:"details"`
 }
@@ -87,6 +90,9 @@ func (r *Result) Receipt() string {
 		b.WriteString(" rate=?")
 	}
 	fmt.Fprintf(&b, " spend=%s", r.Spend)
+	if r.Baseline != nil {
+		fmt.Fprintf(&b, " baseline=%s", *r.Baseline)
+	}
 	return b.String()
 }
 
@@ -115,7 +121,11 @@ func tokens(n *int64) string {
 }
 
 // RedError is a mode's red verdict: the work ran and did not pass (exit 1).
-type RedError struct{ Reason string }
+type RedError struct {
+	Reason string
+	// Kind names a red verdict of its own kind (unchanged, repeated, no_change); "" is red.
+	Kind string
+}
 
 func (e *RedError) Error() string { return e.Reason }
 
@@ -217,6 +227,9 @@ func Classify(err error) (Status, string, int) {
 		// Whatever the verdict was, the file is not as the run promised: that outranks it.
 		return StatusError, "restore_failed", 2
 	case errors.As(err, &red):
+		if red.Kind != "" {
+			return StatusRed, red.Kind, 1
+		}
 		return StatusRed, "red", 1
 	case errors.As(err, &endpoint), errors.As(err, &off):
 		return StatusRefused, "off_loopback", 1
@@ -290,10 +303,15 @@ type NoVerdictError struct {
 	Command string
 	Verdict string
 	Tail    string
+	// Before says it was the baseline's run, before any change and any request.
+	Before bool
 }
 
 func (e *NoVerdictError) Error() string {
 	msg := fmt.Sprintf("the verify command gave no verdict (%s): only exit 0 (keep) or 1 (retry) is a verdict; the file was restored", e.Verdict)
+	if e.Before {
+		msg = fmt.Sprintf("the verify command gave no verdict on the tree before any change (%s): only exit 0 or 1 is a verdict; nothing was sent to the model", e.Verdict)
+	}
 	if e.Tail != "" {
 		msg += "\n" + indent(lastLines(e.Tail, 10))
 	}

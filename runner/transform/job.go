@@ -63,5 +63,6 @@ func outcome(r *engine.Result) string {
 	if v, ok := d["verify_exit"]; ok && v != nil {
 		line += fmt.Sprintf(", verify exit %v", v)
 	}
-	return line
+	shown, _ := d["shown"].(string)
+	return line + engine.ShownWords(shown, "the edit")
 }

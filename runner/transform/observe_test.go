@@ -36,7 +36,9 @@ func TestObserverHearsEachStage(t *testing.T) {
 			stages = append(stages, ev.Stage)
 		}
 	}
-	assert.Equal(t, []engine.Stage{engine.StagePrefill, engine.StageDecode, engine.StageVerify}, stages)
+	// The baseline's verify comes first, before any request.
+	assert.Equal(t, []engine.Stage{engine.StageVerify, engine.StagePrefill, engine.StageDecode, engine.StageVerify}, stages)
+	assert.Equal(t, "baseline", events[0].Step)
 	last := events[len(events)-2]
 	assert.Equal(t, engine.StageDecode, last.Stage)
 	assert.Equal(t, len(reply), last.Chars, "the last decode event counts the whole reply")

@@ -5,6 +5,7 @@ package transform
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
@@ -54,16 +55,25 @@ type transform struct {
 	guard    *rails.FileGuard
 	wrote    bool // an edit reached the file
 	kept     bool
+	// baseline is the verify's verdict before any edit (engine.Baseline).
+	baseline string
+	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out.
+	doc []string
 }
 
 // Steps is the transform workflow: scope the span under the input budget, check the
-// endpoint, guard the file, then edit and verify until the verify command exits 0 or the
-// attempts run out. The file ends as the passing edit or as its original bytes and mode.
+// endpoint, run the verify once on the unchanged file (the baseline), guard the file, then edit
+// and verify until the verify command exits 0 or the attempts run out. The file ends as the
+// passing edit or as its original bytes and mode.
 func Steps(opts Options) []engine.Step {
 	t := &transform{opts: opts}
 	return []engine.Step{
 		{Name: "scope", Run: t.scope},
 		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
+		{Name: "baseline", Run: func(ctx context.Context, r *engine.Run) (err error) {
+			t.baseline, err = r.Baseline(ctx, t.opts.Verify, t.opts.Root)
+			return err
+		}},
 		{Name: "guard", Run: t.guardFile},
 		{Name: "edit", Run: t.edit},
 	}
@@ -83,6 +93,9 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	t.path, t.display, t.text, t.orig = sc.Path, sc.Display, sc.Text, sc.Range
 	t.start, t.n = sc.Range.Start, sc.Range.End-sc.Range.Start+1
 	t.origSpan = t.span()
+	if strings.TrimSpace(t.opts.Symbol) != "" {
+		t.doc = docComment(t.origSpan)
+	}
 	prompt := t.prompt(r.Spec.Settings.String(packs.EditFormat), "")
 	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": scope.PromptBytes(prompt)})
 	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int(packs.MaxInputBytes))
@@ -137,6 +150,11 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	feedback := ""
 	var lastExit any
 	lastTail := ""
+	// rejected maps each reply the verify judged red (line endings aside) to its attempt: the
+	// same reply again is neither written nor verified.
+	rejected := map[string]int{}
+	toldRepeat := false
+	unchanged := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		prompt := t.prompt(format, feedback)
 		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int(packs.MaxInputBytes)); err != nil {
@@ -148,10 +166,30 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		if err != nil {
 			return err
 		}
+		answer := strings.ReplaceAll(res.Answer, "\r\n", "\n")
+		if earlier, ok := rejected[answer]; ok {
+			r.Event("attempt", map[string]any{"attempt": attempt, "repeated": earlier})
+			if toldRepeat {
+				return &engine.RedError{Kind: "repeated", Reason: fmt.Sprintf("attempt %d repeated the reply of attempt %d, which the verify rejected, after being told; the file was restored", attempt, earlier)}
+			}
+			toldRepeat = true
+			feedback = fmt.Sprintf("Your reply is the same as your reply to attempt %d, which the verify command rejected. It was not tried again: write a different edit.\n\n%s", earlier, feedback)
+			continue
+		}
 		repl, err := t.parse(format, res.Answer)
 		if err != nil {
 			r.Event("attempt", map[string]any{"attempt": attempt, "edit_error": err.Error()})
 			feedback = "Your reply could not be applied: " + err.Error()
+			continue
+		}
+		if kept := t.keepDoc(repl); len(kept) != len(repl) {
+			r.Event("doc_kept", map[string]any{"attempt": attempt, "lines": len(t.doc)})
+			repl = kept
+		}
+		if slices.Equal(repl, t.span()) {
+			unchanged++
+			r.Event("attempt", map[string]any{"attempt": attempt, "unchanged": true})
+			feedback = "Your reply leaves the span exactly as it is. Change it to do the task."
 			continue
 		}
 		next := t.text.Replace(t.start, t.start+t.n-1, repl)
@@ -180,12 +218,16 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			add, del := DiffStat(t.origSpan, t.span())
 			r.Detail("verify_exit", 0)
 			r.Detail("outcome", "kept")
+			if shown := engine.Shown(t.baseline); shown != "" {
+				r.Detail("shown", shown)
+			}
 			r.Detail("diff", fmt.Sprintf("+%d -%d", add, del))
 			r.Detail("added", add)
 			r.Detail("removed", del)
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = 1
+			rejected[answer] = attempt
 			r.Detail("verify_exit", 1)
 			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
 		default:
@@ -199,6 +241,9 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	}
 	r.Detail("verify_exit", lastExit)
 	r.Detail("verify_tail", lastTail)
+	if lastExit == nil && unchanged > 0 && !t.wrote {
+		return &engine.RedError{Kind: "unchanged", Reason: fmt.Sprintf("%s left the span as it is: nothing was done; the file is unchanged", client.Count(unchanged, "reply", "replies"))}
+	}
 	if lastExit == nil {
 		// No edit reached the file, so there was nothing to restore.
 		return &engine.RedError{Reason: fmt.Sprintf("no attempt of %d produced an edit that could be applied (%s); the file is unchanged", maxAttempts, strings.TrimPrefix(feedback, "Your reply could not be applied: "))}
@@ -244,4 +289,45 @@ func (t *transform) prompt(format, feedback string) []client.Message {
 		fmt.Fprintf(&b, "\n%s\n", feedback)
 	}
 	return []client.Message{{Role: "system", Content: instruction}, {Role: "user", Content: b.String()}}
+}
+
+// docComment is the doc comment a declaration's span begins with: its leading // lines, or a
+// leading /* */ block.
+func docComment(span []string) []string {
+	n := 0
+	for n < len(span) && strings.HasPrefix(strings.TrimSpace(span[n]), "//") {
+		n++
+	}
+	if n == 0 && len(span) > 0 && strings.HasPrefix(strings.TrimSpace(span[0]), "/*") {
+		for n < len(span) {
+			n++
+			if strings.Contains(span[n-1], "*/") {
+				break
+			}
+		}
+	}
+	if n == len(span) {
+		return nil // the span is all comment: no declaration follows it
+	}
+	return slices.Clone(span[:n])
+}
+
+// keepDoc puts the declaration's doc comment back in front of a reply that carries none of its
+// own: a model asked to change a function often writes the function alone.
+func (t *transform) keepDoc(repl []string) []string {
+	if len(t.doc) == 0 {
+		return repl
+	}
+	for _, l := range repl {
+		if trimmed := strings.TrimSpace(l); trimmed != "" {
+			if strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "/*") {
+				return repl
+			}
+			break
+		}
+	}
+	if len(repl) == 0 {
+		return repl // a reply that empties the span removes the declaration, doc and all
+	}
+	return append(slices.Clone(t.doc), repl...)
 }

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// What the verify said of the tree before a run changed it (Result.Baseline).
+const (
+	BaselineRed     = "red"
+	BaselineGreen   = "green"
+	BaselineSkipped = "skipped"
+)
+
+// What a kept change showed, by its baseline: a verify red before and green after shows the task
+// done; one green before and after shows only that nothing broke.
+const (
+	ShownFixed = "fixed"
+	ShownHeld  = "held"
+)
+
+// Shown is what a green verify after the change showed, given the baseline; "" when it was
+// skipped.
+func Shown(baseline string) string {
+	switch baseline {
+	case BaselineRed:
+		return ShownFixed
+	case BaselineGreen:
+		return ShownHeld
+	}
+	return ""
+}
+
+// ShownWords says, for an outcome line, what a kept change's green verify showed: "" when the
+// baseline was skipped. change names the change ("the edit", "the run").
+func ShownWords(shown, change string) string {
+	switch shown {
+	case ShownFixed:
+		return "; fixed: the verify failed before " + change
+	case ShownHeld:
+		return "; held: the verify passed before " + change + " too, so it shows nothing broke, not that the task is done"
+	}
+	return ""
+}
+
+// Baseline runs the verify once in dir, on the tree before any change and before the first
+// model request, and records its verdict for the result and the receipt. The no_baseline setting
+// skips it; expect_red refuses a green baseline, as a verify that already passes cannot show a
+// bug fixed. A verify with no verdict (an exit other than 0 or 1, a timeout) stops the run here,
+// before any request.
+func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) {
+	s := r.Spec.Settings
+	if s.Bool(packs.NoBaseline) {
+		r.baseline = BaselineSkipped
+		r.Event("baseline", map[string]any{"verdict": BaselineSkipped})
+		return r.baseline, nil
+	}
+	r.Observe(ProgressEvent{Stage: StageVerify, Step: "baseline"})
+	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: verify, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
+	if err != nil {
+		return "", &NoVerdictError{Command: verify, Verdict: err.Error(), Before: true}
+	}
+	tail := string(vr.Output)
+	r.Event("baseline", map[string]any{"verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
+	switch {
+	case vr.Canceled:
+		return "", context.Cause(ctx)
+	case vr.Exited && vr.ExitCode == 0:
+		r.baseline = BaselineGreen
+	case vr.Exited && vr.ExitCode == 1:
+		r.baseline = BaselineRed
+	default:
+		return "", &NoVerdictError{Command: verify, Verdict: vr.Verdict(), Tail: tail, Before: true}
+	}
+	if r.baseline == BaselineGreen && s.Bool(packs.ExpectRed) {
+		return "", Refusalf("the verify `%s` already exits 0 before any change, and {expect_red} wants it to fail first: it cannot show the task done. Give a verify that fails until the change is made", untrusted.Escape(verify))
+	}
+	return r.baseline, nil
+}
