@@ -154,30 +154,20 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, err
 	}
-	fit, err := c.fit(ctx, info, req)
+	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
+	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
+	fit, err := c.fit(ctx, info, req, thinking)
 	if err != nil {
 		return nil, err
 	}
 	if fit.MaxTokens > 0 {
 		req.MaxTokens = fit.MaxTokens
 	}
-	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
-	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
 	params := openai.ChatCompletionNewParams{
 		Model:     req.Model,
 		MaxTokens: openai.Int(req.MaxTokens),
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case "assistant":
-			params.Messages = append(params.Messages, assistantMessage(m))
-		case "tool":
-			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
-		default:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		}
+		Messages:  wireMessages(req.Messages),
+		Tools:     wireTools(req.Tools),
 	}
 	if req.Seed != nil {
 		params.Seed = openai.Int(*req.Seed)
@@ -188,11 +178,6 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 				Name: "reply", Schema: req.ResponseSchema, Strict: openai.Bool(true),
 			}},
 		}
-	}
-	for _, t := range req.Tools {
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
-			Name: t.Name, Description: openai.String(t.Description), Parameters: t.Parameters,
-		}))
 	}
 	params.SetExtraFields(thinking)
 
@@ -236,6 +221,35 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
 	}
 	return res, nil
+}
+
+// wireMessages are the messages as the request sends them.
+func wireMessages(msgs []Message) []openai.ChatCompletionMessageParamUnion {
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			out = append(out, openai.SystemMessage(m.Content))
+		case "assistant":
+			out = append(out, assistantMessage(m))
+		case "tool":
+			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
+		default:
+			out = append(out, openai.UserMessage(m.Content))
+		}
+	}
+	return out
+}
+
+// wireTools are the tools as the request offers them; nil for none.
+func wireTools(tools []Tool) []openai.ChatCompletionToolUnionParam {
+	var out []openai.ChatCompletionToolUnionParam
+	for _, t := range tools {
+		out = append(out, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: t.Parameters,
+		}))
+	}
+	return out
 }
 
 // assistantMessage is an assistant turn, with the tool calls it made.

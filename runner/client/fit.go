@@ -16,6 +16,11 @@ import (
 // prompt, which errs toward refusing rather than letting a server cut it silently.
 const estimateBytesPerToken = 2.5
 
+// toolBytesPerToken is how many bytes of tool definitions one token covers where the server
+// cannot render them, measured: llama-server 0c1e570 read the agent's seven tools (2487 bytes as
+// sent) as 735 tokens with Qwen2.5's template, 3.38 bytes a token; 3.3 keeps a margin.
+const toolBytesPerToken = 3.3
+
 // templateTokens is what a chat template adds around each message (role markers, separators),
 // added to a count of the messages' text alone.
 const templateTokens = 8
@@ -114,14 +119,17 @@ func (s *ServerInfo) ContextOf(model string) int64 {
 }
 
 // fit measures a request's prompt against the model's loaded context: counted by the server
-// where it can count (llama-server and vLLM answer /tokenize), else estimated from its bytes.
-func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*PromptFit, error) {
+// where it can count (llama-server renders the prompt with its own template, tools included, and
+// counts that; vLLM counts the messages with its template), else estimated from the bytes of the
+// messages and the tools. thinking is what the request sends to switch thinking, which a template
+// may render.
+func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest, thinking map[string]any) (*PromptFit, error) {
 	c.mu.Lock()
 	f := &PromptFit{Context: info.ContextOf(req.Model)}
 	c.mu.Unlock()
 	if f.Context > 0 {
-		if n, text, ok := c.countTokens(ctx, info.Kind, req); ok {
-			f.Tokens, f.text, f.Method, f.Counted = n, text, "/tokenize", true
+		if n, text, method, ok := c.countTokens(ctx, info.Kind, req, thinking); ok {
+			f.Tokens, f.text, f.Method, f.Counted = n, text, method, true
 		}
 	}
 	if !f.Counted {
@@ -129,7 +137,7 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest) (*P
 		for _, m := range req.Messages {
 			bytes += len(m.Content)
 		}
-		f.Tokens = int64(float64(bytes)/estimateBytesPerToken+0.999) + int64(templateTokens*len(req.Messages))
+		f.Tokens = int64(float64(bytes)/estimateBytesPerToken+0.999) + int64(templateTokens*len(req.Messages)) + toolTokens(req.Tools)
 		f.Method = "estimate"
 	}
 	if f.Context > 0 && f.Tokens+req.MaxTokens > f.Context {
@@ -178,26 +186,35 @@ func (c *Client) loadedContext(ctx context.Context, info *ServerInfo, model stri
 	return 0
 }
 
+// toolTokens estimates the tokens of the tools' definitions, from their size as a request sends
+// them.
+func toolTokens(tools []Tool) int64 {
+	if len(tools) == 0 {
+		return 0
+	}
+	data, _ := json.Marshal(wireTools(tools))
+	return int64(float64(len(data))/toolBytesPerToken + 0.999)
+}
+
 // countTokens asks the server to count the prompt's tokens, and of those the text's alone where it
-// tells them apart; false when it cannot count.
-func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req ChatRequest) (prompt, text int64, ok bool) {
+// tells them apart, and says how it counted; false when it cannot count.
+func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req ChatRequest, thinking map[string]any) (prompt, text int64, method string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	switch kind {
 	case rails.LlamaServer:
-		texts := make([]string, len(req.Messages))
-		for i, m := range req.Messages {
-			texts[i] = m.Content
+		// The prompt as the server will render it, with its own template, the tools and the
+		// default system message the template adds: counted, it is what the server reads.
+		if n, ok := c.renderedTokens(ctx, req, thinking); ok {
+			return n, n, "/apply-template", true
 		}
-		var out struct {
-			Tokens []json.RawMessage `json:"tokens"`
+		// A server that cannot render (no --jinja, an older build) counts the text alone; the
+		// template's tokens and the tools' are estimated on top.
+		n, ok := c.tokenize(ctx, joinTexts(req.Messages), true)
+		if !ok {
+			return 0, 0, "", false
 		}
-		body := map[string]any{"content": strings.Join(texts, "\n"), "add_special": true}
-		if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Tokens == nil {
-			return 0, 0, false
-		}
-		n := int64(len(out.Tokens))
-		return n + int64(templateTokens*len(req.Messages)), n, true
+		return n + int64(templateTokens*len(req.Messages)) + toolTokens(req.Tools), n, "/tokenize", true
 	case rails.VLLM:
 		// vLLM applies the model's chat template itself, so its count is the prompt's.
 		var out struct {
@@ -205,11 +222,52 @@ func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req Cha
 		}
 		body := map[string]any{"model": req.Model, "messages": req.Messages, "add_generation_prompt": true}
 		if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Count == nil || *out.Count < 0 {
-			return 0, 0, false
+			return 0, 0, "", false
 		}
-		return *out.Count, 0, true
+		return *out.Count + toolTokens(req.Tools), 0, "/tokenize", true
 	}
-	return 0, 0, false
+	return 0, 0, "", false
+}
+
+// renderedTokens renders the request's prompt with llama-server's own chat template
+// (POST /apply-template, the body a chat request sends) and counts it (POST /tokenize).
+func (c *Client) renderedTokens(ctx context.Context, req ChatRequest, thinking map[string]any) (int64, bool) {
+	body := map[string]any{"messages": wireMessages(req.Messages)}
+	if tools := wireTools(req.Tools); tools != nil {
+		body["tools"] = tools
+	}
+	for k, v := range thinking {
+		body[k] = v
+	}
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/apply-template", body, &out); err != nil || out.Prompt == nil {
+		return 0, false
+	}
+	// The rendered prompt holds the template's special tokens as text: parsed as such, and the
+	// model's BOS added as the server adds it to a chat prompt.
+	return c.tokenize(ctx, *out.Prompt, true)
+}
+
+// tokenize counts text's tokens with llama-server's tokenizer.
+func (c *Client) tokenize(ctx context.Context, text string, addSpecial bool) (int64, bool) {
+	var out struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	body := map[string]any{"content": text, "add_special": addSpecial, "parse_special": true}
+	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Tokens == nil {
+		return 0, false
+	}
+	return int64(len(out.Tokens)), true
+}
+
+func joinTexts(msgs []Message) string {
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
+		texts[i] = m.Content
+	}
+	return strings.Join(texts, "\n")
 }
 
 // truncated reports a reply to a prompt the server cut: it read as many tokens as the context

@@ -1,0 +1,119 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/scripted"
+)
+
+const qwenFixtures = "../scripted/testdata/real-servers/llama-server-0c1e570-qwen/"
+
+// agentRequest is the agent's first request as locum sent it to llama-server 0c1e570 serving
+// Qwen2.5-Coder-1.5B: two messages and the seven tools.
+func agentRequest(t *testing.T) ChatRequest {
+	t.Helper()
+	data, err := os.ReadFile(qwenFixtures + "chat_agent_tools.request.json")
+	require.NoError(t, err)
+	var wire struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role, Content string
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name        string         `json:"name"`
+				Description string         `json:"description"`
+				Parameters  map[string]any `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(data, &wire))
+	req := ChatRequest{Model: wire.Model, MaxTokens: 64, Effort: "low"}
+	for _, m := range wire.Messages {
+		req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content})
+	}
+	for _, tool := range wire.Tools {
+		req.Tools = append(req.Tools, Tool{Name: tool.Function.Name, Description: tool.Function.Description, Parameters: tool.Function.Parameters})
+	}
+	require.Len(t, req.Tools, 7)
+	return req
+}
+
+func qwenServer(t *testing.T) *scripted.Server {
+	t.Helper()
+	srv := scripted.New()
+	t.Cleanup(srv.Close)
+	srv.On("GET", "/v1/models", scripted.MustFixture("llama-server-0c1e570-qwen/models"))
+	srv.On("GET", "/props", scripted.MustFixture("llama-server-0c1e570-qwen/props"))
+	srv.On("POST", "/v1/chat/completions", scripted.MustFixture("llama-server-0c1e570-qwen/chat_agent_tools"))
+	return srv
+}
+
+// The count is what the server reads: the prompt rendered with the server's own template, its
+// tools and default system message included. The real server read 890 tokens of this request;
+// the messages' text alone is 139.
+func TestFitCountsWhatTheRealServerReads(t *testing.T) {
+	srv := qwenServer(t)
+	srv.On("POST", "/apply-template", scripted.MustFixture("llama-server-0c1e570-qwen/apply_template_agent"))
+	srv.On("POST", "/tokenize", scripted.MustFixture("llama-server-0c1e570-qwen/tokenize_agent"))
+	res, err := clientFor(t, srv).Chat(context.Background(), agentRequest(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Usage.In)
+	read := *res.Usage.In
+	assert.EqualValues(t, 890, read, "what the recorded server read")
+	assert.Equal(t, "/apply-template", res.Fit.Method)
+	assert.InDelta(t, read, res.Fit.Tokens, float64(read)/10, "the count is within 10%% of what the server read")
+
+	// What was rendered is the request itself, tools and all, and what was counted is that.
+	rendered := srv.RequestsTo("/apply-template")
+	require.Len(t, rendered, 1)
+	var body struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(rendered[0].Body, &body))
+	assert.Len(t, body.Messages, 2)
+	assert.Len(t, body.Tools, 7)
+	var prompt struct{ Prompt string }
+	data, err := os.ReadFile(qwenFixtures + "apply_template_agent.body")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &prompt))
+	var counted struct{ Content string }
+	require.NoError(t, json.Unmarshal(srv.RequestsTo("/tokenize")[0].Body, &counted))
+	assert.Equal(t, prompt.Prompt, counted.Content)
+}
+
+// With the reply's room the prompt is over the loaded context: refused before the request, by
+// the rendered count (the text alone, 139 tokens, would have let it through).
+func TestAgentPromptOverTheWindowIsRefused(t *testing.T) {
+	srv := qwenServer(t)
+	srv.On("POST", "/apply-template", scripted.MustFixture("llama-server-0c1e570-qwen/apply_template_agent"))
+	srv.On("POST", "/tokenize", scripted.MustFixture("llama-server-0c1e570-qwen/tokenize_agent"))
+	req := agentRequest(t)
+	req.MaxTokens = 7400
+	_, err := clientFor(t, srv).Chat(context.Background(), req)
+	var over *ContextError
+	require.True(t, errors.As(err, &over), "%v", err)
+	assert.EqualValues(t, 890, over.Fit.Tokens)
+	assert.Empty(t, srv.RequestsTo("/v1/chat/completions"), "refused before the request")
+}
+
+// A server that cannot render the template counts the text; the template and the tools are
+// estimated on top, and the estimate errs high, toward refusing, never under what is read.
+func TestFitWithoutTheTemplateEstimatesTheTools(t *testing.T) {
+	srv := qwenServer(t)
+	srv.On("POST", "/apply-template", scripted.Reply{Status: 404, JSON: json.RawMessage(`{"error":{"code":404,"message":"File Not Found"}}`)})
+	srv.On("POST", "/tokenize", scripted.MustFixture("llama-server-0c1e570-qwen/tokenize_agent_text"))
+	res, err := clientFor(t, srv).Chat(context.Background(), agentRequest(t))
+	require.NoError(t, err)
+	assert.Equal(t, "/tokenize", res.Fit.Method)
+	assert.GreaterOrEqual(t, res.Fit.Tokens, *res.Usage.In, "the estimate of the tools errs high")
+	assert.Less(t, res.Fit.Tokens, 2**res.Usage.In, "and stays near")
+}
