@@ -245,6 +245,10 @@ func (c *Client) renderedTokens(ctx context.Context, req ChatRequest, thinking m
 	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/apply-template", body, &out); err != nil || out.Prompt == nil {
 		return 0, false
 	}
+	// A rendering shorter than the messages' own text is no rendering of them: count another way.
+	if len(*out.Prompt) < len(joinTexts(req.Messages))-len(req.Messages) {
+		return 0, false
+	}
 	// The rendered prompt holds the template's special tokens as text: parsed as such, and the
 	// model's BOS added as the server adds it to a chat prompt.
 	return c.tokenize(ctx, *out.Prompt, true)

@@ -117,3 +117,15 @@ func TestFitWithoutTheTemplateEstimatesTheTools(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Fit.Tokens, *res.Usage.In, "the estimate of the tools errs high")
 	assert.Less(t, res.Fit.Tokens, 2**res.Usage.In, "and stays near")
 }
+
+// A rendering shorter than the messages' own text is not taken for the prompt: the count falls
+// back to the text and the estimate, never near zero.
+func TestFitRefusesAnEmptyRendering(t *testing.T) {
+	srv := qwenServer(t)
+	srv.On("POST", "/apply-template", scripted.Reply{JSON: json.RawMessage(`{"prompt":""}`)})
+	srv.On("POST", "/tokenize", scripted.MustFixture("llama-server-0c1e570-qwen/tokenize_agent_text"))
+	res, err := clientFor(t, srv).Chat(context.Background(), agentRequest(t))
+	require.NoError(t, err)
+	assert.Equal(t, "/tokenize", res.Fit.Method)
+	assert.GreaterOrEqual(t, res.Fit.Tokens, *res.Usage.In)
+}

@@ -49,10 +49,13 @@ func ShownWords(shown, change string) string {
 // Baseline runs the verify once in dir, on the tree before any change and before the first
 // model request, and records its verdict for the result and the receipt. The no_baseline setting
 // skips it; expect_red refuses a green baseline, as a verify that already passes cannot show a
-// bug fixed. A verify with no verdict (an exit other than 0 or 1, a timeout) stops the run here,
-// before any request.
+// bug fixed. Any exit but 0 is red; a verify that cannot run (126, 127) or times out stops the
+// run here, before any request.
 func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) {
 	s := r.Spec.Settings
+	if s.Bool(packs.NoBaseline) && s.Bool(packs.ExpectRed) {
+		return "", BadInputf("{expect_red} needs the baseline, which {no_baseline} skips: drop one")
+	}
 	if s.Bool(packs.NoBaseline) {
 		r.baseline = BaselineSkipped
 		r.Event("baseline", map[string]any{"verdict": BaselineSkipped})
@@ -70,9 +73,13 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 		return "", context.Cause(ctx)
 	case vr.Exited && vr.ExitCode == 0:
 		r.baseline = BaselineGreen
-	case vr.Exited && vr.ExitCode == 1:
+	case vr.Exited && vr.ExitCode != 126 && vr.ExitCode != 127:
+		// Any failure of the unchanged tree is red: a test runner that cannot build the code the
+		// task is to fix exits 2 or 101, not 1. After an edit, only 1 is a verdict.
 		r.baseline = BaselineRed
 	default:
+		// The command cannot run (126, 127), timed out or was killed: nothing it says after an
+		// edit would be a verdict either.
 		return "", &NoVerdictError{Command: verify, Verdict: vr.Verdict(), Tail: tail, Before: true}
 	}
 	if r.baseline == BaselineGreen && s.Bool(packs.ExpectRed) {

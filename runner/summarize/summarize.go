@@ -262,8 +262,9 @@ var (
 	lineMarkup = regexp.MustCompile(`^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+|[0-9]+[.)]\s+)?`)
 	// link is [text](target), whose text is what a reader reads.
 	link = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
-	// emphasis is the inline markup: code spans, bold and italic marks.
-	emphasis = strings.NewReplacer("`", "", "**", "", "__", "", "*", "")
+	// emphasis is the inline markup that cannot be code: code spans and bold marks. A single * or
+	// __ stays, as a multiplication or a Python name holds them.
+	emphasis = strings.NewReplacer("`", "", "**", "")
 )
 
 // plainMarkdown is a line with markdown's markup taken out.

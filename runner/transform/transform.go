@@ -150,8 +150,8 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	feedback := ""
 	var lastExit any
 	lastTail := ""
-	// rejected maps each reply the verify judged red (line endings aside) to its attempt: the
-	// same reply again is neither written nor verified.
+	// rejected maps each span the verify judged red to its attempt: the same edit again is
+	// neither written nor verified.
 	rejected := map[string]int{}
 	toldRepeat := false
 	unchanged := 0
@@ -166,30 +166,32 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		if err != nil {
 			return err
 		}
-		answer := strings.ReplaceAll(res.Answer, "\r\n", "\n")
-		if earlier, ok := rejected[answer]; ok {
-			r.Event("attempt", map[string]any{"attempt": attempt, "repeated": earlier})
-			if toldRepeat {
-				return &engine.RedError{Kind: "repeated", Reason: fmt.Sprintf("attempt %d repeated the reply of attempt %d, which the verify rejected, after being told; the file was restored", attempt, earlier)}
-			}
-			toldRepeat = true
-			feedback = fmt.Sprintf("Your reply is the same as your reply to attempt %d, which the verify command rejected. It was not tried again: write a different edit.\n\n%s", earlier, feedback)
-			continue
-		}
 		repl, err := t.parse(format, res.Answer)
 		if err != nil {
 			r.Event("attempt", map[string]any{"attempt": attempt, "edit_error": err.Error()})
 			feedback = "Your reply could not be applied: " + err.Error()
 			continue
 		}
-		if kept := t.keepDoc(repl); len(kept) != len(repl) {
-			r.Event("doc_kept", map[string]any{"attempt": attempt, "lines": len(t.doc)})
-			repl = kept
+		if format != "blocks" {
+			if kept := t.keepDoc(repl); len(kept) != len(repl) {
+				r.Event("doc_kept", map[string]any{"attempt": attempt, "lines": len(t.doc)})
+				repl = kept
+			}
 		}
-		if slices.Equal(repl, t.span()) {
+		edit := strings.Join(repl, "\n")
+		if earlier, ok := rejected[edit]; ok {
+			r.Event("attempt", map[string]any{"attempt": attempt, "repeated": earlier})
+			if toldRepeat {
+				return &engine.RedError{Kind: "repeated", Reason: fmt.Sprintf("attempt %d repeated the edit of attempt %d, which the verify rejected, after being told; the file was restored", attempt, earlier)}
+			}
+			toldRepeat = true
+			feedback = fmt.Sprintf("Your edit is the same as the edit of attempt %d, which the verify command rejected. It was not tried again: write a different edit.\n\n%s", earlier, feedback)
+			continue
+		}
+		if slices.Equal(repl, t.span()) || slices.Equal(repl, t.origSpan) {
 			unchanged++
 			r.Event("attempt", map[string]any{"attempt": attempt, "unchanged": true})
-			feedback = "Your reply leaves the span exactly as it is. Change it to do the task."
+			feedback = "Your reply leaves the span as it was before the task. Change it to do the task."
 			continue
 		}
 		next := t.text.Replace(t.start, t.start+t.n-1, repl)
@@ -227,7 +229,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = 1
-			rejected[answer] = attempt
+			rejected[edit] = attempt
 			r.Detail("verify_exit", 1)
 			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
 		default:
@@ -301,13 +303,16 @@ func docComment(span []string) []string {
 	if n == 0 && len(span) > 0 && strings.HasPrefix(strings.TrimSpace(span[0]), "/*") {
 		for n < len(span) {
 			n++
-			if strings.Contains(span[n-1], "*/") {
+			if _, after, ok := strings.Cut(span[n-1], "*/"); ok {
+				if strings.TrimSpace(after) != "" {
+					return nil // code follows the comment on its line: no doc of its own
+				}
 				break
 			}
 		}
 	}
-	if n == len(span) {
-		return nil // the span is all comment: no declaration follows it
+	if n == 0 || n == len(span) {
+		return nil // no comment, or all comment: no declaration follows it
 	}
 	return slices.Clone(span[:n])
 }
