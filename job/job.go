@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -155,6 +154,9 @@ func (p *Prepared) Routing() string { return p.spec.Routing }
 func (p *Prepared) Check(j engine.Job) error {
 	if t, ok := j.(engine.TaskedJob); ok {
 		what, text := t.TaskText()
+		if what == "" {
+			what = "the task"
+		}
 		if limit := p.spec.Settings.Int(packs.MaxInputBytes); int64(len(text)) > limit {
 			return &rails.BudgetError{What: what, Size: int64(len(text)), Limit: limit, Remedy: "shorten the task"}
 		}
@@ -168,10 +170,9 @@ func (p *Prepared) Check(j engine.Job) error {
 			// The path must be inside the repository as named, not only once resolved: a link
 			// from outside could be pointed elsewhere between this check and the read, while
 			// the mode confines a path named inside again when it reads it.
-			rel, err := filepath.Rel(p.layer.root, filepath.Clean(path))
-			outside := err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+			outside := !untrusted.Inside(p.layer.root, path)
 			if !outside {
-				_, err = untrusted.Confine(p.layer.root, path)
+				_, err := untrusted.Confine(p.layer.root, path)
 				var out *untrusted.ConfineError
 				outside = errors.As(err, &out)
 			}

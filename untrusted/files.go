@@ -100,6 +100,16 @@ func ReadAll(r io.Reader, what string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// Inside says path (absolute, or relative to root) lies inside root as written, before any
+// symbolic link is resolved: Confine says where it leads.
+func Inside(root, path string) bool {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(path))
+	return err == nil && filepath.IsLocal(rel)
+}
+
 // ConfineError is a path that leads out of the directory it must stay in, after symbolic links.
 type ConfineError struct {
 	Path   string // as given

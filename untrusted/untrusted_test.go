@@ -175,3 +175,15 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestInside(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{"a/b", true}, {".", true}, {"/r/a", true}, {"/r", true}, {"a/../b", true},
+		{"..", false}, {"../x", false}, {"/r/../x", false}, {"/rx", false}, {"/etc", false},
+	} {
+		assert.Equal(t, tc.want, Inside("/r", tc.path), tc.path)
+	}
+}

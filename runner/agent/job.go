@@ -28,12 +28,7 @@ type Job struct {
 func (Job) Mode() engine.Mode { return Mode }
 
 // TaskText is the task the first prompt carries, held to the input budget before the run.
-func (j Job) TaskText() (what, text string) {
-	if j.TaskSource == "" {
-		return "the task", j.Task
-	}
-	return j.TaskSource, j.Task
-}
+func (j Job) TaskText() (what, text string) { return j.TaskSource, j.Task }
 
 // Steps are the agent's steps.
 func (j Job) Steps(p engine.Place) []engine.Step {

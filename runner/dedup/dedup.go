@@ -193,7 +193,7 @@ func ConfineDir(root, cwd, dir string) (string, error) {
 	if err != nil || root == "" {
 		return abs, err
 	}
-	if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !untrusted.Inside(root, abs) {
 		return abs, nil
 	}
 	real, err := untrusted.Confine(root, abs)

@@ -117,7 +117,8 @@ type Place struct {
 // task): the job layer holds it to the input budget before the run.
 type TaskedJob interface {
 	Job
-	// TaskText is the task, and what to call it in a refusal ("the task", "the task file F").
+	// TaskText is the task, and what to call it in a refusal ("the task file F"; "" is "the
+	// task").
 	TaskText() (what, text string)
 }
 

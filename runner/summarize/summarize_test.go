@@ -88,6 +88,14 @@ func TestGateRefusesARealPlaceholderDigest(t *testing.T) {
 	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
 		assert.Equal(t, "unsupported", c.Verdict, "%q quoting %q", c.Text, c.Quote)
 	}
+	// The same claims naming the heading they quote, as the model might next: nothing beyond
+	// the quote, so still nothing supported.
+	for i := range claims {
+		claims[i].Text = strings.TrimLeft(claims[i].Quote, "# ")
+	}
+	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
+		assert.Equal(t, "unsupported", c.Verdict, "%q quoting %q", c.Text, c.Quote)
+	}
 	// The same quotes with claims of their own: the headings are there.
 	for i := range claims {
 		claims[i].Text = "A section of the design."

@@ -23,7 +23,7 @@ type Job struct {
 func (Job) Mode() engine.Mode { return Mode }
 
 // TaskText is the task the prompt carries, held to the input budget before the run.
-func (j Job) TaskText() (what, text string) { return taskSource(j.TaskSource), j.Task }
+func (j Job) TaskText() (what, text string) { return j.TaskSource, j.Task }
 
 // Steps are the transform's steps, its crash record keyed by the operator's key.
 func (j Job) Steps(p engine.Place) []engine.Step {
@@ -33,13 +33,6 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 	}
 	return Steps(Options{File: j.File, Lines: j.Lines, Symbol: j.Symbol, Verify: j.Verify, Task: j.Task,
 		Cwd: p.Cwd, Root: p.Root, RollbackKey: key})
-}
-
-func taskSource(s string) string {
-	if s == "" {
-		return "the task"
-	}
-	return s
 }
 
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""
