@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"regexp"
 	"strings"
 
@@ -9,66 +12,102 @@ import (
 	"github.com/locumdev/locum/untrusted"
 )
 
-// Small models often write a tool call as text in content instead of a native call. These are
-// the shapes seen: a bare JSON object {"name", "arguments"}; llama-server's
-// {"tool_call": {"name", "arguments"}}; {"function": {...}}; and <tool_call>...</tool_call>
-// blocks (Qwen and Hermes templates), optionally inside a ```json fence.
+// Small models often write tool calls as text in content instead of native calls. These are the
+// shapes seen from real models: a bare JSON object {"name", "arguments"}; llama-server's
+// {"tool_call": {"name", "arguments"}}; {"function": {...}} with or without "type": "function";
+// several objects one after another; and blocks holding them: a ``` fence, <tool_call>...
+// </tool_call> (Qwen and Hermes templates), <tools>...</tools> (Qwen2.5-Coder echoing its
+// template's own tag), nested in one another.
 
-var (
-	toolCallTag = regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*</tool_call>`)
-	fence       = regexp.MustCompile("(?s)^```[a-zA-Z]*\\s*\\n(.*?)\\n?```$")
-)
+// textBlock matches a fence or a tag block; the first group that matched names which.
+var textBlock = regexp.MustCompile("(?s)```[a-zA-Z]*[ \\t]*\\n(.*?)```|<tool_call>(.*?)</tool_call>|<tools>(.*?)</tools>")
 
-// ParseTextCalls reads tool calls written as text. It answers only when the reading is
-// unambiguous: the whole content is the call or calls (no prose around them), each names a tool
-// that exists, and its arguments are a JSON object. Anything else is not a call.
+// ParseTextCalls reads tool calls written as text, every one in order. A reply counts as calls
+// only when the reading is unambiguous: either the whole content is calls, or every block in it
+// (fence or tag) holds calls and nothing else, with any prose outside the blocks; each call names
+// a tool that exists and its arguments are a JSON object. Anything else is not a call.
 func ParseTextCalls(content string) ([]client.ToolCall, bool) {
 	s := strings.TrimSpace(content)
-	if m := fence.FindStringSubmatch(s); m != nil {
-		s = strings.TrimSpace(m[1])
+	if !textBlock.MatchString(s) {
+		return parseObjects(s)
 	}
-	var bodies []string
-	if strings.Contains(s, "<tool_call>") {
-		rest := strings.TrimSpace(toolCallTag.ReplaceAllString(s, ""))
-		if rest != "" {
+	var out []client.ToolCall
+	for _, m := range textBlock.FindAllStringSubmatch(s, -1) {
+		calls, ok := parseBlock(m[1] + m[2] + m[3])
+		if !ok {
 			return nil, false
 		}
-		for _, m := range toolCallTag.FindAllStringSubmatch(s, -1) {
-			bodies = append(bodies, m[1])
-		}
-	} else {
-		bodies = []string{s}
+		out = append(out, calls...)
 	}
-	if len(bodies) == 0 || len(bodies) > 8 {
+	return out, len(out) > 0
+}
+
+// parseBlock reads the calls inside one block: blocks nested in it, with nothing outside them, or
+// JSON objects.
+func parseBlock(body string) ([]client.ToolCall, bool) {
+	body = strings.TrimSpace(body)
+	if !textBlock.MatchString(body) {
+		return parseObjects(body)
+	}
+	if strings.TrimSpace(textBlock.ReplaceAllString(body, "")) != "" {
 		return nil, false
 	}
 	var out []client.ToolCall
-	for _, body := range bodies {
-		tc, ok := parseOne(body)
+	for _, m := range textBlock.FindAllStringSubmatch(body, -1) {
+		calls, ok := parseObjects(strings.TrimSpace(m[1] + m[2] + m[3]))
+		if !ok {
+			return nil, false
+		}
+		out = append(out, calls...)
+	}
+	return out, true
+}
+
+// parseObjects reads one or more JSON objects separated by white space, each a call.
+func parseObjects(s string) ([]client.ToolCall, bool) {
+	if !strings.HasPrefix(s, "{") {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	var out []client.ToolCall
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || !bytes.HasPrefix(raw, []byte("{")) {
+			return nil, false
+		}
+		tc, ok := parseOne(raw)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, tc)
 	}
-	return out, true
+	return out, len(out) > 0
 }
 
-func parseOne(body string) (client.ToolCall, bool) {
-	if !strings.HasPrefix(body, "{") {
-		return client.ToolCall{}, false
-	}
+func parseOne(body []byte) (client.ToolCall, bool) {
 	var obj map[string]json.RawMessage
-	if untrusted.Unmarshal([]byte(body), &obj) != nil {
+	if untrusted.Unmarshal(body, &obj) != nil {
 		return client.ToolCall{}, false
 	}
 	for _, wrap := range []string{"tool_call", "function"} {
-		if inner, ok := obj[wrap]; ok && len(obj) == 1 {
-			var o map[string]json.RawMessage
-			if untrusted.Unmarshal(inner, &o) != nil {
-				return client.ToolCall{}, false
-			}
-			obj = o
+		inner, ok := obj[wrap]
+		if !ok {
+			continue
 		}
+		var kind string
+		typed := len(obj) == 2 && wrap == "function" && json.Unmarshal(obj["type"], &kind) == nil && kind == "function"
+		if len(obj) != 1 && !typed {
+			continue
+		}
+		var o map[string]json.RawMessage
+		if untrusted.Unmarshal(inner, &o) != nil {
+			return client.ToolCall{}, false
+		}
+		obj = o
 	}
 	var name string
 	if json.Unmarshal(obj["name"], &name) != nil || !knownTool(name) {

@@ -44,6 +44,43 @@ func TestParseRecordedQwenTextCalls(t *testing.T) {
 	}
 }
 
+// The same model, asked to read three files and edit, wrote every call of its plan in one reply:
+// seven JSON lines in one fence, the same inside <tools> (its template's own tag), and fourteen
+// {"type": "function", "function": ...} lines inside <tools>. Every call is read, in order.
+func TestParseRecordedQwenSeveralTextCalls(t *testing.T) {
+	cases := []struct {
+		fixture string
+		names   []string
+	}{
+		{"agent_text_calls_fenced", []string{"read_file", "read_file", "read_file", "edit_file", "edit_file", "edit_file", "finish"}},
+		{"agent_text_calls_tools_tag", []string{"read_file", "read_file", "read_file", "edit_file", "edit_file", "edit_file", "finish"}},
+		{"agent_text_calls_tools_typed", []string{"read_file", "read_file", "read_file", "grep", "grep", "grep", "edit_file", "edit_file", "edit_file",
+			"write_file", "write_file", "write_file", "run_verify", "finish"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fixture, func(t *testing.T) {
+			data, err := os.ReadFile("../scripted/testdata/real-servers/llama-server-0c1e570-qwen/" + tc.fixture + ".body")
+			require.NoError(t, err)
+			var reply struct {
+				Choices []struct {
+					Message struct {
+						Content string `json:"content"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			require.NoError(t, json.Unmarshal(data, &reply))
+			got, ok := ParseTextCalls(reply.Choices[0].Message.Content)
+			require.True(t, ok)
+			var names []string
+			for _, c := range got {
+				names = append(names, c.Name)
+			}
+			assert.Equal(t, tc.names, names)
+			assert.Equal(t, `{"path": "README.md"}`, got[0].Arguments)
+		})
+	}
+}
+
 func TestParseTextCalls(t *testing.T) {
 	cases := []struct {
 		name, content string
@@ -58,7 +95,19 @@ func TestParseTextCalls(t *testing.T) {
 		{"fenced", "```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```", []client.ToolCall{{Name: "read_file", Arguments: `{"path":"a"}`}}},
 		// Ambiguous or not a call: never guessed.
 		{"prose around", `I will call {"name":"read_file","arguments":{"path":"a"}} now`, nil},
-		{"prose around tags", `Sure. <tool_call>{"name":"run_verify"}</tool_call>`, nil},
+		{"prose around tags", `Sure. <tool_call>{"name":"run_verify"}</tool_call>`, []client.ToolCall{{Name: "run_verify", Arguments: `{}`}}},
+		{"prose then fence", "Here is the code:\n\n```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```\nDone.", []client.ToolCall{{Name: "read_file", Arguments: `{"path":"a"}`}}},
+		{"two fences", "```json\n{\"name\":\"run_verify\"}\n```\n\n```json\n{\"name\":\"finish\",\"arguments\":{\"summary\":\"s\"}}\n```",
+			[]client.ToolCall{{Name: "run_verify", Arguments: `{}`}, {Name: "finish", Arguments: `{"summary":"s"}`}}},
+		{"objects one after another", "{\"name\":\"run_verify\"}\n{\"name\":\"list_dir\",\"arguments\":{\"path\":\".\"}}",
+			[]client.ToolCall{{Name: "run_verify", Arguments: `{}`}, {Name: "list_dir", Arguments: `{"path":"."}`}}},
+		{"typed function", `{"type":"function","function":{"name":"list_dir","arguments":{"path":"."}}}`, []client.ToolCall{{Name: "list_dir", Arguments: `{"path":"."}`}}},
+		{"tag in a fence", "```\n<tool_call>\n{\"name\":\"run_verify\"}\n</tool_call>\n```", []client.ToolCall{{Name: "run_verify", Arguments: `{}`}}},
+		{"a fence of code beside a call", "```go\nfunc Add() {}\n```\n```json\n{\"name\":\"run_verify\"}\n```", nil},
+		{"prose inside a block", "<tools>\nFirst I read.\n{\"name\":\"run_verify\"}\n</tools>", nil},
+		{"doubled braces", `{{"name": "read_file", "arguments": {"path": "add.go"}}}`, nil},
+		{"an object of another kind", `{"name":"read_file","arguments":{"path":"a"}} ["x"]`, nil},
+		{"typed as something else", `{"type":"tool","function":{"name":"list_dir"}}`, nil},
 		{"unknown tool", `{"name":"get_weather","arguments":{"city":"Paris"}}`, nil},
 		{"extra key", `{"name":"read_file","arguments":{"path":"a"},"id":"x"}`, nil},
 		{"both argument keys", `{"name":"read_file","arguments":{},"parameters":{}}`, nil},

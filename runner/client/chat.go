@@ -50,6 +50,12 @@ type ChatRequest struct {
 	MaxTokens int64
 	Effort    string
 	Seed      *int64
+	// Temperature, when set, is the sampling temperature asked for; nil leaves the server's own.
+	Temperature *float64
+	// BeforeSend, when set, is told what is about to be sent, just before the request goes out:
+	// max_tokens as lowered to fit the context. It is not called for a request refused before
+	// sending.
+	BeforeSend func(maxTokens int64)
 	// Stream asks for a streamed reply, which lets the receipt split prefill (ttft) from decode.
 	Stream bool
 	// ResponseSchema, when set, asks for JSON output that fits it (where the server takes
@@ -154,6 +160,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, err
 	}
+	if len(req.Tools) > 0 {
+		if err := c.checkTools(ctx, info, req.Model); err != nil {
+			return nil, err
+		}
+	}
 	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
 	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
 	fit, err := c.fit(ctx, info, req, thinking)
@@ -172,6 +183,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if req.Seed != nil {
 		params.Seed = openai.Int(*req.Seed)
 	}
+	if req.Temperature != nil {
+		params.Temperature = openai.Float(*req.Temperature)
+	}
 	if req.ResponseSchema != nil {
 		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &openai.ResponseFormatJSONSchemaParam{JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
@@ -181,6 +195,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	}
 	params.SetExtraFields(thinking)
 
+	if req.BeforeSend != nil {
+		req.BeforeSend(req.MaxTokens)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var res *ChatResult

@@ -51,9 +51,9 @@ type Client struct {
 	chat       openai.ChatCompletionService
 	embeddings openai.EmbeddingService
 
-	mu       sync.Mutex
-	server   *ServerInfo
-	thinking map[string]knownThinking
+	mu     sync.Mutex
+	server *ServerInfo
+	shown  map[string]shownModel
 	// embedFloats: the server refused encoding_format base64, so ask it for JSON arrays.
 	embedFloats bool
 }
@@ -99,7 +99,7 @@ func New(cfg Config) *Client {
 		http:       hc,
 		chat:       openai.NewChatCompletionService(opts...),
 		embeddings: openai.NewEmbeddingService(opts...),
-		thinking:   map[string]knownThinking{},
+		shown:      map[string]shownModel{},
 	}
 }
 
@@ -239,11 +239,17 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 	if kind != rails.Ollama {
 		return rails.ModelThinking{}, nil
 	}
+	m := c.ollamaShow(ctx, model)
+	return m.ModelThinking, m.err
+}
+
+// ollamaShow asks Ollama's POST /api/show, once per model and run, what the model can do.
+func (c *Client) ollamaShow(ctx context.Context, model string) shownModel {
 	c.mu.Lock()
-	m, ok := c.thinking[model]
+	m, ok := c.shown[model]
 	c.mu.Unlock()
 	if ok {
-		return m.ModelThinking, m.err
+		return m
 	}
 	var show struct {
 		Capabilities []string `json:"capabilities"`
@@ -256,9 +262,13 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 	_, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/api/show", map[string]string{"model": model}, &show)
 	if err == nil {
 		m.Known = true
+		m.capabilities = show.Capabilities
 		for _, capability := range show.Capabilities {
-			if capability == "thinking" {
+			switch capability {
+			case "thinking":
 				m.Thinks = true
+			case "tools":
+				m.tools = true
 			}
 		}
 		fam := strings.ToLower(show.Details.Family + " " + model)
@@ -266,13 +276,15 @@ func (c *Client) modelThinking(ctx context.Context, kind rails.ServerKind, model
 	}
 	m.err = err
 	c.mu.Lock()
-	c.thinking[model] = m
+	c.shown[model] = m
 	c.mu.Unlock()
-	return m.ModelThinking, err
+	return m
 }
 
-// knownThinking is a model's capabilities as asked, with the error when the asking failed.
-type knownThinking struct {
+// shownModel is what Ollama said of a model's capabilities, with the error when the asking failed.
+type shownModel struct {
 	rails.ModelThinking
-	err error
+	tools        bool
+	capabilities []string
+	err          error
 }

@@ -129,3 +129,73 @@ func TestFitRefusesAnEmptyRendering(t *testing.T) {
 	assert.Equal(t, "/tokenize", res.Fit.Method)
 	assert.GreaterOrEqual(t, res.Fit.Tokens, *res.Usage.In)
 }
+
+// SmolLM2-135M-Instruct's own template (ChatML) renders no tools: the recorded llama-server read
+// 163 tokens of the agent's first request with its seven tools and 163 without, and answered in
+// prose. Its GET /props says so, and the request is refused before it is sent.
+func TestToolsRefusedWhereTheTemplateDropsThem(t *testing.T) {
+	const dir = "llama-server-0c1e570-smollm2/"
+	for _, name := range []string{"chat_agent_tools", "chat_agent_notools"} {
+		var reply struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		data, err := os.ReadFile("../scripted/testdata/real-servers/" + dir + name + ".body")
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &reply))
+		assert.Equal(t, 163, reply.Usage.PromptTokens, "%s: the server read the same prompt with tools and without", name)
+	}
+
+	srv := scripted.New()
+	t.Cleanup(srv.Close)
+	srv.On("GET", "/v1/models", scripted.MustFixture(dir+"models"))
+	srv.On("GET", "/props", scripted.MustFixture(dir+"props"))
+	srv.On("POST", "/v1/chat/completions", scripted.MustFixture(dir+"chat_agent_tools"))
+	req := agentRequest(t)
+	req.Model = "smollm2-135m-instruct"
+	_, err := clientFor(t, srv).Chat(context.Background(), req)
+	var refused *ToolsUnsupportedError
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, err.Error(), "chat_template_caps.supports_tools is false")
+	assert.Empty(t, srv.RequestsTo("/v1/chat/completions"), "nothing was sent")
+
+	// Without tools the same model is asked (and, as recorded, runs out of its 64 tokens).
+	req.Tools = nil
+	_, err = clientFor(t, srv).Chat(context.Background(), req)
+	assert.False(t, errors.As(err, &refused), "%v", err)
+	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 1)
+
+	// Qwen's template renders them, and the request is sent.
+	qwen := qwenServer(t)
+	qwen.On("POST", "/apply-template", scripted.MustFixture("llama-server-0c1e570-qwen/apply_template_agent"))
+	qwen.On("POST", "/tokenize", scripted.MustFixture("llama-server-0c1e570-qwen/tokenize_agent"))
+	_, err = clientFor(t, qwen).Chat(context.Background(), agentRequest(t))
+	require.NoError(t, err)
+}
+
+// Ollama answers a model's capabilities; one without "tools" is refused before the request.
+func TestToolsRefusedWhereOllamaListsNoToolsCapability(t *testing.T) {
+	for _, tc := range []struct {
+		caps    string
+		refused bool
+	}{
+		{`["completion"]`, true},
+		{`["completion","tools"]`, false},
+	} {
+		srv := scripted.New()
+		t.Cleanup(srv.Close)
+		require.NoError(t, srv.Mimic("ollama"))
+		srv.On("POST", "/api/show", scripted.Reply{JSON: json.RawMessage(`{"capabilities":` + tc.caps + `}`)})
+		srv.On("POST", "/v1/chat/completions", scripted.Reply{JSON: json.RawMessage(`{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"finish","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":3}}`)})
+		req := agentRequest(t)
+		req.Model = "tiny"
+		_, err := clientFor(t, srv).Chat(context.Background(), req)
+		var refused *ToolsUnsupportedError
+		assert.Equal(t, tc.refused, errors.As(err, &refused), "%s: %v", tc.caps, err)
+		if tc.refused {
+			assert.Contains(t, err.Error(), `the capabilities of POST /api/show are [completion], without "tools"`)
+			assert.Empty(t, srv.RequestsTo("/v1/chat/completions"))
+		}
+	}
+}

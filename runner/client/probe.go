@@ -27,6 +27,9 @@ type Model struct {
 	// Embedding says whether the server calls the model an embedding model (LM Studio's type);
 	// nil where it does not say.
 	Embedding *bool `json:"embedding,omitempty"`
+	// Tools says whether the model's chat template renders tool definitions, by the server's
+	// word (llama-server's chat_template_caps.supports_tools); nil where it does not say.
+	Tools *bool `json:"tools,omitempty"`
 }
 
 // ServerInfo is what a probe learned about the server.
@@ -265,6 +268,9 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, liste
 		} `json:"default_generation_settings"`
 		Build     string `json:"build_info"`
 		ModelPath string `json:"model_path"`
+		Caps      struct {
+			SupportsTools *bool `json:"supports_tools"`
+		} `json:"chat_template_caps"`
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -278,6 +284,7 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, liste
 		}
 		if len(info.Models) == 1 {
 			info.Models[i].Weights = listed[i].llamaServerWeights(props.ModelPath)
+			info.Models[i].Tools = props.Caps.SupportsTools
 		}
 	}
 }

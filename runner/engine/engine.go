@@ -149,11 +149,28 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	for _, m := range req.Messages {
 		size += len(m.Content)
 	}
-	r.Journal.Event("request", map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
-		"prompt_sha256": promptHash(req.Messages), "max_tokens": req.MaxTokens, "effort": req.Effort, "stream": req.Stream})
+	asked := req.MaxTokens
+	journaled := false
+	journalRequest := func(sent int64) {
+		journaled = true
+		ev := map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
+			"prompt_sha256": promptHash(req.Messages), "max_tokens": sent, "effort": req.Effort, "stream": req.Stream}
+		if sent != asked {
+			ev["max_tokens_asked"] = asked
+		}
+		if req.Temperature != nil {
+			ev["temperature"] = *req.Temperature
+		}
+		if req.Seed != nil {
+			ev["seed"] = *req.Seed
+		}
+		r.Journal.Event("request", ev)
+	}
+	req.BeforeSend = journalRequest
 	// A probe that fails, or a prompt refused for the context, sends no chat request: it is not
 	// an attempt.
 	if _, err := r.Client.Probe(ctx); err != nil {
+		journalRequest(asked)
 		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
 		return nil, err
 	}
@@ -165,8 +182,12 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 		req.FitMaxTokens = true
 	}
 	res, err := r.Client.Chat(ctx, req)
+	if !journaled {
+		journalRequest(asked)
+	}
 	var refused *client.ContextError
-	if errors.As(err, &refused) {
+	var noTools *client.ToolsUnsupportedError
+	if errors.As(err, &refused) || errors.As(err, &noTools) {
 		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
 		return nil, err
 	}

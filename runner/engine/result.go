@@ -213,6 +213,7 @@ func Classify(err error) (Status, string, int) {
 		verdict  *NoVerdictError
 		oversize *OversizeError
 		fit      *client.ContextError
+		noTools  *client.ToolsUnsupportedError
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
@@ -237,6 +238,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "input_budget", 1
 	case errors.As(err, &fit):
 		return StatusRefused, "context_window", 1
+	case errors.As(err, &noTools):
+		return StatusRefused, "no_tools", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):

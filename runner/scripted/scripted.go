@@ -340,7 +340,7 @@ func (s *Server) Mimic(kind string) error {
 		s.On("GET", "/v1/models", MustFixture("ollama/models"))
 		s.On("GET", "/api/version", js(`{"version":"0.17.4"}`))
 		s.On("GET", "/api/ps", js(`{"models":[{"name":"tiny:latest","model":"tiny:latest","context_length":2048}]}`))
-		s.On("POST", "/api/show", js(`{"capabilities":["completion"],"details":{"family":"llama"}}`))
+		s.On("POST", "/api/show", js(`{"capabilities":["completion","tools"],"details":{"family":"llama"}}`))
 		s.On("GET", "/", Reply{Body: "Ollama is running", Headers: map[string]string{"Content-Type": "text/plain"}})
 	case "llama-server":
 		s.On("GET", "/v1/models", MustFixture("llama-server/models"))
