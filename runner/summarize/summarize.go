@@ -137,6 +137,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	retry := ""
 	for attempt := 1; ; attempt++ {
 		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int(packs.MaxOutputTokens), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
+		req.Temperature, req.Seed = engine.RetrySampling(attempt)
 		if useSchema {
 			req.ResponseSchema = digestSchema(MaxClaims(set.Int(packs.MaxWords)))
 		}

@@ -160,8 +160,10 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int(packs.MaxInputBytes)); err != nil {
 			return err
 		}
+		temperature, seed := engine.RetrySampling(attempt)
 		res, err := r.Chat(ctx, "edit", client.ChatRequest{
 			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int(packs.MaxOutputTokens), Effort: s.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings,
+			Temperature: temperature, Seed: seed,
 		})
 		if err != nil {
 			return err
