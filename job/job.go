@@ -222,3 +222,6 @@ func (l *Layer) NotStarted(mode engine.Mode, call Call, err error) *engine.Resul
 	res.Error.Message = engine.Reword(res.Error.Message, err, call.ArgName)
 	return res
 }
+
+// Validator is the schema validator the layer reads the workspace with.
+func (l *Layer) Validator() *schema.Validator { return l.v }

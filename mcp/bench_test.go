@@ -77,7 +77,7 @@ func BenchmarkStatusCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	directCall := func() {
-		if rep := engine.CheckEndpoint(ctx, shared, nil, nil); !rep.Up {
+		if rep := engine.CheckEndpoint(ctx, shared, engine.StatusModels{}); !rep.Up {
 			b.Fatalf("direct: %+v", rep.Error)
 		}
 	}

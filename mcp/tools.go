@@ -12,6 +12,7 @@ import (
 
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
@@ -336,7 +337,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	} else {
 		embed = dedup.DefaultEmbedModel(c, s.opts.Env)
 	}
-	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
+	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(s.jobs.Validator(), c, chat, embed))
 	rep.Reword(argName)
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
@@ -368,10 +369,15 @@ func statusLine(rep *engine.StatusReport) string {
 		name = *rep.ServerName
 	}
 	line := fmt.Sprintf("%s answers at %s in %dms; models: %s", strings.TrimSpace(name+" "+untrusted.Escape(rep.Version)), rep.Endpoint, rep.LatencyMs, strings.Join(ids, ", "))
-	for _, p := range []struct {
+	type presence struct {
 		label string
 		m     *engine.ModelPresence
-	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
+	}
+	models := []presence{{"chat model", rep.ChatModel}}
+	for i := range rep.RoleModels {
+		models = append(models, presence{"role " + rep.RoleModels[i].Role, &rep.RoleModels[i].ModelPresence})
+	}
+	for _, p := range append(models, presence{"embed model", rep.EmbedModel}) {
 		if p.m == nil {
 			continue
 		}

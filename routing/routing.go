@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/locumdev/locum/evals"
@@ -189,4 +190,39 @@ func withServerModels(ctx context.Context, settings *packs.Settings, err error) 
 		out.Reason += fmt.Sprintf(". The server at %s lists: %s", untrusted.Escape(base.Value), untrusted.Escape(strings.Join(models, ", ")))
 	}
 	return &out
+}
+
+// RoleModels is the model each role resolves to now, with where from, in the roles' order of
+// name; a role with no routing is left out. Status reports them where no chat model is named.
+func RoleModels(v *schema.Validator, c *packs.Composition) []engine.RoleModel {
+	names := make([]string, 0, len(c.Roles()))
+	for role := range c.Roles() {
+		names = append(names, role)
+	}
+	sort.Strings(names)
+	var out []engine.RoleModel
+	for _, role := range names {
+		r := RoleStatus(v, c, role)
+		source := ""
+		switch r.Routing {
+		case "earned":
+			source = "earned by the signed A/B record in " + r.Record
+		case "operator":
+			source = "accepted in your user config " + c.User.File
+		default:
+			continue
+		}
+		out = append(out, engine.RoleModel{Role: role, ModelPresence: engine.ModelPresence{ID: r.Model, Source: source}})
+	}
+	return out
+}
+
+// StatusModels are the models a status looks for: the chat model a front end was given, else the
+// model each role resolves to; and the embedding model.
+func StatusModels(v *schema.Validator, c *packs.Composition, chat, embed *engine.ModelPresence) engine.StatusModels {
+	want := engine.StatusModels{Chat: chat, Embed: embed}
+	if chat == nil {
+		want.Roles = RoleModels(v, c)
+	}
+	return want
 }

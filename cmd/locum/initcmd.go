@@ -85,7 +85,7 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 	chosen := current.Chosen()
 	// The endpoint in use is asked under the operator's own rail (it may allow a remote one);
 	// the usual ports are loopback. found is the first that answers, the one in use first.
-	now := engine.CheckEndpoint(ctx, settings, nil, nil)
+	now := engine.CheckEndpoint(ctx, settings, engine.StatusModels{})
 	reports := []*engine.StatusReport{now}
 	if !chosen {
 		others := slices.DeleteFunc(slices.Clone(engine.UsualEndpoints), func(u string) bool { return u == now.Endpoint })

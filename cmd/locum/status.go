@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
@@ -43,7 +44,7 @@ func (e *env) statusCommand() *cli.Command {
 }
 
 func (e *env) status(ctx context.Context, cmd *cli.Command) error {
-	_, c, err := e.workspace()
+	v, c, err := e.workspace()
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	} else {
 		embed = dedup.DefaultEmbedModel(c, e.lookup)
 	}
-	rep := engine.CheckEndpoint(ctx, shared, chat, embed)
+	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(v, c, chat, embed))
 	rep.Reword(rails.FlagName)
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
@@ -126,12 +127,20 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", label, untrusted.Escape(m.ID), strings.Join(notes, ", "))
 	}
-	for _, p := range []struct {
+	type presence struct {
 		label string
 		m     *engine.ModelPresence
-	}{{"chat model", rep.ChatModel}, {"embed model", rep.EmbedModel}} {
+	}
+	models := []presence{{"chat model", rep.ChatModel}}
+	if rep.ChatModel == nil && len(rep.RoleModels) > 0 {
+		models = nil
+		for i := range rep.RoleModels {
+			models = append(models, presence{"role " + rep.RoleModels[i].Role, &rep.RoleModels[i].ModelPresence})
+		}
+	}
+	for _, p := range append(models, presence{"embed model", rep.EmbedModel}) {
 		if p.m == nil {
-			how := "(--model, or a role's earned routing)"
+			how := "(--model, or a role's earned routing or accepted model: locum roles)"
 			if p.label == "embed model" && rep.EmbedNote != "" {
 				how = "(" + rep.EmbedNote + ")"
 			}

@@ -33,7 +33,7 @@ func FindServers(ctx context.Context, endpoints []string) []*StatusReport {
 				return
 			}
 			c := client.New(client.Config{BaseURL: u, Timeout: StatusTimeout})
-			out[i] = CheckStatus(ctx, c, "", nil, nil)
+			out[i] = CheckStatus(ctx, c, "", StatusModels{})
 		}()
 	}
 	wg.Wait()

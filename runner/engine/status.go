@@ -23,6 +23,19 @@ type ModelPresence struct {
 	BuiltIn bool `json:"-"`
 }
 
+// RoleModel is the model a role resolves to and where from.
+type RoleModel struct {
+	Role string `json:"role"`
+	ModelPresence
+}
+
+// StatusModels are the models a status looks for among those the server lists: each nil or
+// empty when unset.
+type StatusModels struct {
+	Chat, Embed *ModelPresence
+	Roles       []RoleModel
+}
+
 // StatusReport is what `locum status` says about the endpoint.
 type StatusReport struct {
 	Endpoint string `json:"endpoint"`
@@ -36,7 +49,10 @@ type StatusReport struct {
 	Models     []client.Model    `json:"models"`
 	ChatModel  *ModelPresence    `json:"chat_model"`
 	EmbedModel *ModelPresence    `json:"embed_model"`
-	Error      *ErrorInfo        `json:"error"`
+	// RoleModels is the model each role resolves to (earned or accepted), for a status that
+	// names no chat model; roles with no routing are left out.
+	RoleModels []RoleModel `json:"role_models"`
+	Error      *ErrorInfo  `json:"error"`
 	// Start is what would start a server, said when none answers.
 	Start []string `json:"start"`
 	// EmbedNote says why no embedding model is reported.
@@ -59,8 +75,9 @@ func (r *StatusReport) Reword(name func(setting string) string) {
 const NoEmbedModel = "no embedding model configured: pass {embed_model} (dedup: {model}) or set LOCUM_EMBED_MODEL"
 
 // CheckStatus probes the server and reports on it and on the configured models (nil when unset).
-func CheckStatus(ctx context.Context, c *client.Client, source string, chat, embed *ModelPresence) *StatusReport {
-	rep := &StatusReport{Endpoint: c.BaseURL(), Source: source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed}
+func CheckStatus(ctx context.Context, c *client.Client, source string, want StatusModels) *StatusReport {
+	chat, embed := want.Chat, want.Embed
+	rep := &StatusReport{Endpoint: c.BaseURL(), Source: source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed, RoleModels: roleModels(want.Roles)}
 	start := time.Now()
 	info, err := c.Probe(ctx)
 	rep.LatencyMs = time.Since(start).Milliseconds()
@@ -90,6 +107,9 @@ func CheckStatus(ctx context.Context, c *client.Client, source string, chat, emb
 			p.Listed = info.Has(p.ID)
 		}
 	}
+	for i := range rep.RoleModels {
+		rep.RoleModels[i].Listed = info.Has(rep.RoleModels[i].ID)
+	}
 	// The built-in embedding model is LM Studio's name for it; on a server that does not list it,
 	// it is no configuration at all, and dedup picks what the server lists by the same rule.
 	if embed != nil && embed.BuiltIn && !embed.Listed {
@@ -108,16 +128,21 @@ const StatusTimeout = 5 * time.Second
 
 // CheckEndpoint checks the endpoint the shared settings name. An endpoint the loopback rail refuses is
 // an error, before any request; a server that does not answer is a report with Up false.
-func CheckEndpoint(ctx context.Context, shared *packs.Settings, chat, embed *ModelPresence) *StatusReport {
+func CheckEndpoint(ctx context.Context, shared *packs.Settings, want StatusModels) *StatusReport {
 	base, _ := shared.Get(packs.BaseURL)
 	c, err := statusClient(shared)
 	if err != nil {
 		// Refused before any request: still a report, so --json has its one object.
 		_, kind, _ := Classify(err)
-		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: chat, EmbedModel: embed,
-			Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}, err: err}
+		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: want.Chat, EmbedModel: want.Embed,
+			RoleModels: roleModels(want.Roles), Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}, err: err}
 	}
-	return CheckStatus(ctx, c, base.Source, chat, embed)
+	return CheckStatus(ctx, c, base.Source, want)
+}
+
+// roleModels is a copy of the roles' models, never nil, so --json has a list.
+func roleModels(roles []RoleModel) []RoleModel {
+	return append([]RoleModel{}, roles...)
 }
 
 // statusClient is a client for a probe of the endpoint the shared settings name, under the
@@ -182,7 +207,7 @@ func RequireListed(info *client.ServerInfo, endpoint, model string) error {
 // in the server's order, for a message that tells the person what they could accept. An
 // endpoint the rail refuses, or a server that does not answer, is the error.
 func ChatModels(ctx context.Context, shared *packs.Settings) ([]string, error) {
-	rep := CheckEndpoint(ctx, shared, nil, nil)
+	rep := CheckEndpoint(ctx, shared, StatusModels{})
 	if !rep.Up {
 		return nil, errors.New(rep.Error.Message)
 	}
