@@ -60,7 +60,11 @@ func (s *stop) Error() string { return s.err.Error() }
 func (s *stop) Unwrap() error { return s.err }
 
 func red(status, format string, a ...any) error {
-	return &stop{status: status, err: &engine.RedError{Reason: fmt.Sprintf(format, a...)}}
+	kind := status
+	if status == StatusVerifyFailed {
+		kind = "" // a red verdict, as in every mode
+	}
+	return &stop{status: status, err: &engine.RedError{Kind: kind, Reason: fmt.Sprintf(format, a...)}}
 }
 
 // ModelError is a model that kept answering in ways no tool loop can use. It unwraps to the

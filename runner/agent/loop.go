@@ -50,8 +50,11 @@ type conversation struct {
 	msgs []client.Message
 	// folds holds, for each tool message, its one-line summary; a folded message's content is
 	// replaced by it once and never touched again.
-	folds     map[int]string
-	limit     int // bytes a request may carry
+	folds map[int]string
+	limit int // bytes a request may carry
+	// window is the model's loaded context in tokens when it, not the input budget, sets limit;
+	// 0 when the budget does.
+	window    int64
 	turns     int
 	maxTurns  int
 	stall     int
@@ -70,7 +73,7 @@ func newConversation(s *packs.Settings, window int64) *conversation {
 		// leaves the prompt the other half; max_tokens is lowered to match.
 		c.maxTokens = min(c.maxTokens, window/2)
 		if w := int(window-c.maxTokens)*bytesPerToken - toolBytes(); w < c.limit {
-			c.limit = w
+			c.limit, c.window = w, window
 		}
 	}
 	return c
@@ -128,7 +131,10 @@ func (c *conversation) fit(event func(string, map[string]any)) error {
 	after := size(c.msgs)
 	event("fold", map[string]any{"turn": c.turns, "folded": folded, "before_bytes": before, "after_bytes": after, "limit_bytes": c.limit})
 	if after > c.limit {
-		return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d this model's context and the input budget allow, even with every old tool result folded; split the task or raise --max-input-bytes", after, c.limit)
+		if c.window > 0 {
+			return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d that the model's %d-token loaded context leaves beside %d tokens kept for the reply, even with every old tool result folded; split the task or load the model with a larger context on the server", after, c.limit, c.window, c.maxTokens)
+		}
+		return red(StatusContextExhausted, "the conversation needs %d bytes, over the input budget's %d, even with every old tool result folded; split the task or raise --max-input-bytes", after, c.limit)
 	}
 	return nil
 }

@@ -28,10 +28,14 @@ const (
 	StageVerifyNoVerdict = "verify_no_verdict"
 	StageGate            = "gate"
 	StageGuardrail       = "guardrail"
-	StageRefused         = "refused"
-	StageSignal          = "signal"
-	StageRestore         = "restore"
-	StageInternal        = "internal"
+	// StageTurns is an agent that used its turns, or stalled, without finishing.
+	StageTurns = "turns"
+	// StageNoChange is a reply that left the span as it was, or an agent whose run changed no file.
+	StageNoChange = "no_change"
+	StageRefused  = "refused"
+	StageSignal   = "signal"
+	StageRestore  = "restore"
+	StageInternal = "internal"
 	// StageUnfinished is a journal with no run_end: the process died or is still running.
 	StageUnfinished = "unfinished"
 )
@@ -97,6 +101,8 @@ type state struct {
 	outOK      bool
 	replies    int
 	requests   int
+	// stepRequests counts the requests of a transform's edit or a digest: its attempts so far.
+	stepRequests int
 	// receiptAttempts is the figure the run's own receipt printed, which a mode may count its way;
 	// hasReceiptAttempts says the receipt printed one, 0 included (a run refused before any request).
 	receiptAttempts    int
@@ -152,6 +158,12 @@ func (st *state) observe(ev map[string]any) {
 		}
 	case "request":
 		st.requests++
+		// A reply belongs to the attempt its request opened: a reply that fails before the
+		// attempt event (cut off, malformed) is that attempt's, not the one before.
+		if step := str(ev["step"]); step == "edit" || step == "digest" {
+			st.stepRequests++
+			st.attempt = st.stepRequests
+		}
 	case "reply":
 		st.reply(ev)
 	case "attempt":
@@ -167,6 +179,8 @@ func (st *state) observe(ev map[string]any) {
 		st.attempt = int(num(ev["attempt"]))
 		st.fail(StageReply+":malformed", str(ev["error"]))
 	case "response_format_refused":
+		// The digest is asked again without the schema: the same attempt.
+		st.stepRequests--
 		st.note("schema_refused")
 	case "gate":
 		if num(ev["supported"]) == 0 {
@@ -186,8 +200,10 @@ func (st *state) observe(ev map[string]any) {
 	case "run_end":
 		st.ended = true
 		st.run.Status = str(ev["status"])
-		if m := str(ev["model"]); m != "" {
-			st.run.Model = m
+		// The end says which model ran: none (null) for a lexical dedup that started with an
+		// embedding model configured.
+		if m, ok := ev["model"]; ok {
+			st.run.Model = str(m)
 		}
 		if e, ok := ev["error"].(map[string]any); ok {
 			st.errKind = str(e["kind"])
@@ -338,11 +354,17 @@ func (st *state) finalStage() string {
 			return last
 		}
 		return StageVerifyRed
-	case k == "input_budget", k == "context_window":
+	case k == "input_budget", k == "context_window", k == "context_exhausted":
 		return StageBudget
+	case k == "max_turns", k == "stalled":
+		return StageTurns
+	case k == "unchanged", k == "no_change":
+		return StageNoChange
+	case k == "repeated":
+		return StageVerifyRed
 	case k == "off_loopback", k == "no_server", k == "redirect", k == "loading":
 		return StageConnect
-	case k == "refused":
+	case k == "refused", k == "no_tools":
 		return StageRefused
 	case k == "signal":
 		return StageSignal

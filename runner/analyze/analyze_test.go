@@ -156,6 +156,8 @@ func TestFinalStageOfEachErrorKind(t *testing.T) {
 		"restore_failed": StageRestore, "reply_think_only": "reply:think_only", "http": "reply:http",
 		"timeout": "reply:timeout", "too_large": "reply:too_large", "malformed": "reply:malformed",
 		"input_truncated": "reply:input_truncated", "bad_input": StageScope, "internal": StageInternal,
+		"context_exhausted": StageBudget, "max_turns": StageTurns, "stalled": StageTurns, "no_tools": StageRefused,
+		"unchanged": StageNoChange, "no_change": StageNoChange, "repeated": StageVerifyRed,
 	}
 	for kind, want := range cases {
 		r := Analyze("k", events(t,
@@ -359,4 +361,40 @@ func TestParse(t *testing.T) {
 		_, err := ParseSize(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// A reply that fails before its attempt event (cut off) is the attempt its request opened.
+func TestFailureOfALaterAttempt(t *testing.T) {
+	r := Analyze("t", events(t,
+		`{"event":"run_start","mode":"transform","model":"m","journal_version":1}`,
+		`{"event":"request","step":"edit","max_tokens":64}`,
+		`{"event":"reply","step":"edit","class":"answer"}`,
+		`{"event":"attempt","attempt":1,"span_lines":3}`,
+		`{"event":"verify","attempt":1,"verdict":"exit 1"}`,
+		`{"event":"request","step":"edit","max_tokens":64}`,
+		`{"event":"reply","step":"edit","class":"truncated","error":"the answer was cut off"}`,
+		`{"event":"run_end","status":"ERROR","error":{"kind":"reply_truncated"}}`))
+	assert.Equal(t, 2, r.Attempts)
+	require.Len(t, r.Failures, 2)
+	assert.Equal(t, Failure{Stage: StageVerifyRed, Attempt: 1}, Failure{Stage: r.Failures[0].Stage, Attempt: r.Failures[0].Attempt})
+	assert.Equal(t, "reply:truncated", r.Failures[1].Stage)
+	assert.Equal(t, 2, r.Failures[1].Attempt)
+}
+
+// A lexical dedup started with an embedding model configured ran none: its end says so.
+func TestLexicalDedupRanNoModel(t *testing.T) {
+	r := Analyze("d", events(t,
+		`{"event":"run_start","mode":"dedup","model":"nomic-embed-text","journal_version":1}`,
+		`{"event":"run_end","status":"OK","model":null}`))
+	assert.Equal(t, "", r.Model)
+}
+
+// An agent whose conversation outgrew the context ended at the budget, not a red verify.
+func TestAgentContextExhausted(t *testing.T) {
+	r := Analyze("a", events(t,
+		`{"event":"run_start","mode":"agent","model":"m","journal_version":1}`,
+		`{"event":"request","step":"turn"}`,
+		`{"event":"reply","step":"turn","class":"answer"}`,
+		`{"event":"run_end","status":"RED","error":{"kind":"context_exhausted","message":"the conversation needs 9000 bytes"}}`))
+	assert.Equal(t, StageBudget, r.Final)
 }
