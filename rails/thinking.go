@@ -14,8 +14,10 @@ const (
 	LMStudio    ServerKind = "lmstudio"
 	Ollama      ServerKind = "ollama"
 	LlamaServer ServerKind = "llama-server"
-	VLLM        ServerKind = "vllm"
-	Unknown     ServerKind = "unknown"
+	// LlamaCppPython is llama-cpp-python's server (python -m llama_cpp.server).
+	LlamaCppPython ServerKind = "llama-cpp-python"
+	VLLM           ServerKind = "vllm"
+	Unknown        ServerKind = "unknown"
 )
 
 // Display is the server's name as its makers write it.
@@ -27,6 +29,8 @@ func (k ServerKind) Display() string {
 		return "Ollama"
 	case LlamaServer:
 		return "llama-server"
+	case LlamaCppPython:
+		return "llama-cpp-python"
 	case VLLM:
 		return "vLLM"
 	}
@@ -75,6 +79,9 @@ func ThinkingFields(kind ServerKind, effort string, m ModelThinking) map[string]
 		if off {
 			fields["chat_template_kwargs"] = noThinkKwargs
 		}
+	case LlamaCppPython:
+		// It accepts both switches and obeys neither (its chat handler passes no template
+		// arguments): sending one would only pretend to a cap. max_tokens still bounds thinking.
 	case LMStudio:
 		fields["reasoning_effort"] = level
 		if off {
@@ -117,12 +124,14 @@ type Classified struct {
 	Class    ReplyClass
 	Answer   string
 	Thinking string
+	// Malformed is why a malformed reply is not a chat completion.
+	Malformed string
 }
 
 // Classify sorts a reply into its class.
 func Classify(r Reply) Classified {
 	if r.Malformed != "" {
-		return Classified{Class: ClassMalformed}
+		return Classified{Class: ClassMalformed, Malformed: r.Malformed}
 	}
 	answer, inline := StripThink(r.Content)
 	thinking := strings.TrimSpace(strings.TrimSpace(r.Reasoning) + "\n" + inline)

@@ -201,7 +201,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var res *ChatResult
-	if req.Stream && len(req.Tools) == 0 {
+	// llama-cpp-python streams no usage and answers a prompt over its context with an empty
+	// stream; unstreamed it reports both, so it is asked unstreamed.
+	if req.Stream && len(req.Tools) == 0 && info.Kind != rails.LlamaCppPython {
 		res, err = c.chatStream(ctx, params)
 		if refusedStream(err) {
 			res, err = c.chatOnce(ctx, params)
@@ -216,6 +218,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		}
 	}
 	if err != nil {
+		if over := c.contextExceeded(info, req, err); over != nil {
+			return nil, over
+		}
 		// A reply cut off by a signal or a timeout still carries what was measured up to then.
 		return res, err
 	}
@@ -314,8 +319,11 @@ func decodeToolCalls(raws []json.RawMessage) []ToolCall {
 }
 
 func replyDetail(r *ChatResult) string {
-	if r.Class == rails.ClassEmpty && r.FinishReason == "tool_calls" {
+	switch {
+	case r.Class == rails.ClassEmpty && r.FinishReason == "tool_calls":
 		return "it called a tool instead"
+	case r.Class == rails.ClassMalformed:
+		return r.Malformed
 	}
 	return ""
 }
@@ -583,7 +591,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		return partial(err)
 	}
 	if !sawChunk && reply.Malformed == "" {
-		reply.Malformed = "the stream carried no chunk"
+		reply.Malformed = "the stream carried no chunk (an empty stream is what llama-cpp-python sends for a prompt over the model's context)"
 	}
 	reply.Content, reply.Reasoning = content.String(), reasoning.String()
 	res.Classified = rails.Classify(reply)

@@ -68,7 +68,7 @@ func StartCommands(endpoint string) []string {
 	case "1234":
 		return []string{"lms server start"}
 	case "8000":
-		return []string{"vllm serve MODEL"}
+		return []string{"vllm serve MODEL", "python -m llama_cpp.server --model MODEL.gguf"}
 	}
 	return []string{"lms server start", "ollama serve", "llama-server -m MODEL.gguf"}
 }

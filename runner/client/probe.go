@@ -193,6 +193,10 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
 		info.Kind = rails.LlamaServer
 		c.llamaServerContext(ctx, info, list.Data)
+	case owned["me"] && strings.Contains(strings.ToLower(header.Get("Server")), "uvicorn"):
+		// llama-cpp-python's server lists its models as owned by "me", behind uvicorn.
+		info.Kind = rails.LlamaCppPython
+		c.llamaCppPythonVersion(ctx, info)
 	case owned["organization_owner"]:
 		info.Kind = rails.LMStudio
 		c.lmStudioDetails(ctx, info)
@@ -372,4 +376,21 @@ func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
 		}
 	}
 	return true
+}
+
+// llamaCppPythonVersion reads llama-cpp-python's version from its OpenAPI description, the only
+// place it says it. It serves no context window (no /props, nothing in /v1/models): the window
+// is learned from its refusal of a prompt over it.
+func (c *Client) llamaCppPythonVersion(ctx context.Context, info *ServerInfo) {
+	var api struct {
+		Info struct {
+			Title   string `json:"title"`
+			Version string `json:"version"`
+		} `json:"info"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/openapi.json", nil, &api); err == nil && strings.Contains(api.Info.Title, "llama.cpp Python") {
+		info.Version = api.Info.Version
+	}
 }

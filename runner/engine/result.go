@@ -214,6 +214,7 @@ func Classify(err error) (Status, string, int) {
 		oversize *OversizeError
 		fit      *client.ContextError
 		noTools  *client.ToolsUnsupportedError
+		overflow *client.ServerContextError
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
@@ -236,7 +237,7 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "off_loopback", 1
 	case errors.As(err, &budget), errors.As(err, &oversize):
 		return StatusRefused, "input_budget", 1
-	case errors.As(err, &fit):
+	case errors.As(err, &fit), errors.As(err, &overflow):
 		return StatusRefused, "context_window", 1
 	case errors.As(err, &noTools):
 		return StatusRefused, "no_tools", 1
