@@ -228,7 +228,7 @@ func (e *ReplyError) Words(name func(string) string) string {
 	case ClassThinkOnly:
 		return "the model only thought and gave no answer; " + e.lessThinking(name)
 	case ClassTruncated:
-		msg := fmt.Sprintf("the answer was cut off at %s %d (finish_reason length); raise %s", name("max_output_tokens"), e.MaxOutputTokens, name("max_output_tokens"))
+		msg := fmt.Sprintf("the answer was cut off at %d output tokens (finish_reason length); raise %s", e.MaxOutputTokens, name("max_output_tokens"))
 		if e.Narrow != "" {
 			msg += ", or narrow the input with " + Words(e.Narrow, name)
 		}

@@ -99,9 +99,10 @@ func TestTransformsOnARealModel(t *testing.T) {
 			green, out := tk.verify(t, dir)
 			require.False(t, green, "the task's verify passes before any edit, so a kept edit would prove nothing:\n%s", out)
 
-			// 512 tokens is several times any answer these spans need, and bounds a reply that
-			// runs away: the tier's time stays in hand.
-			args := []string{"transform", "--json", "--file", tk.File, "--verify", tk.Verify, "--model", s.model, "--max-output-tokens", "512"}
+			// No --max-output-tokens: the default reply room follows the span (twice its tokens
+			// plus 256), which is what bounds a reply that runs away and keeps the tier's time in
+			// hand, as it does a user's.
+			args := []string{"transform", "--json", "--file", tk.File, "--verify", tk.Verify, "--model", s.model}
 			if tk.Symbol != "" {
 				args = append(args, "--symbol", tk.Symbol)
 			}

@@ -143,6 +143,29 @@ func RollbackDir(root string) string {
 	return engine.RepoStateDir(root, "rollback")
 }
 
+// A reply rewrites the span, so its room follows the span's size: twice its tokens (at
+// spanBytesPerToken, an underestimate of code's bytes a token, so an overestimate of its tokens)
+// plus replySlack, within max_output_tokens. A small model that loops then stops in seconds, not
+// after the thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose is
+// the room asked for.
+const (
+	spanBytesPerToken = 3
+	replySlack        = 256
+)
+
+// replyRoom is the max_tokens an edit asks for.
+func (t *transform) replyRoom(s *packs.Settings) int64 {
+	ceiling := s.Int(packs.MaxOutputTokens)
+	if s.Chosen(packs.MaxOutputTokens) {
+		return ceiling
+	}
+	bytes := 0
+	for _, l := range t.origSpan {
+		bytes += len(l) + 1
+	}
+	return min(ceiling, int64(2*bytes/spanBytesPerToken+replySlack))
+}
+
 func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
 	format := s.String(packs.EditFormat)
@@ -162,7 +185,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		}
 		temperature, seed := engine.RetrySampling(attempt)
 		res, err := r.Chat(ctx, "edit", client.ChatRequest{
-			Model: r.Spec.Model, Messages: prompt, MaxTokens: s.Int(packs.MaxOutputTokens), Effort: s.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings,
+			Model: r.Spec.Model, Messages: prompt, MaxTokens: t.replyRoom(s), Effort: s.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings,
 			Temperature: temperature, Seed: seed,
 		})
 		if err != nil {
