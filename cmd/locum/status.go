@@ -26,9 +26,11 @@ func (e *env) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "say whether a model server answers on the endpoint, which one it is, and what it serves",
-		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, vLLM, or unknown), lists its models with\n" +
-			"their loaded context windows where the server tells, and says whether the chat and\n" +
-			"embedding models are listed (llama-server answers any name, so only a listed model counts).\n" +
+		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, llama-cpp-python, vLLM, or unknown), lists\n" +
+			"its models with their loaded context windows where the server tells, and says whether the\n" +
+			"chat and embedding models are listed (llama-server answers any name, so only a listed model\n" +
+			"counts). Without --model it names the model each role resolves to (earned, or accepted in\n" +
+			"your user config) and where from.\n" +
 			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers\n" +
 			"or it is still loading its model.",
 		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
