@@ -26,7 +26,7 @@ func argNames(t reflect.Type) []string {
 }
 
 // Every setting of a tool's mode is an argument of the tool, named as its flag in snake_case,
-// except allow_remote, which only the operator sets; the settings table is the declaration both
+// except those only the operator sets (allow_remote, the verify's sandbox); the settings table is the declaration both
 // front ends take them from.
 func TestToolArgumentsDeclareTheModesSettings(t *testing.T) {
 	for _, tc := range []struct {
@@ -42,7 +42,7 @@ func TestToolArgumentsDeclareTheModesSettings(t *testing.T) {
 	} {
 		var want []string
 		for _, f := range packs.SettingFlags(tc.mode) {
-			if f.Name != "allow-remote" {
+			if !f.OperatorOnly {
 				want = append(want, strings.ReplaceAll(f.Name, "-", "_"))
 			}
 		}

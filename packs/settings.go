@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -74,6 +75,7 @@ const (
 	kindEditFormat
 	kindDedupMethod
 	kindAutoBool // auto, true or false
+	kindSandbox  // auto, require or none
 )
 
 // Key names one setting. The settings are this package's Key variables: a key that is not one
@@ -109,6 +111,9 @@ var (
 	BatchSize         = Key{"batch_size"}
 	Glob              = Key{"glob"}
 	K                 = Key{"k"}
+	VerifyNetwork     = Key{"verify_network"}
+	SandboxSetting    = Key{"sandbox"}
+	VerifyCaches      = Key{"verify_caches"}
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -129,12 +134,15 @@ type keySpec struct {
 	// ceiling settings are rails a tool call may lower, never raise (a budget, a deadline, a
 	// number of attempts).
 	ceiling bool
-	doc     string
+	// operatorOnly settings come from the operator alone: never a pack, the workspace or a tool
+	// call's argument.
+	operatorOnly bool
+	doc          string
 }
 
 var keySpecs = []keySpec{
 	{key: BaseURL, kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
-	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, operatorOnly: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: Timeout, kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
 	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
@@ -157,6 +165,11 @@ var keySpecs = []keySpec{
 	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
 	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
+	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
+	// no tool takes it as an argument.
+	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
+	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
@@ -360,6 +373,14 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 			if spec.key.name == "allow_remote" && u.Endpoint.AllowRemote != nil {
 				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Endpoint.AllowRemote), Source: u.source()}
 			}
+			switch {
+			case spec.key == VerifyNetwork && u.Verify.Network != nil:
+				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Verify.Network), Source: u.source()}
+			case spec.key == SandboxSetting && u.Verify.Sandbox != "":
+				set = Setting{Key: spec.key.name, Value: u.Verify.Sandbox, Source: u.source()}
+			case spec.key == VerifyCaches && len(u.Verify.Caches) > 0:
+				set = Setting{Key: spec.key.name, Value: strings.Join(u.Verify.Caches, string(os.PathListSeparator)), Source: u.source()}
+			}
 		}
 		if spec.env != "" {
 			if v, ok := env(spec.env); ok && v != "" {
@@ -376,7 +397,7 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 					Want: fmt.Sprintf("a number up to %d when a file in the repository sets it", spec.repoMax), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 			}
 		}
-		if v, ok := args[spec.key.name]; ok && spec.flag != "" {
+		if v, ok := args[spec.key.name]; ok && spec.flag != "" && !spec.operatorOnly {
 			prior := set
 			set = Setting{Key: spec.key.name, Value: v, Source: "argument " + strings.ReplaceAll(spec.flag, "-", "_")}
 			// A budget, a deadline, a count of attempts is a rail: a call may lower it, never
@@ -539,6 +560,8 @@ func (s keySpec) check(v string) (string, error) {
 		return oneOf(v, "auto", "embedding", "lexical")
 	case kindAutoBool:
 		return oneOf(v, "auto", "true", "false")
+	case kindSandbox:
+		return oneOf(v, "auto", "require", "none")
 	}
 	return v, nil
 }
@@ -562,6 +585,9 @@ type FlagSpec struct {
 	Bool    bool
 	// Number is "int" for a whole number, "float" for a decimal, "" for any other value.
 	Number string
+	// OperatorOnly settings are the operator's alone (a flag, the environment, the user
+	// config): no tool call takes them as an argument.
+	OperatorOnly bool
 }
 
 // SettingFlags lists the flags of the settings a mode has ("" for the shared ones), in a fixed
@@ -569,10 +595,10 @@ type FlagSpec struct {
 func SettingFlags(mode string) []FlagSpec {
 	var out []FlagSpec
 	for _, s := range keySpecs {
-		if s.flag == "" || (mode == "" && !s.global) || (mode != "" && !s.appliesTo(mode)) {
+		if s.flag == "" || (mode == "" && (!s.global || len(s.modes) > 0)) || (mode != "" && !s.appliesTo(mode)) {
 			continue
 		}
-		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool}
+		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool, OperatorOnly: s.operatorOnly}
 		switch s.kind {
 		case kindCount, kindCountOrZero:
 			f.Number = "int"

@@ -22,6 +22,12 @@ type UserConfig struct {
 		BaseURL     string `json:"base_url,omitempty"`
 		AllowRemote *bool  `json:"allow_remote,omitempty"`
 	} `json:"endpoint"`
+	// Verify is how the verify command is contained.
+	Verify struct {
+		Network *bool    `json:"network,omitempty"`
+		Sandbox string   `json:"sandbox,omitempty"`
+		Caches  []string `json:"caches,omitempty"`
+	} `json:"verify"`
 	SigningKey string                  `json:"signing_key,omitempty"`
 	TrustKeys  []string                `json:"trust_keys,omitempty"`
 	Roles      map[string]AcceptedRole `json:"roles,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -30,6 +31,8 @@ type ShellCommand struct {
 	Grace time.Duration
 	// Stdout, when set, receives standard output (the tail then keeps standard error only).
 	Stdout io.Writer
+	// Sandbox, when set, contains the command (see Sandbox); nil runs it as it is.
+	Sandbox *Sandbox
 }
 
 // outputDrain is how long output may still arrive after the command has exited or been stopped.
@@ -46,6 +49,9 @@ type ShellResult struct {
 	Canceled bool
 	Output   []byte // the tail of stdout and stderr, interleaved as written
 	Duration time.Duration
+	// Sandbox is how the command was contained: SandboxBwrap, SandboxNone, or "" when no
+	// sandbox was asked for.
+	Sandbox string
 }
 
 // Verdict describes the result in a few words: "exit 1", "signal killed", "timed out after 10m".
@@ -81,12 +87,27 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	cmd := exec.Command("bash", "-c", c.Command)
+	argv := []string{"bash", "-c", c.Command}
 	if len(c.Argv) > 0 {
-		cmd = exec.Command(c.Argv[0], c.Argv[1:]...)
+		argv = c.Argv
 	}
+	env := c.Env
+	sandbox := ""
+	if c.Sandbox != nil {
+		dir := c.Dir
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		contained, err := c.Sandbox.contain(argv, env, dir)
+		if err != nil {
+			return ShellResult{}, err
+		}
+		defer contained.cleanup()
+		argv, env, sandbox = contained.argv, contained.env, contained.kind
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = c.Env
+	cmd.Env = env
 	cmd.Stdout = tail
 	if c.Stdout != nil {
 		cmd.Stdout = c.Stdout
@@ -125,7 +146,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	<-stopped
 	// Children that outlive the shell would keep the file or the port the next attempt needs.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start)}
+	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start), Sandbox: sandbox}
 	switch {
 	case ctx.Err() != nil:
 		res.Canceled = true

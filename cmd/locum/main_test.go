@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/locumdev/locum/evals"
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
 )
@@ -48,6 +49,9 @@ func scriptParams() testscript.Params {
 			"waitgrep":   cmdWaitGrep,
 			"signal":     cmdSignal,
 			"pidgone":    cmdPidGone,
+			"procgone":   cmdProcGone,
+			"pidof":      cmdPidOf,
+			"goenv":      cmdGoEnv,
 			"mode":       cmdMode,
 			"setmode":    cmdSetMode,
 			"owner":      cmdOwner,
@@ -65,6 +69,11 @@ func scriptParams() testscript.Params {
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
+			}
+			// [sandbox]: bubblewrap is installed and may make its namespaces here.
+			if cond == "sandbox" {
+				ok, _ := rails.SandboxAvailable()
+				return ok, nil
 			}
 			// [listening:HOST:PORT]: something answers there (a developer's own model server),
 			// so a script that needs the port free skips.
@@ -567,4 +576,89 @@ func cmdSubst(ts *testscript.TestScript, neg bool, args []string) {
 		out = re.ReplaceAllString(data, args[2])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644))
+}
+
+// sandboxStopDeadline is how soon every process a stopped verify left must be gone.
+const sandboxStopDeadline = 2 * time.Second
+
+// cmdProcGone asserts that within 2 s no process's command line holds PATTERN: procgone PATTERN.
+// A process inside the verify's PID namespace has no pid the script can know; its command line
+// is seen from outside.
+func cmdProcGone(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "procgone")
+	if len(args) != 1 {
+		ts.Fatalf("usage: procgone PATTERN")
+	}
+	deadline := time.Now().Add(sandboxStopDeadline)
+	for {
+		pids := processesWith(args[0])
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			ts.Fatalf("processes %v running %q are still there %s after the run", pids, args[0], sandboxStopDeadline)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processesWith lists the live processes whose command line holds pattern.
+func processesWith(pattern string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), pattern) || processGone(pid) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// cmdGoEnv sets GOCACHE, GOPATH and GOMODCACHE as the go command of this machine has them, so a
+// verify that runs go test reuses the build cache rather than building the standard library.
+func cmdGoEnv(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "goenv")
+	out, err := exec.Command("go", "env", "GOCACHE", "GOPATH", "GOMODCACHE").Output()
+	ts.Check(err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		ts.Fatalf("go env: %q", out)
+	}
+	for i, k := range []string{"GOCACHE", "GOPATH", "GOMODCACHE"} {
+		ts.Setenv(k, lines[i])
+	}
+}
+
+// cmdPidOf writes to FILE the pid of the one process whose program is named NAME and whose
+// command line holds PATTERN: pidof NAME PATTERN FILE. A verify in a PID namespace cannot say
+// locum's pid; the script finds it from outside.
+func cmdPidOf(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "pidof")
+	if len(args) != 3 {
+		ts.Fatalf("usage: pidof NAME PATTERN FILE")
+	}
+	var found []int
+	for _, pid := range processesWith(args[1]) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if filepath.Base(argv0) == args[0] {
+			found = append(found, pid)
+		}
+	}
+	if len(found) != 1 {
+		ts.Fatalf("pidof %s %q: %d processes %v", args[0], args[1], len(found), found)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(strconv.Itoa(found[0])), 0o644))
 }

@@ -256,8 +256,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 		return err
 	}
 	a.wt = real
-	s := r.Spec.Settings
-	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, rails.ShellCommand{Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096}))
+	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, r.Verify))
 	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
 	return nil
 }
@@ -286,9 +285,12 @@ func (a *agent) cleanup(r *engine.Run) error {
 
 // gate runs the verify command on the worktree as it stands.
 func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResult, error) {
-	s := r.Spec.Settings
 	start := time.Now()
-	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: a.opts.Verify, Dir: a.wt, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
+	vr, err := r.Verify(ctx, a.opts.Verify, a.wt)
+	var noSandbox *rails.NoSandboxError
+	if errors.As(err, &noSandbox) {
+		return vr, err
+	}
 	if err != nil {
 		return vr, &engine.NoVerdictError{Command: a.opts.Verify, Verdict: err.Error()}
 	}

@@ -526,10 +526,9 @@ func (w *workspace) writeFile(a args) (string, bool, error) {
 }
 
 // verifyTool is run_verify: the operator's command in the worktree, nothing else.
-func verifyTool(command, dir string, opts rails.ShellCommand) func(ctx context.Context) (string, error) {
+func verifyTool(command, dir string, run func(ctx context.Context, command, dir string) (rails.ShellResult, error)) func(ctx context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		opts.Command, opts.Dir = command, dir
-		vr, err := rails.RunShell(ctx, opts)
+		vr, err := run(ctx, command, dir)
 		if err != nil {
 			return "", fmt.Errorf("the verify command could not start: %v", err)
 		}

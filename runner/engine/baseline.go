@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -62,7 +63,11 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 		return r.baseline, nil
 	}
 	r.Observe(ProgressEvent{Stage: StageVerify, Step: "baseline"})
-	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: verify, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
+	vr, err := r.Verify(ctx, verify, dir)
+	var noSandbox *rails.NoSandboxError
+	if errors.As(err, &noSandbox) {
+		return "", err
+	}
 	if err != nil {
 		return "", &NoVerdictError{Command: verify, Verdict: err.Error(), Before: true}
 	}

@@ -83,7 +83,9 @@ type Run struct {
 	guards         []guard
 	// baseline is the verify's verdict before the run changed anything (Baseline).
 	baseline string
-	step     string // the step of the request in flight, for progress
+	// sandbox is how the run's verify was contained, the last time it ran.
+	sandbox string
+	step    string // the step of the request in flight, for progress
 }
 
 type guard struct {
@@ -380,6 +382,9 @@ func (r *Run) result(err error) *Result {
 	}
 	if r.baseline != "" {
 		res.Baseline = &r.baseline
+	}
+	if r.sandbox != "" {
+		res.Sandbox = &r.sandbox
 	}
 	if p := r.Journal.Path(); p != "" && r.Journal.Err() == nil {
 		res.Journal = &p

@@ -64,6 +64,9 @@ type Result struct {
 	// Baseline is what the verify said of the tree before the run changed it: red, green, or
 	// skipped; nil for a mode or a run that did not reach it.
 	Baseline *string `json:"baseline"`
+	// Sandbox is how the verify was contained (bwrap, or none: a process group); nil for a mode
+	// or a run that ran no verify.
+	Sandbox *string `json:"sandbox"`
 	// Details is the mode's own part of the result (for transform: file, lines, kept...).
 	Details map[string]any `json:"details"`
 }
@@ -92,6 +95,9 @@ func (r *Result) Receipt() string {
 	fmt.Fprintf(&b, " spend=%s", r.Spend)
 	if r.Baseline != nil {
 		fmt.Fprintf(&b, " baseline=%s", *r.Baseline)
+	}
+	if r.Sandbox != nil {
+		fmt.Fprintf(&b, " sandbox=%s", *r.Sandbox)
 	}
 	return b.String()
 }
@@ -215,6 +221,7 @@ func Classify(err error) (Status, string, int) {
 		fit      *client.ContextError
 		noTools  *client.ToolsUnsupportedError
 		overflow *client.ServerContextError
+		noSbx    *rails.NoSandboxError
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
@@ -241,6 +248,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "context_window", 1
 	case errors.As(err, &noTools):
 		return StatusRefused, "no_tools", 1
+	case errors.As(err, &noSbx):
+		return StatusRefused, "no_sandbox", 1
 	case errors.As(err, &refusal):
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):

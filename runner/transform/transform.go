@@ -228,7 +228,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
 
 		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
-		vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: t.opts.Verify, Dir: t.opts.Root, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096})
+		vr, err := r.Verify(ctx, t.opts.Verify, t.opts.Root)
 		if err != nil {
 			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
 		}

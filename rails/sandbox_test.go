@@ -1,0 +1,96 @@
+//go:build unix
+
+package rails
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestToolCaches(t *testing.T) {
+	cases := []struct {
+		name     string
+		env      []string
+		network  bool
+		writable []string
+		vars     []string
+	}{
+		{"defaults under HOME", []string{"HOME=/h"}, false,
+			[]string{"/h/.cache/go-build"}, []string{"GOCACHE=/h/.cache/go-build", "GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
+		{"XDG cache and the network", []string{"HOME=/h", "XDG_CACHE_HOME=/c"}, true,
+			[]string{"/c/go-build", "/h/go/pkg/mod"}, []string{"GOCACHE=/c/go-build", "GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
+		{"set by the operator, the last value winning", []string{"HOME=/h", "GOCACHE=/a", "GOCACHE=/b", "GOPATH=/p:/q", "GOMODCACHE=/m"}, false,
+			[]string{"/b"}, []string{"GOCACHE=/b", "GOPATH=/p:/q", "GOMODCACHE=/m"}},
+		{"the build cache off", []string{"HOME=/h", "GOCACHE=off"}, false,
+			nil, []string{"GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
+		{"no HOME", nil, false, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := toolCaches(tc.env, tc.network)
+			assert.Equal(t, tc.writable, got.writable)
+			assert.Equal(t, tc.vars, got.env)
+		})
+	}
+}
+
+func TestSetEnvReplacesEveryValue(t *testing.T) {
+	assert.Equal(t, []string{"A=1", "HOMEX=2", "HOME=/s"}, setEnv([]string{"HOME=/a", "A=1", "HOMEX=2", "HOME=/b"}, "HOME", "/s"))
+}
+
+// Without a sandbox a detached descendant is found by the marker in its environment.
+func TestOffKillsMarkedDescendants(t *testing.T) {
+	dir := t.TempDir()
+	res, err := RunShell(context.Background(), ShellCommand{Dir: dir, Sandbox: &Sandbox{Off: true},
+		Command: `setsid sh -c 'echo $$ > child.pid; exec sleep 300' & until [ -s child.pid ]; do sleep 0.01; done`})
+	require.NoError(t, err)
+	assert.Equal(t, SandboxNone, res.Sandbox)
+	data, err := os.ReadFile(dir + "/child.pid")
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	// Killed, it may still wait a moment for its new parent to reap it: a zombie has ended.
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true
+		}
+		_, after, _ := strings.Cut(string(stat), ") ")
+		return strings.HasPrefix(after, "Z")
+	}, 2*time.Second, 10*time.Millisecond, "the detached child was killed when the command ended")
+}
+
+// BenchmarkVerifyContained is what containing a verify adds to it: the same command (true) run
+// in a process group and in the sandbox. The README quotes the ratio.
+func BenchmarkVerifyContained(b *testing.B) {
+	dir := b.TempDir()
+	for _, bc := range []struct {
+		name string
+		sb   *Sandbox
+	}{
+		{"group", nil},
+		{"none", &Sandbox{Off: true, Writable: []string{dir}}},
+		{"bwrap", &Sandbox{Writable: []string{dir}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.name == "bwrap" {
+				if ok, why := SandboxAvailable(); !ok {
+					b.Skip(why)
+				}
+			}
+			for b.Loop() {
+				res, err := RunShell(context.Background(), ShellCommand{Command: "true", Dir: dir, Sandbox: bc.sb})
+				if err != nil || !res.Exited || res.ExitCode != 0 {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+		})
+	}
+}

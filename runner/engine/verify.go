@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
+)
+
+// Verify runs the verify command in dir, the tree it judges, contained as the operator's
+// settings say: a sandbox where only dir (its .git read-only), the scratch HOME and TMPDIR and
+// the caches are writable, the network off unless verify_network, and a refusal when
+// require_sandbox finds none. How it was contained goes on the receipt.
+func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
+	s := r.Spec.Settings
+	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: command, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096, Sandbox: VerifySandbox(s, dir)})
+	if vr.Sandbox != "" {
+		r.sandbox = vr.Sandbox
+	}
+	return vr, err
+}
+
+// VerifySandbox is the sandbox a verify in dir runs in under s.
+func VerifySandbox(s *packs.Settings, dir string) *rails.Sandbox {
+	mode := s.String(packs.SandboxSetting)
+	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), Require: mode == "require", Off: mode == "none"}
+	if git := filepath.Join(dir, ".git"); isDir(git) {
+		// The repository's own git directory: a hook written there would run later as the
+		// operator, outside any sandbox.
+		sb.ReadOnly = append(sb.ReadOnly, git)
+	}
+	for _, c := range strings.Split(s.String(packs.VerifyCaches), string(os.PathListSeparator)) {
+		if c = strings.TrimSpace(c); c != "" {
+			sb.Writable = append(sb.Writable, c)
+		}
+	}
+	return sb
+}
+
+func isDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
+}
