@@ -204,6 +204,8 @@ type ReplyError struct {
 	// for advice; "" for a mode without one.
 	Narrow string
 	Detail string
+	// Written is how many tokens the server says the reply holds; 0 when it does not say.
+	Written int64
 }
 
 // lessThinking is what to do about a model that thought instead of answering.
@@ -228,6 +230,15 @@ func (e *ReplyError) Words(name func(string) string) string {
 	case ClassThinkOnly:
 		return "the model only thought and gave no answer; " + e.lessThinking(name)
 	case ClassTruncated:
+		if e.Written > 0 && e.Written < e.MaxOutputTokens {
+			// A server that lowers max_tokens to the room its context leaves (llama-cpp-python)
+			// stops the reply there: more room asked for changes nothing.
+			msg := fmt.Sprintf("the answer was cut off at %d output tokens, short of the %d asked (finish_reason length): the model's loaded context ran out; ", e.Written, e.MaxOutputTokens)
+			if e.Narrow != "" {
+				msg += "narrow the input with " + Words(e.Narrow, name) + ", or "
+			}
+			return msg + "load the model with a larger context on the server"
+		}
 		msg := fmt.Sprintf("the answer was cut off at %d output tokens (finish_reason length); raise %s", e.MaxOutputTokens, name("max_output_tokens"))
 		if e.Narrow != "" {
 			msg += ", or narrow the input with " + Words(e.Narrow, name)

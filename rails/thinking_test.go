@@ -102,6 +102,10 @@ func TestReplyErrorSaysWhatToDo(t *testing.T) {
 	assert.Contains(t, (&ReplyError{Class: ClassLostToThinking, MaxOutputTokens: 4096}).Error(), "lower --effort")
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "raise --max-output-tokens")
 	assert.NotContains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096}).Error(), "--lines", "a mode without --lines is not told to use it")
+	// A server that lowers max_tokens to the room its context leaves stopped the reply short of
+	// what was asked: more room would change nothing.
+	short := (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Written: 24, Narrow: "{lines} or {symbol}"}).Error()
+	assert.Equal(t, "the answer was cut off at 24 output tokens, short of the 4096 asked (finish_reason length): the model's loaded context ran out; narrow the input with --lines or --symbol, or load the model with a larger context on the server", short)
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Narrow: "{lines}"}).Error(), "narrow the input with --lines")
 	assert.Contains(t, (&ReplyError{Class: ClassThinkOnly}).Error(), "lower --effort")
 	for _, class := range []ReplyClass{ClassThinkOnly, ClassLostToThinking} {

@@ -31,6 +31,10 @@ func ParseTextCalls(content string) ([]client.ToolCall, bool) {
 	if !textBlock.MatchString(s) {
 		return parseObjects(s)
 	}
+	// A call in the prose beside the blocks would be run or dropped by a guess: neither.
+	if holdsCall(textBlock.ReplaceAllString(s, "\n")) {
+		return nil, false
+	}
 	var out []client.ToolCall
 	for _, m := range textBlock.FindAllStringSubmatch(s, -1) {
 		calls, ok := parseBlock(m[1] + m[2] + m[3])
@@ -40,6 +44,28 @@ func ParseTextCalls(content string) ([]client.ToolCall, bool) {
 		out = append(out, calls...)
 	}
 	return out, len(out) > 0
+}
+
+// maxProseObjects bounds how many "{" of the prose are tried as the start of a call.
+const maxProseObjects = 64
+
+// holdsCall says whether prose holds a JSON object that reads as a call.
+func holdsCall(prose string) bool {
+	for tried := 0; tried < maxProseObjects; tried++ {
+		i := strings.IndexByte(prose, '{')
+		if i < 0 {
+			return false
+		}
+		prose = prose[i:]
+		var raw json.RawMessage
+		if json.NewDecoder(strings.NewReader(prose)).Decode(&raw) == nil {
+			if _, ok := parseOne(raw); ok {
+				return true
+			}
+		}
+		prose = prose[1:]
+	}
+	return false
 }
 
 // parseBlock reads the calls inside one block: blocks nested in it, with nothing outside them, or

@@ -105,6 +105,7 @@ func TestParseTextCalls(t *testing.T) {
 		{"tag in a fence", "```\n<tool_call>\n{\"name\":\"run_verify\"}\n</tool_call>\n```", []client.ToolCall{{Name: "run_verify", Arguments: `{}`}}},
 		{"a fence of code beside a call", "```go\nfunc Add() {}\n```\n```json\n{\"name\":\"run_verify\"}\n```", nil},
 		{"prose inside a block", "<tools>\nFirst I read.\n{\"name\":\"run_verify\"}\n</tools>", nil},
+		{"a call beside a fence", "```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```\n{\"name\":\"finish\",\"arguments\":{\"summary\":\"s\"}}", nil},
 		{"doubled braces", `{{"name": "read_file", "arguments": {"path": "add.go"}}}`, nil},
 		{"an object of another kind", `{"name":"read_file","arguments":{"path":"a"}} ["x"]`, nil},
 		{"typed as something else", `{"type":"tool","function":{"name":"list_dir"}}`, nil},

@@ -240,7 +240,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		res.Class = rails.ClassAnswer
 	}
 	if res.Class != rails.ClassAnswer {
-		return res, &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
+		re := &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
+		if res.Usage.Out != nil {
+			re.Written = *res.Usage.Out
+		}
+		return res, re
 	}
 	return res, nil
 }
@@ -591,7 +595,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		return partial(err)
 	}
 	if !sawChunk && reply.Malformed == "" {
-		reply.Malformed = "the stream carried no chunk (an empty stream is what llama-cpp-python sends for a prompt over the model's context)"
+		reply.Malformed = "the stream carried no chunk (an empty stream is what some servers send for a prompt over the model's context)"
 	}
 	reply.Content, reply.Reasoning = content.String(), reasoning.String()
 	res.Classified = rails.Classify(reply)

@@ -182,6 +182,8 @@ func TestToolsRefusedWhereOllamaListsNoToolsCapability(t *testing.T) {
 	}{
 		{`["completion"]`, true},
 		{`["completion","tools"]`, false},
+		// Ollama before 0.6.4 lists none: nothing is known, nothing refused.
+		{`[]`, false},
 	} {
 		srv := scripted.New()
 		t.Cleanup(srv.Close)
@@ -229,6 +231,21 @@ func TestFitCountsWhatTheRealServerReadsWithoutTools(t *testing.T) {
 			assert.Equal(t, tc.read, *res.Usage.In, "what the recorded server read")
 			assert.Equal(t, "/apply-template", res.Fit.Method)
 			assert.InDelta(t, tc.read, res.Fit.Tokens, float64(tc.read)/50, "the count is within 2%% of what the server read")
+
+			// What locum asked the template to render is what was recorded being rendered: the
+			// two messages, no tools.
+			sent := srv.RequestsTo("/apply-template")
+			require.Len(t, sent, 1)
+			var got, want struct {
+				Messages []struct{ Role, Content string } `json:"messages"`
+				Tools    json.RawMessage                  `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(sent[0].Body, &got))
+			recorded, err := os.ReadFile("../scripted/testdata/real-servers/" + tc.dir + "apply_template_agent_notools.request.json")
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(recorded, &want))
+			assert.Equal(t, want.Messages, got.Messages)
+			assert.Empty(t, got.Tools)
 		})
 	}
 }

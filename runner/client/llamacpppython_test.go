@@ -124,5 +124,5 @@ func TestEmptyStreamSaysSo(t *testing.T) {
 	var reply *rails.ReplyError
 	require.True(t, errors.As(err, &reply), "%v", err)
 	assert.Equal(t, rails.ClassMalformed, reply.Class)
-	assert.Contains(t, err.Error(), "the server's reply is not a chat completion: the stream carried no chunk (an empty stream is what llama-cpp-python sends for a prompt over the model's context)")
+	assert.Contains(t, err.Error(), "the server's reply is not a chat completion: the stream carried no chunk (an empty stream is what some servers send for a prompt over the model's context)")
 }

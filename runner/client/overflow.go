@@ -44,7 +44,8 @@ var (
 )
 
 // contextExceeded reads a server's refusal of a prompt over its context, and keeps the context
-// it names for the run's later requests; nil when err is not one.
+// it names, so a later request of the same client is measured against it before it is sent;
+// nil when err is not one.
 func (c *Client) contextExceeded(info *ServerInfo, req ChatRequest, err error) error {
 	var he *HTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusBadRequest {

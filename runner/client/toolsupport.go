@@ -16,11 +16,13 @@ type ToolsUnsupportedError struct {
 	Server string
 	// Field is where the server says so, in its own terms.
 	Field string
+	// Remedy is what to do on this server.
+	Remedy string
 }
 
 func (e *ToolsUnsupportedError) Error() string {
-	return fmt.Sprintf("%s says the chat template of %s does not render tools (%s), so the model would never see them; serve a model whose template supports tools, and on llama-server start it with --jinja",
-		e.Server, e.Model, e.Field)
+	return fmt.Sprintf("%s says the chat template of %s does not render tools (%s), so the model would never see them; %s",
+		e.Server, e.Model, e.Field, e.Remedy)
 }
 
 // checkTools refuses, before any request, to offer tools to a model the server says cannot take
@@ -33,13 +35,16 @@ func (c *Client) checkTools(ctx context.Context, info *ServerInfo, model string)
 		defer c.mu.Unlock()
 		for _, m := range info.Models {
 			if m.Tools != nil && !*m.Tools && (m.ID == model || len(info.Models) == 1) {
-				return &ToolsUnsupportedError{Model: model, Server: info.Kind.Display(), Field: "chat_template_caps.supports_tools is false in GET /props"}
+				return &ToolsUnsupportedError{Model: model, Server: info.Kind.Display(), Field: "chat_template_caps.supports_tools is false in GET /props",
+					Remedy: "serve a model whose chat template supports tools, with --jinja"}
 			}
 		}
 	case rails.Ollama:
-		if m := c.ollamaShow(ctx, model); m.err == nil && !m.tools {
+		// An Ollama older than 0.6.4 lists no capabilities at all: that says nothing of tools.
+		if m := c.ollamaShow(ctx, model); m.err == nil && len(m.capabilities) > 0 && !m.tools {
 			return &ToolsUnsupportedError{Model: model, Server: info.Kind.Display(),
-				Field: fmt.Sprintf("the capabilities of POST /api/show are [%s], without \"tools\"", strings.Join(m.capabilities, ", "))}
+				Field:  fmt.Sprintf("the capabilities of POST /api/show are [%s], without \"tools\"", strings.Join(m.capabilities, ", ")),
+				Remedy: "pull a model whose capabilities list tools (ollama show MODEL lists them)"}
 		}
 	}
 	return nil

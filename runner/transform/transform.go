@@ -144,13 +144,14 @@ func RollbackDir(root string) string {
 }
 
 // A reply rewrites the span, so its room follows the span's size: twice its tokens (at
-// spanBytesPerToken, an underestimate of code's bytes a token, so an overestimate of its tokens)
-// plus replySlack, within max_output_tokens. A small model that loops then stops in seconds, not
-// after the thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose is
-// the room asked for.
+// spanBytesPerToken, an underestimate of code's bytes a token, so an overestimate of its tokens),
+// and never less than replyFloor, room for a task that adds a function to a short span; within
+// max_output_tokens. A small model that loops then stops in well under a minute, not after the
+// thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose is the room
+// asked for.
 const (
 	spanBytesPerToken = 3
-	replySlack        = 256
+	replyFloor        = 1024
 )
 
 // replyRoom is the max_tokens an edit asks for.
@@ -163,7 +164,7 @@ func (t *transform) replyRoom(s *packs.Settings) int64 {
 	for _, l := range t.origSpan {
 		bytes += len(l) + 1
 	}
-	return min(ceiling, int64(2*bytes/spanBytesPerToken+replySlack))
+	return min(ceiling, max(replyFloor, int64(2*bytes/spanBytesPerToken)))
 }
 
 func (t *transform) edit(ctx context.Context, r *engine.Run) error {
