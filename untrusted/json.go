@@ -30,13 +30,29 @@ func (e *DuplicateKeyError) Error() string {
 // At is the pointer of the duplicate key itself.
 func (e *DuplicateKeyError) At() string { return e.Pointer + "/" + escapePointer(e.Key) }
 
+// MaxDepth is how deeply a JSON document locum trusts may nest arrays and objects. Every
+// document locum reads is far shallower; a deeper one is refused before it is decoded, so that
+// nesting costs time and memory linear in its size, never more.
+const MaxDepth = 64
+
+// DepthError is a JSON document nested deeper than MaxDepth.
+type DepthError struct {
+	Pointer string // where the limit was passed
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("JSON nested deeper than %d levels at %s; a document locum trusts is never that deep", MaxDepth, e.Pointer)
+}
+
 // CheckKeys walks one JSON document and returns a *DuplicateKeyError for the first object that
-// names a key twice. A document that is not JSON returns the decoder's error; callers that need
-// line and column decode it themselves first.
+// names a key twice, or a *DepthError for one nested deeper than MaxDepth. A document that is not
+// JSON returns the decoder's error; callers that need line and column decode it themselves first.
+// The walk streams: its cost is linear in the document, and a pointer is built only for an error.
 func CheckKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := walk(dec, ""); err != nil {
+	w := &walker{dec: dec}
+	if err := w.value(); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -45,8 +61,24 @@ func CheckKeys(data []byte) error {
 	return nil
 }
 
-func walk(dec *json.Decoder, ptr string) error {
-	tok, err := dec.Token()
+// walker is one pass over a document; path holds the keys and indexes down to the value read.
+type walker struct {
+	dec  *json.Decoder
+	path []string
+}
+
+// pointer is the JSON pointer of the current path, RFC 6901.
+func (w *walker) pointer() string {
+	var b strings.Builder
+	for _, seg := range w.path {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(seg))
+	}
+	return b.String()
+}
+
+func (w *walker) value() error {
+	tok, err := w.dec.Token()
 	if err != nil {
 		return err
 	}
@@ -54,32 +86,41 @@ func walk(dec *json.Decoder, ptr string) error {
 	if !ok {
 		return nil
 	}
+	if len(w.path) >= MaxDepth {
+		return &DepthError{Pointer: w.pointer()}
+	}
 	switch d {
 	case '{':
 		seen := map[string]string{}
-		for dec.More() {
-			kt, err := dec.Token()
+		for w.dec.More() {
+			kt, err := w.dec.Token()
 			if err != nil {
 				return err
 			}
 			key, _ := kt.(string)
 			folded := foldKey(key)
 			if prev, dup := seen[folded]; dup {
-				return &DuplicateKeyError{Pointer: ptr, Key: key, Other: prev}
+				return &DuplicateKeyError{Pointer: w.pointer(), Key: key, Other: prev}
 			}
 			seen[folded] = key
-			if err := walk(dec, ptr+"/"+escapePointer(key)); err != nil {
+			w.path = append(w.path, key)
+			err = w.value()
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
 				return err
 			}
 		}
 	case '[':
-		for i := 0; dec.More(); i++ {
-			if err := walk(dec, ptr+"/"+strconv.Itoa(i)); err != nil {
+		for i := 0; w.dec.More(); i++ {
+			w.path = append(w.path, strconv.Itoa(i))
+			err := w.value()
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
 				return err
 			}
 		}
 	}
-	_, err = dec.Token() // the closing delimiter
+	_, err = w.dec.Token() // the closing delimiter
 	return err
 }
 
