@@ -24,10 +24,13 @@ import (
 const (
 	maxFileBytes  = 256 << 10
 	maxTotalWrite = 4 << 20
-	maxResult     = 12 << 10
-	maxDiff       = 2 << 10
-	maxListed     = 400
-	maxMatches    = 200
+	// maxCreated is how many new files one run may create: a task of the agent's size makes a
+	// few; thousands of empty files are no task.
+	maxCreated = 100
+	maxResult  = 12 << 10
+	maxDiff    = 2 << 10
+	maxListed  = 400
+	maxMatches = 200
 	// grep reads at most this many files and bytes: a repository of any size answers in bounded
 	// time, and says where it stopped.
 	maxGrepFiles = 5000
@@ -80,7 +83,7 @@ func (e *MalformedError) Error() string { return e.Reason }
 
 // BlockError is a guardrail refusing a well-formed call.
 type BlockError struct {
-	Rule   string // outside, dot_git, read_first, size, total_size, repeat, not_regular
+	Rule   string // outside, dot_git, read_first, size, total_size, created, repeat, not_regular
 	Reason string
 }
 
@@ -163,13 +166,15 @@ type workspace struct {
 	// fileCap and totalCap are maxFileBytes and maxTotalWrite; tests lower them.
 	fileCap, totalCap int64
 	grepFiles         int
+	// created counts the files the run made; createdCap is maxCreated, tests lower it.
+	created, createdCap int
 	// touched are the files the tools wrote: the commit takes these and nothing the verify
 	// command left behind (build output, caches).
 	touched map[string]bool
 }
 
 func newWorkspace(root string, verify func(ctx context.Context) (string, error)) *workspace {
-	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite, grepFiles: maxGrepFiles}
+	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite, grepFiles: maxGrepFiles, createdCap: maxCreated}
 }
 
 // resolve confines a path the model gave to the worktree (symbolic links followed) and returns
@@ -515,8 +520,14 @@ func (w *workspace) writeFile(a args) (string, bool, error) {
 	if existed && string(old) == content {
 		return fmt.Sprintf("%s already has this content; nothing changed", rel), false, nil
 	}
+	if !existed && w.created >= w.createdCap {
+		return "", false, &BlockError{Rule: "created", Reason: fmt.Sprintf("this run has created %d files; the cap for one run is %d", w.created, w.createdCap)}
+	}
 	if err := w.write(abs, rel, []byte(content), mode); err != nil {
 		return "", false, err
+	}
+	if !existed {
+		w.created++
 	}
 	verb := "created"
 	if existed {

@@ -83,6 +83,22 @@ func TestWriteCapsPerFileAndPerRun(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(w.root, "sub/b.txt"))
 }
 
+// A run creates at most so many files; replacing one it made is no new file.
+func TestCreatedFilesAreCapped(t *testing.T) {
+	w := testWorkspace(t, nil)
+	w.createdCap = 2
+	for _, p := range []string{"a.txt", "b.txt"} {
+		_, changed, err := call(t, w, "write_file", `{"path":"`+p+`","content":"x"}`)
+		require.NoError(t, err)
+		assert.True(t, changed)
+	}
+	_, _, err := call(t, w, "write_file", `{"path":"a.txt","content":"y"}`)
+	require.NoError(t, err, "a file the run made is replaced, not created")
+	_, _, err = call(t, w, "write_file", `{"path":"c.txt","content":""}`)
+	assert.Equal(t, "created", rule(err))
+	assert.NoFileExists(t, filepath.Join(w.root, "c.txt"))
+}
+
 func TestPathsStayInside(t *testing.T) {
 	outside := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
