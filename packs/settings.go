@@ -114,6 +114,7 @@ var (
 	VerifyNetwork     = Key{"verify_network"}
 	SandboxSetting    = Key{"sandbox"}
 	VerifyCaches      = Key{"verify_caches"}
+	VerifyHome        = Key{"verify_home"}
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -169,6 +170,7 @@ var keySpecs = []keySpec{
 	// no tool takes it as an argument.
 	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
 	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
 	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
 }
 
@@ -378,6 +380,8 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Verify.Network), Source: u.source()}
 			case spec.key == SandboxSetting && u.Verify.Sandbox != "":
 				set = Setting{Key: spec.key.name, Value: u.Verify.Sandbox, Source: u.source()}
+			case spec.key == VerifyHome && u.Verify.Home != nil:
+				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Verify.Home), Source: u.source()}
 			case spec.key == VerifyCaches && len(u.Verify.Caches) > 0:
 				set = Setting{Key: spec.key.name, Value: strings.Join(u.Verify.Caches, string(os.PathListSeparator)), Source: u.source()}
 			}

@@ -25,6 +25,7 @@ type UserConfig struct {
 	// Verify is how the verify command is contained.
 	Verify struct {
 		Network *bool    `json:"network,omitempty"`
+		Home    *bool    `json:"home,omitempty"`
 		Sandbox string   `json:"sandbox,omitempty"`
 		Caches  []string `json:"caches,omitempty"`
 	} `json:"verify"`

@@ -32,6 +32,8 @@ type Sandbox struct {
 	ReadOnly []string
 	// Network keeps the host's network (the operator's --verify-network).
 	Network bool
+	// KeepHome leaves HOME as it is, read-only, rather than a scratch one (--verify-home).
+	KeepHome bool
 	// Require refuses to run without a sandbox (the operator's --sandbox require).
 	Require bool
 	// Off runs the command in a process group only, its marked descendants killed when it ends
@@ -165,7 +167,9 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	args = append(args, "--chdir", dir)
 	// HOME and TMPDIR are the scratch directory's; the tool caches keep the paths they had, so
 	// a build or a test inside reuses what the operator's machine already built.
-	c.env = setEnv(c.env, "HOME", home)
+	if !sb.KeepHome {
+		c.env = setEnv(c.env, "HOME", home)
+	}
 	c.env = setEnv(c.env, "TMPDIR", tmp)
 	for _, kv := range caches.env {
 		k, v, _ := strings.Cut(kv, "=")

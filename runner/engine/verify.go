@@ -26,7 +26,8 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 // VerifySandbox is the sandbox a verify in dir runs in under s.
 func VerifySandbox(s *packs.Settings, dir string) *rails.Sandbox {
 	mode := s.String(packs.SandboxSetting)
-	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), Require: mode == "require", Off: mode == "none"}
+	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), KeepHome: s.Bool(packs.VerifyHome),
+		Require: mode == "require", Off: mode == "none"}
 	if git := filepath.Join(dir, ".git"); isDir(git) {
 		// The repository's own git directory: a hook written there would run later as the
 		// operator, outside any sandbox.
