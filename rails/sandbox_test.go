@@ -4,6 +4,7 @@ package rails
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -93,4 +94,22 @@ func BenchmarkVerifyContained(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Where bubblewrap cannot run, a sandbox the operator requires is refused before anything runs,
+// and one that is not required runs the command in its process group, saying so.
+func TestNoBwrap(t *testing.T) {
+	probe := bwrapProbe
+	t.Cleanup(func() { bwrapProbe = probe })
+	bwrapProbe = func() (string, error) { return "", errors.New("bwrap is not installed") }
+	dir := t.TempDir()
+	_, err := RunShell(context.Background(), ShellCommand{Command: "touch ran", Dir: dir, Sandbox: &Sandbox{Require: true}})
+	var refused *NoSandboxError
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, err.Error(), "bwrap is not installed")
+	assert.NoFileExists(t, dir+"/ran")
+	res, err := RunShell(context.Background(), ShellCommand{Command: "touch ran", Dir: dir, Sandbox: &Sandbox{}})
+	require.NoError(t, err)
+	assert.Equal(t, SandboxNone, res.Sandbox)
+	assert.FileExists(t, dir+"/ran")
 }
