@@ -24,24 +24,31 @@ func TestParseRecordedQwenTextCalls(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
-			data, err := os.ReadFile("../scripted/testdata/real-servers/llama-server-0c1e570-qwen/" + tc.fixture + ".body")
-			require.NoError(t, err)
-			var reply struct {
-				Choices []struct {
-					Message struct {
-						Content   string            `json:"content"`
-						ToolCalls []json.RawMessage `json:"tool_calls"`
-					} `json:"message"`
-				} `json:"choices"`
-			}
-			require.NoError(t, json.Unmarshal(data, &reply))
-			require.Len(t, reply.Choices, 1)
-			assert.Empty(t, reply.Choices[0].Message.ToolCalls, "the server parsed no native call")
-			got, ok := ParseTextCalls(reply.Choices[0].Message.Content)
+			content, native := recordedReply(t, tc.fixture)
+			assert.Zero(t, native, "the server parsed no native call")
+			got, ok := ParseTextCalls(content)
 			assert.True(t, ok)
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// recordedReply is the content of a recorded Qwen reply and how many native calls it had.
+func recordedReply(t *testing.T, fixture string) (string, int) {
+	t.Helper()
+	data, err := os.ReadFile("../scripted/testdata/real-servers/llama-server-0c1e570-qwen/" + fixture + ".body")
+	require.NoError(t, err)
+	var reply struct {
+		Choices []struct {
+			Message struct {
+				Content   string            `json:"content"`
+				ToolCalls []json.RawMessage `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	require.NoError(t, json.Unmarshal(data, &reply))
+	require.Len(t, reply.Choices, 1)
+	return reply.Choices[0].Message.Content, len(reply.Choices[0].Message.ToolCalls)
 }
 
 // The same model, asked to read three files and edit, wrote every call of its plan in one reply:
@@ -59,17 +66,9 @@ func TestParseRecordedQwenSeveralTextCalls(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
-			data, err := os.ReadFile("../scripted/testdata/real-servers/llama-server-0c1e570-qwen/" + tc.fixture + ".body")
-			require.NoError(t, err)
-			var reply struct {
-				Choices []struct {
-					Message struct {
-						Content string `json:"content"`
-					} `json:"message"`
-				} `json:"choices"`
-			}
-			require.NoError(t, json.Unmarshal(data, &reply))
-			got, ok := ParseTextCalls(reply.Choices[0].Message.Content)
+			content, native := recordedReply(t, tc.fixture)
+			assert.Zero(t, native, "the server parsed no native call")
+			got, ok := ParseTextCalls(content)
 			require.True(t, ok)
 			var names []string
 			for _, c := range got {
