@@ -57,6 +57,12 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 	if s.Bool(packs.NoBaseline) && s.Bool(packs.ExpectRed) {
 		return "", BadInputf("{expect_red} needs the baseline, which {no_baseline} skips: drop one")
 	}
+	// A sandbox the operator requires is checked before the first request, baseline or not.
+	if s.String(packs.SandboxSetting) == "require" {
+		if ok, why := rails.SandboxAvailable(); !ok {
+			return "", &rails.NoSandboxError{Why: why}
+		}
+	}
 	if s.Bool(packs.NoBaseline) {
 		r.baseline = BaselineSkipped
 		r.Event("baseline", map[string]any{"verdict": BaselineSkipped})

@@ -4,6 +4,7 @@ package transform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -230,6 +231,10 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 
 		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
 		vr, err := r.Verify(ctx, t.opts.Verify, t.opts.Root)
+		var noSandbox *rails.NoSandboxError
+		if errors.As(err, &noSandbox) {
+			return err
+		}
 		if err != nil {
 			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
 		}
