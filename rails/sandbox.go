@@ -12,11 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Sandbox is how a command locum runs on the model's behalf (a verify, which runs code the model
@@ -26,8 +29,11 @@ import (
 // and TMPDIR, and a fresh /tmp. Without bwrap it runs as before, in a process group, and every
 // process that still carries its marker in its environment is killed when it ends.
 type Sandbox struct {
-	// Writable are the paths the command may write: the tree it works in, and caches.
+	// Writable are the trees the command may write: the one it works in.
 	Writable []string
+	// Caches are more directories it may write, the operator's; one inside a tree is not bound
+	// again, so a link the tree holds cannot widen it.
+	Caches []string
 	// ReadOnly are paths inside Writable that stay read-only (a repository's .git).
 	ReadOnly []string
 	// Network keeps the host's network (the operator's --verify-network).
@@ -134,43 +140,64 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 			return nil, fmt.Errorf("the verify's scratch directory: %w", err)
 		}
 	}
-	// No --new-session: the command stays in the process group locum signals, so a test runner
-	// inside gets its SIGTERM and the grace to clean up before the SIGKILL.
 	args := []string{bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
 	if !sb.Network {
 		args = append(args, "--unshare-net")
 	}
-	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--bind", c.scratch, c.scratch)
+	// The root read-only; /tmp, and /run where the sockets of the session bus, systemd, Docker
+	// and the like live, empty: a Unix socket on a read-only file system still connects.
+	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			args = append(args, "--tmpfs", d)
+		}
+	}
+	args = append(args, "--bind", c.scratch, c.scratch)
 	caches := toolCaches(env, sb.Network)
 	for _, p := range caches.writable {
 		// The tool would make its cache on first use; in the sandbox it could not.
-		_ = os.MkdirAll(p, 0o755)
+		_ = os.MkdirAll(p, 0o700)
 	}
-	for _, p := range append(append([]string(nil), sb.Writable...), caches.writable...) {
-		if p == "" {
+	var trees []string
+	for _, p := range sb.Writable {
+		if real, ok := realDir(p); ok {
+			trees = append(trees, real)
+			args = append(args, "--bind", real, real)
+		}
+	}
+	// A cache is bound only by its real path and only outside the trees: a symbolic link the
+	// tree holds could otherwise make its target writable.
+	for _, p := range append(append([]string(nil), sb.Caches...), caches.writable...) {
+		real, ok := realDir(p)
+		if !ok || slices.ContainsFunc(trees, func(t string) bool { return untrusted.Inside(t, real) }) {
 			continue
 		}
-		if abs, err := filepath.Abs(p); err == nil {
-			if _, err := os.Stat(abs); err == nil {
-				args = append(args, "--bind", abs, abs)
-			}
-		}
+		args = append(args, "--bind", real, real)
 	}
+	// Read-only inside the trees, whatever kind of file it is: a .git directory or a .git file
+	// (a worktree's, naming its git directory), bound by path so the name itself cannot be
+	// replaced. A git directory the verify could write would run its hooks and filters later,
+	// as the operator, outside any sandbox.
 	for _, p := range sb.ReadOnly {
-		if abs, err := filepath.Abs(p); err == nil {
-			if _, err := os.Stat(abs); err == nil {
-				args = append(args, "--ro-bind", abs, abs)
-			}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Lstat(abs); err == nil {
+			args = append(args, "--ro-bind", abs, abs)
 		}
 	}
 	args = append(args, "--chdir", dir)
-	// HOME and TMPDIR are the scratch directory's; the tool caches keep the paths they had, so
-	// a build or a test inside reuses what the operator's machine already built.
+	// HOME and TMPDIR are the scratch directory's; the variables that name the operator's
+	// sockets and display go, so the verify cannot reach the session bus, the SSH or GPG agent,
+	// or a window system by them.
 	if !sb.KeepHome {
 		c.env = setEnv(c.env, "HOME", home)
 	}
 	c.env = setEnv(c.env, "TMPDIR", tmp)
+	for _, k := range sessionVars {
+		c.env = unsetEnv(c.env, k)
+	}
 	for _, kv := range caches.env {
 		k, v, _ := strings.Cut(kv, "=")
 		c.env = setEnv(c.env, k, v)
@@ -179,14 +206,18 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	return c, nil
 }
 
-// toolCaches are the build caches a verify reuses, found as the operator's environment or the
-// tool's own default would place them under the real HOME: Go's build cache is writable (a test
-// run writes to it), its module cache only with the network (a download writes there).
+// cachePaths are the tool caches a sandboxed verify writes, and the variables that point the
+// tools at them.
 type cachePaths struct {
 	writable []string
 	env      []string
 }
 
+// toolCaches gives the verify Go caches of its own, under the operator's cache directory
+// (XDG_CACHE_HOME, else ~/.cache) in locum/verify-go: a build cache, and a module cache the
+// network fills. Never the operator's own: Go trusts what its caches hold, and an entry a verify
+// wrote there would be linked into the operator's next build. The operator's module cache stays
+// readable, so a module already downloaded builds without the network.
 func toolCaches(env []string, network bool) cachePaths {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
@@ -196,35 +227,52 @@ func toolCaches(env []string, network bool) cachePaths {
 		}
 		return ""
 	}
-	home := get("HOME")
-	var out cachePaths
-	gocache := get("GOCACHE")
-	if gocache == "" {
-		base := get("XDG_CACHE_HOME")
-		if base == "" && home != "" {
-			base = filepath.Join(home, ".cache")
-		}
-		if base != "" {
-			gocache = filepath.Join(base, "go-build")
-		}
+	base := get("XDG_CACHE_HOME")
+	if home := get("HOME"); !filepath.IsAbs(base) && filepath.IsAbs(home) {
+		base = filepath.Join(home, ".cache")
 	}
-	if gocache != "" && gocache != "off" {
-		out.writable = append(out.writable, gocache)
-		out.env = append(out.env, "GOCACHE="+gocache)
+	if !filepath.IsAbs(base) {
+		return cachePaths{}
 	}
-	gopath := get("GOPATH")
-	if gopath == "" && home != "" {
-		gopath = filepath.Join(home, "go")
+	own := filepath.Join(base, "locum", "verify-go")
+	out := cachePaths{writable: []string{filepath.Join(own, "build")}, env: []string{"GOCACHE=" + filepath.Join(own, "build")}}
+	if network {
+		// A download writes the module cache: the verify's own, so nothing it fetched lands in
+		// the operator's.
+		out.writable = append(out.writable, filepath.Join(own, "mod"))
+		out.env = append(out.env, "GOMODCACHE="+filepath.Join(own, "mod"), "GOFLAGS=-modcacherw")
 	}
-	if gopath != "" {
-		out.env = append(out.env, "GOPATH="+gopath)
-		modcache := get("GOMODCACHE")
-		if modcache == "" {
-			modcache = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
-		}
-		out.env = append(out.env, "GOMODCACHE="+modcache)
-		if network {
-			out.writable = append(out.writable, modcache)
+	return out
+}
+
+// sessionVars name the operator's sockets and display, which a verify has no business reaching.
+var sessionVars = []string{"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
+	"DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "DOCKER_HOST", "CONTAINER_HOST"}
+
+// realDir is p made absolute with its symbolic links resolved, when it is a directory.
+func realDir(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", false
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", false
+	}
+	return real, true
+}
+
+func unsetEnv(env []string, key string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
 		}
 	}
 	return out

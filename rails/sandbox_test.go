@@ -23,14 +23,16 @@ func TestToolCaches(t *testing.T) {
 		writable []string
 		vars     []string
 	}{
-		{"defaults under HOME", []string{"HOME=/h"}, false,
-			[]string{"/h/.cache/go-build"}, []string{"GOCACHE=/h/.cache/go-build", "GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
-		{"XDG cache and the network", []string{"HOME=/h", "XDG_CACHE_HOME=/c"}, true,
-			[]string{"/c/go-build", "/h/go/pkg/mod"}, []string{"GOCACHE=/c/go-build", "GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
-		{"set by the operator, the last value winning", []string{"HOME=/h", "GOCACHE=/a", "GOCACHE=/b", "GOPATH=/p:/q", "GOMODCACHE=/m"}, false,
-			[]string{"/b"}, []string{"GOCACHE=/b", "GOPATH=/p:/q", "GOMODCACHE=/m"}},
-		{"the build cache off", []string{"HOME=/h", "GOCACHE=off"}, false,
-			nil, []string{"GOPATH=/h/go", "GOMODCACHE=/h/go/pkg/mod"}},
+		{"under HOME", []string{"HOME=/h"}, false,
+			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
+		{"under the XDG cache, with the network", []string{"HOME=/h", "XDG_CACHE_HOME=/c"}, true,
+			[]string{"/c/locum/verify-go/build", "/c/locum/verify-go/mod"},
+			[]string{"GOCACHE=/c/locum/verify-go/build", "GOMODCACHE=/c/locum/verify-go/mod", "GOFLAGS=-modcacherw"}},
+		// The operator's own caches are never the verify's: an entry it wrote would be trusted.
+		{"the operator's GOCACHE is not taken", []string{"HOME=/h", "GOCACHE=/mine", "GOMODCACHE=/m"}, false,
+			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
+		{"a relative XDG cache is ignored", []string{"HOME=/h", "XDG_CACHE_HOME=rel"}, false,
+			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
 		{"no HOME", nil, false, nil, nil},
 	}
 	for _, tc := range cases {

@@ -114,6 +114,11 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if sandbox == SandboxBwrap {
+		// A session of its own: a group locum still signals, and no controlling terminal, so
+		// the verify cannot push keystrokes into the operator's shell (TIOCSTI).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	// A child that left the group (setsid) can hold the output pipe open for as long as it likes;
 	// Wait would wait for it. The command's own exit, or its stop, is the verdict: the pipe gets
 	// a short while after that to drain, then is closed.

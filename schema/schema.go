@@ -151,6 +151,14 @@ func (e *SyntaxError) Error() string {
 // Decode parses data as one JSON value, numbers kept exact, and names the line and column of the
 // first syntax error.
 func Decode(file string, data []byte) (any, error) {
+	// Nesting past untrusted.MaxDepth is refused before the document is decoded. A key named
+	// twice would let two readers of one file see two documents (a signature checked on one
+	// decoding, routes read from another); it is reported after a syntax error, which says more.
+	keys := untrusted.CheckKeys(data)
+	var deep *untrusted.DepthError
+	if errors.As(keys, &deep) {
+		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Pointer: deep.Pointer, Message: deep.Error()}}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -170,10 +178,8 @@ func Decode(file string, data []byte) (any, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, syntaxAt(file, data, dec.InputOffset(), "unexpected data after the JSON value")
 	}
-	// A key named twice would let two readers of one file see two documents: a signature checked
-	// on one decoding, routes read from another.
 	var dup *untrusted.DuplicateKeyError
-	if err := untrusted.CheckKeys(data); errors.As(err, &dup) {
+	if errors.As(keys, &dup) {
 		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Pointer: dup.At(), Message: dup.Error()}}}
 	}
 	return v, nil

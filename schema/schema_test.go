@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"sync"
 	"testing"
 
@@ -132,4 +133,13 @@ func TestSpecLoaderServesOnlyTheContracts(t *testing.T) {
 	}
 	_, err = l.Load(baseURL + string(Pack))
 	assert.NoError(t, err)
+}
+
+// A document nested past untrusted.MaxDepth is refused before it is decoded, with where.
+func TestDecodeRefusesDeepNesting(t *testing.T) {
+	doc := []byte(strings.Repeat(`{"a":`, 65) + "1" + strings.Repeat("}", 65))
+	_, err := Decode("w.json", doc)
+	var inv *InvalidError
+	require.ErrorAs(t, err, &inv)
+	assert.Contains(t, err.Error(), "deeper than 64 levels")
 }

@@ -541,7 +541,7 @@ func verifyTool(command, dir string, run func(ctx context.Context, command, dir 
 	return func(ctx context.Context) (string, error) {
 		vr, err := run(ctx, command, dir)
 		if err != nil {
-			return "", fmt.Errorf("the verify command could not start: %v", err)
+			return "", fmt.Errorf("the verify command could not start: %w", err)
 		}
 		if vr.Canceled {
 			return "", context.Cause(ctx)

@@ -27,21 +27,14 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 func VerifySandbox(s *packs.Settings, dir string) *rails.Sandbox {
 	mode := s.String(packs.SandboxSetting)
 	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), KeepHome: s.Bool(packs.VerifyHome),
-		Require: mode == "require", Off: mode == "none"}
-	if git := filepath.Join(dir, ".git"); isDir(git) {
-		// The repository's own git directory: a hook written there would run later as the
-		// operator, outside any sandbox.
-		sb.ReadOnly = append(sb.ReadOnly, git)
-	}
+		Require: mode == "require", Off: mode == "none",
+		// The tree's .git, a directory or a worktree's file: a hook, a filter or a redirected
+		// git directory written there would run later as the operator, outside any sandbox.
+		ReadOnly: []string{filepath.Join(dir, ".git")}}
 	for _, c := range strings.Split(s.String(packs.VerifyCaches), string(os.PathListSeparator)) {
 		if c = strings.TrimSpace(c); c != "" {
-			sb.Writable = append(sb.Writable, c)
+			sb.Caches = append(sb.Caches, c)
 		}
 	}
 	return sb
-}
-
-func isDir(p string) bool {
-	st, err := os.Lstat(p)
-	return err == nil && st.IsDir()
 }
