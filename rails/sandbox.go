@@ -279,13 +279,7 @@ func unsetEnv(env []string, key string) []string {
 }
 
 func setEnv(env []string, key, value string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, key+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
+	return append(unsetEnv(env, key), key+"="+value)
 }
 
 // cleanup ends what the command left behind and removes its scratch directory. Without a PID

@@ -198,14 +198,9 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitfile PATH")
 	}
-	deadline := time.Now().Add(hangDeadline)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(hangDeadline, func() bool { _, err := os.Stat(ts.MkAbs(args[0])); return err == nil }) {
+		ts.Fatalf("%s did not appear", args[0])
 	}
-	ts.Fatalf("%s did not appear", args[0])
 }
 
 // cmdWaitGrep waits for a file to hold a line matching a pattern: waitgrep PATTERN PATH. A
@@ -217,14 +212,10 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	deadline := time.Now().Add(hangDeadline)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(ts.MkAbs(args[1])); err == nil && re.Match(data) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	matched := func() bool { data, err := os.ReadFile(ts.MkAbs(args[1])); return err == nil && re.Match(data) }
+	if !waitFor(hangDeadline, matched) {
+		ts.Fatalf("no line of %s matched %s", args[1], args[0])
 	}
-	ts.Fatalf("no line of %s matched %s", args[1], args[0])
 }
 
 func readPid(ts *testscript.TestScript, file string) int {
@@ -262,14 +253,9 @@ func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return
 	}
-	deadline := time.Now().Add(hangDeadline)
-	for time.Now().Before(deadline) {
-		if processGone(pid) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(hangDeadline, func() bool { return processGone(pid) }) {
+		ts.Fatalf("process %d is still running", pid)
 	}
-	ts.Fatalf("process %d is still running", pid)
 }
 
 // processGone says whether pid has ended: no such process, or a zombie its parent has not reaped.
@@ -589,17 +575,27 @@ func cmdProcGone(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: procgone PATTERN")
 	}
-	deadline := time.Now().Add(sandboxStopDeadline)
+	if waitFor(sandboxStopDeadline, func() bool { return len(processesWith(args[0])) == 0 }) {
+		return
+	}
+	pids := processesWith(args[0])
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	ts.Fatalf("processes %v running %q are still there %s after the run", pids, args[0], sandboxStopDeadline)
+}
+
+// waitFor polls cond until it holds, or limit passes; it says whether it held. The limit is
+// the outcome only where it is the requirement (sandboxStopDeadline); elsewhere only a hang
+// reaches it.
+func waitFor(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
 	for {
-		pids := processesWith(args[0])
-		if len(pids) == 0 {
-			return
+		if cond() {
+			return true
 		}
 		if time.Now().After(deadline) {
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			ts.Fatalf("processes %v running %q are still there %s after the run", pids, args[0], sandboxStopDeadline)
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
