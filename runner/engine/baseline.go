@@ -70,12 +70,12 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 	}
 	r.Observe(ProgressEvent{Stage: StageVerify, Step: "baseline"})
 	vr, err := r.Verify(ctx, verify, dir)
-	var noSandbox *rails.NoSandboxError
-	if errors.As(err, &noSandbox) {
-		return "", err
+	var couldNot *NoVerdictError
+	if errors.As(err, &couldNot) {
+		couldNot.Before = true
 	}
 	if err != nil {
-		return "", &NoVerdictError{Command: verify, Verdict: err.Error(), Before: true}
+		return "", err
 	}
 	tail := string(vr.Output)
 	r.Event("baseline", map[string]any{"verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})

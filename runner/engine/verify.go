@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,12 +14,17 @@ import (
 // Verify runs the verify command in dir, the tree it judges, contained as the operator's
 // settings say: a sandbox where only dir (its .git read-only), the scratch HOME and TMPDIR and
 // the caches are writable, the network off unless verify_network, and a refusal when
-// require_sandbox finds none. How it was contained goes on the receipt.
+// sandbox require finds none. How it was contained goes on the receipt. A command that could not
+// start is a *NoVerdictError; a sandbox required and missing, a *rails.NoSandboxError.
 func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: command, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096, Sandbox: VerifySandbox(s, dir)})
 	if vr.Sandbox != "" {
 		r.sandbox = vr.Sandbox
+	}
+	var noSandbox *rails.NoSandboxError
+	if err != nil && !errors.As(err, &noSandbox) {
+		err = &NoVerdictError{Command: command, Verdict: err.Error()}
 	}
 	return vr, err
 }

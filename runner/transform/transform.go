@@ -4,7 +4,6 @@ package transform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -231,12 +230,8 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 
 		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
 		vr, err := r.Verify(ctx, t.opts.Verify, t.opts.Root)
-		var noSandbox *rails.NoSandboxError
-		if errors.As(err, &noSandbox) {
-			return err
-		}
 		if err != nil {
-			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: err.Error()}
+			return err
 		}
 		tail := string(vr.Output)
 		r.Event("verify", map[string]any{"attempt": attempt, "verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
