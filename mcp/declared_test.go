@@ -37,7 +37,7 @@ func TestToolArgumentsDeclareTheModesSettings(t *testing.T) {
 	}{
 		{"transform", TransformArgs{}, []string{"file", "lines", "symbol", "verify", "task", "model"}},
 		{"summarize", SummarizeArgs{}, []string{"file", "lines", "symbol", "focus", "model"}},
-		{"dedup", DedupArgs{}, []string{"dir", "no_cache"}},
+		{"dedup", DedupArgs{}, []string{"dir", "no_cache", "pairs"}},
 		{"", StatusArgs{}, []string{"model", "embed_model"}},
 	} {
 		var want []string

@@ -46,11 +46,20 @@ func TestDedupListsPairs(t *testing.T) {
 	require.NoError(t, err)
 	f.llm.On("POST", "/v1/embeddings", scripted.Reply{JSON: body})
 	// The embedding model is a setting, not a route: a call names it without --allow-model.
-	res, err := f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5}, nil)
+	res, err := f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5, "pairs": true}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5 method=exact\n0.800 a.md b.md\n0.600 b.md c.md")
+	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5 method=exact\n2 pairs at or above 0.5 among 3 files (showing 2)\n0.8000 a.md b.md\n0.6000 b.md c.md")
 	assert.Equal(t, "tiny-embed", structured(t, res)["model"])
+
+	// Without pairs, the pairs are joined into groups, as on the command line.
+	res, err = f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "dedup files=3 pairs=2 groups=1 threshold=0.5 method=exact\n1 group of near-duplicates (3 files, 2 pairs at or above 0.5) among 3 files (showing 1)\ngroup 1: 3 files, 2 pairs, weakest 0.6000 b.md c.md\n  a.md\n  b.md\n  c.md")
+	details := structured(t, res)["details"].(map[string]any)
+	assert.NotContains(t, details, "pairs")
+	assert.Equal(t, []any{map[string]any{"files": []any{"a.md", "b.md", "c.md"}, "pairs": 2.0, "weakest": map[string]any{"score": 0.6, "a": "b.md", "b": "c.md"}}}, details["groups"])
 
 	// A call chooses the method as the command line does: lexical scoring asks no server.
 	before := len(f.llm.RequestsTo("/v1/embeddings"))

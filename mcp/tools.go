@@ -74,7 +74,8 @@ type SummarizeArgs struct {
 // DedupArgs are the arguments of the dedup tool.
 type DedupArgs struct {
 	Dir           string   `json:"dir" jsonschema:"the folder whose entries to compare, inside the repository"`
-	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"list pairs with cosine similarity at or above this (-1 to 1); default 0.8"`
+	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"join files whose score is at or above this (-1 to 1); default 0.8 for an embedding cosine, 0.5 for a lexical score"`
+	Pairs         bool     `json:"pairs,omitempty" jsonschema:"list each pair at or above the threshold, highest first, instead of joining them into groups"`
 	Model         string   `json:"model,omitempty" jsonschema:"the embedding model; default the dedup mode's"`
 	Method        string   `json:"method,omitempty" jsonschema:"embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto (the default): embedding when an embedding model is configured or the server lists the default one"`
 	Exact         string   `json:"exact,omitempty" jsonschema:"true scores every pair, false only the candidates of random-hyperplane LSH; auto (the default) uses LSH when exact scoring would take longer than the embeddings took"`
@@ -161,8 +162,10 @@ func (s *Server) addTools() error {
 		Name:  "dedup",
 		Title: "Near-duplicate entries of a folder, by embedding similarity",
 		Description: "Screen a folder of notes (ADRs, issues, docs) for near-duplicates with the local embedding " +
-			"model: details.pairs lists each pair at or above `threshold`, highest first. A pair is a candidate for " +
-			"judgement, never a verdict; it never edits a file. REFUSED when an entry is over max_input_bytes (each is named).",
+			"model (or their words, method lexical): details.groups joins the files whose pairs score at or above `threshold`, " +
+			"largest group first, each with its files and its weakest pair (details.pairs lists the pairs instead, with pairs true). " +
+			"A group is a candidate for judgement, never a verdict; it never edits a file. details.separation says when the " +
+			"model's vectors do not tell the files apart. REFUSED when an entry is over max_input_bytes (each is named).",
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		OutputSchema: result(),
 	}, s.dedup)
@@ -418,7 +421,7 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 }
 
 func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {
-	j := &dedup.Job{Dir: args.Dir, NoCache: args.NoCache}
+	j := &dedup.Job{Dir: args.Dir, NoCache: args.NoCache, Pairs: args.Pairs}
 	return s.run(ctx, req, toolJob{job: j, args: args, extra: func(out *engine.Result) string {
 		if out.Error != nil {
 			return ""
@@ -427,19 +430,22 @@ func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args Dedup
 	}})
 }
 
-// dedupText is what a screen found, as the tool's text: the notes, the figures, then each pair.
+// dedupText is what a screen found, as the tool's text: the notes, the figures, then each group
+// or pair, as the command line prints them.
 func dedupText(found *dedup.Result) string {
-	extra := fmt.Sprintf("dedup files=%d pairs=%d threshold=%s method=%s", len(found.Files), found.Total, strconv.FormatFloat(found.Threshold, 'f', -1, 64), found.Method)
-	if found.Picked != "" {
-		extra = "embedding with " + untrusted.Escape(found.Picked) + ", " + client.PickedEmbedSource + "; the model argument names another\n" + extra
-	}
+	lines := []string{}
 	if found.Why != "" {
-		extra = "comparing words, not embeddings: " + found.Why + "; name an embedding model (model) for a screen by meaning\n" + extra
+		lines = append(lines, "comparing words, not embeddings: "+found.Why+"; name an embedding model (model) for a screen by meaning")
 	}
-	for _, p := range found.Pairs {
-		extra += fmt.Sprintf("\n%.3f %s %s", p.Score, p.A, p.B)
+	if found.Picked != "" {
+		lines = append(lines, "embedding with "+untrusted.Escape(found.Picked)+", "+client.PickedEmbedSource+"; the model argument names another")
 	}
-	return extra
+	if w := found.Warning(); w != "" {
+		lines = append(lines, w)
+	}
+	lines = append(lines, found.Figures(), found.Summary(0))
+	lines = append(lines, found.Lines(0)...)
+	return strings.Join(lines, "\n")
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {

@@ -160,7 +160,7 @@ var keySpecs = []keySpec{
 	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
 	{key: MaxWords, kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
 	{key: EmbedModel, kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
-	{key: Threshold, kind: kindCosine, def: "0.8", env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "list pairs with cosine similarity at or above this, a plain decimal from -1 to 1"},
+	{key: Threshold, kind: kindCosine, env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "join files whose score is at or above this, a plain decimal from -1 to 1; unset, 0.8 for an embedding cosine and 0.5 for a lexical score"},
 	{key: Method, kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
 	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
 	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
@@ -413,6 +413,11 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 						Want: fmt.Sprintf("at most %s, this run's (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 				}
 			}
+		}
+		// A setting with no default is unset until a source sets it; the mode chooses then.
+		if set.Source == "default" && set.Value == "" {
+			out.items = append(out.items, set)
+			continue
 		}
 		norm, err := spec.check(set.Value)
 		if err != nil {

@@ -70,7 +70,8 @@ func TestResolveCall(t *testing.T) {
 		{MaxInputBytes, "500", "argument max_input_bytes", true},
 		{EmbedModel, "nomic", "argument model", true},
 		{Timeout, "5m", "flag --timeout", true},
-		{Threshold, "0.8", "pack tools/local-llm", false},
+		{Glob, "*.md", "pack tools/local-llm", false},
+		{Threshold, "", "default", false},
 	}
 	for _, tc := range cases {
 		got, ok := s.Get(tc.key)

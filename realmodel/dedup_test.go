@@ -56,7 +56,7 @@ func TestDedupEmbeddingOnARealModel(t *testing.T) {
 	out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput()
 	require.NoError(t, err, string(out))
 	home := t.TempDir()
-	args := []string{"dedup", "--dir", "notes", "--method", "embedding", "--model", embedModel, "--base-url", s.embed.BaseURL(), "--json"}
+	args := []string{"dedup", "--dir", "notes", "--method", "embedding", "--model", embedModel, "--base-url", s.embed.BaseURL(), "--json", "--pairs"}
 
 	before := s.embed.rec.Len()
 	r := s.locumIn(t, repo, home, args...)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/urfave/cli/v3"
 
@@ -17,8 +16,9 @@ func (e *env) dedupCommand() *cli.Command {
 		&cli.StringFlag{Name: "dir", Usage: "the folder whose entries to compare (required)"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
-		&cli.BoolFlag{Name: "json", Usage: "print the pairs and figures as one JSON object on stdout"},
-		&cli.IntFlag{Name: "top", Usage: "print at most this many pairs, highest first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)", HideDefault: true},
+		&cli.BoolFlag{Name: "json", Usage: "print the groups (or with --pairs the pairs) and figures as one JSON object on stdout"},
+		&cli.BoolFlag{Name: "pairs", Usage: "list each pair at or above the threshold, highest first, instead of joining them into groups"},
+		&cli.IntFlag{Name: "top", Usage: "print at most this many groups (or pairs), largest (highest) first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)", HideDefault: true},
 		&cli.StringFlag{Name: "role", Hidden: true},
 	}
 	flags = append(flags, settingFlags("dedup")...)
@@ -26,15 +26,20 @@ func (e *env) dedupCommand() *cli.Command {
 		Name:  "dedup",
 		Usage: "screen a folder for near-duplicate entries by embedding or word similarity; it never edits a file",
 		Description: "Embeds each entry (the regular files directly in --dir matching --glob, *.md by default in any\n" +
-			"letter case, README.md left out) and prints each pair whose cosine similarity is at or above\n" +
-			"--threshold, highest first: `0.829 0036-a.md 0038-b.md`. A pair is a candidate for a person to\n" +
-			"judge, never a verdict. Embeddings are cached by server, model and content under the git directory.\n\n" +
-			"--method lexical compares words instead, with no server: the score is the estimated Jaccard\n" +
-			"similarity of the entries' three-word shingles (MinHash). It is the default when no embedding\n" +
-			"model is configured and the server does not list the default one, or no server answers.\n\n" +
+			"letter case, README.md left out), scores the pairs by the cosine of their vectors, and joins the\n" +
+			"pairs at or above --threshold (0.8 unless set) into groups, largest first, each with its members\n" +
+			"and its weakest pair: `group 1: 3 files, 2 pairs, weakest 0.8290 0036-a.md 0038-b.md`. --pairs\n" +
+			"lists the pairs instead, highest first. A group is a candidate for a person to judge, never a\n" +
+			"verdict. Embeddings are cached in one file in your cache directory, by server, model and content;\n" +
+			"`locum cache prune` trims it.\n\n" +
+			"--method lexical compares words instead, with no server: the score is the Jaccard similarity of\n" +
+			"the entries' three-word shingles, found by MinHash and scored exactly (threshold 0.5 unless set);\n" +
+			"a note pasted inside a longer one (at least 90% of its shingles, under three times its size) scores\n" +
+			"that share and is marked `(a.md inside)`. Lexical is the default when no embedding model is\n" +
+			"configured and the server does not list the default one, or no server answers.\n\n" +
 			"Exit 0 for a run, with pairs or without; 1 when a file is over --max-input-bytes (every such file\n" +
 			"is named) or the endpoint is refused, before any request; 2 could not run.",
-		UsageText:    "locum dedup --dir DIR [--threshold 0.8] [--method auto|embedding|lexical] [--model ID] [--glob '*.md'] [--json]",
+		UsageText:    "locum dedup --dir DIR [--threshold N] [--method auto|embedding|lexical] [--pairs] [--model ID] [--glob '*.md'] [--json]",
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {
@@ -65,7 +70,7 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 	if !cmd.Bool("json") {
 		keep = e.dedupTop(cmd)
 	}
-	j := &dedup.Job{Dir: cmd.String("dir"), NoCache: cmd.Bool("no-cache"), Keep: keep}
+	j := &dedup.Job{Dir: cmd.String("dir"), NoCache: cmd.Bool("no-cache"), Keep: keep, Pairs: cmd.Bool("pairs")}
 	res, err := e.runJob(ctx, cmd, p, j)
 	if err != nil {
 		return err
@@ -79,18 +84,16 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		if found.Why != "" {
 			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
 		}
-		shown := len(found.Pairs)
+		if w := found.Warning(); w != "" {
+			fmt.Fprintf(e.stderr, "dedup: %s\n", w)
+		}
 		if !cmd.Bool("json") {
-			if keep > 0 {
-				shown = min(shown, keep)
-			}
-			for _, p := range found.Pairs[:shown] {
-				fmt.Fprintf(e.stdout, "%s %s %s\n", score3(p.Score), untrusted.Escape(p.A), untrusted.Escape(p.B))
+			for _, line := range found.Lines(keep) {
+				fmt.Fprintln(e.stdout, line)
 			}
 		}
-		threshold := strconv.FormatFloat(found.Threshold, 'f', -1, 64)
-		fmt.Fprintf(e.stderr, "%s at or above %s among %s (showing %d)\n", client.Count(found.Total, "pair", "pairs"), threshold, client.Count(len(found.Files), "file", "files"), shown)
-		fmt.Fprintf(e.stderr, "dedup files=%d pairs=%d threshold=%s method=%s\n", len(found.Files), found.Total, threshold, found.Method)
+		fmt.Fprintln(e.stderr, found.Summary(keep))
+		fmt.Fprintln(e.stderr, found.Figures())
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
 		}
@@ -108,13 +111,4 @@ func (e *env) dedupTop(cmd *cli.Command) int {
 		return 50
 	}
 	return 0
-}
-
-// score3 prints a cosine to three decimals, never as -0.000.
-func score3(s float64) string {
-	out := strconv.FormatFloat(s, 'f', 3, 64)
-	if out == "-0.000" {
-		return "0.000"
-	}
-	return out
 }

@@ -95,6 +95,11 @@ func scriptParams() testscript.Params {
 				return err
 			}
 			e.Setenv("EXAMPLES", examples)
+			corpus, err := filepath.Abs("../../runner/dedup/testdata/labelled")
+			if err != nil {
+				return err
+			}
+			e.Setenv("CORPUS", corpus)
 			// Under -race every locum the scripts start would sleep a second before it exits
 			// (the race runtime's atexit_sleep_ms), which made the suite wait minutes for nothing.
 			// A race found is still reported and still fails the command (exit 66).

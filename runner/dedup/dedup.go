@@ -40,13 +40,30 @@ type Options struct {
 	// screen that shows its top pairs holds no more however many pass the threshold; Result.Total
 	// still counts them all. 0 keeps every pair, as --json needs.
 	Keep int
+	// Pairs lists the pairs themselves; otherwise the screen joins them into groups and keeps
+	// only the journal's top pairs.
+	Pairs bool
 }
+
+// The thresholds a screen uses when nobody set one, chosen on the labelled corpus
+// (testdata/labelled): every near-duplicate kind scores above them, and notes on the same topic
+// in other words below.
+const (
+	// DefaultCosine is the embedding threshold: all-MiniLM-L6-v2 scored the near-duplicates from
+	// 0.857 and same-topic notes at most 0.622.
+	DefaultCosine = 0.8
+	// DefaultJaccard is the lexical threshold: the near-duplicates scored from 0.616 and
+	// same-topic notes 0 (three-word shingles are rarely shared by chance).
+	DefaultJaccard = 0.5
+)
 
 // Result is what a screen found.
 type Result struct {
 	Files []string
+	// Groups join the pairs at or above the threshold, largest first (unless Options.Pairs).
+	Groups []Group
 	// Pairs are the pairs at or above the threshold, highest first: all of them, or the highest
-	// Options.Keep; Total counts all.
+	// Options.Keep (the journal's top pairs for a screen by groups); Total counts all.
 	Pairs     []Pair
 	Total     int
 	Threshold float64
@@ -59,6 +76,8 @@ type Result struct {
 	Method string
 	// Why says why auto chose lexical; "" otherwise.
 	Why string
+	// Separation is how a sample of all pairs scored, for a screen by embeddings; nil otherwise.
+	Separation *Separation
 }
 
 type dedup struct {
@@ -303,19 +322,38 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	return nil
 }
 
+// threshold is the screen's threshold: the one set, else the method's default.
+func threshold(s *packs.Settings, lexical bool) float64 {
+	switch {
+	case s.String(packs.Threshold) != "":
+		return s.Float(packs.Threshold)
+	case lexical:
+		return DefaultJaccard
+	}
+	return DefaultCosine
+}
+
 func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	r.Observe(engine.ProgressEvent{Stage: engine.StageScore, Step: "score", Total: len(d.names)})
-	threshold := r.Spec.Settings.Float(packs.Threshold)
+	threshold := threshold(r.Spec.Settings, d.lexical)
 	set := &pairSet{}
-	if d.opts.Keep > 0 {
+	switch {
+	case !d.opts.Pairs:
+		set.limit = JournalPairs
+		set.group = newGrouper(len(d.names))
+	case d.opts.Keep > 0:
 		set.limit = max(d.opts.Keep, JournalPairs)
 	}
 	method := "exact"
+	var separation *Separation
 	if d.lexical {
 		method = "lexical"
-		lexicalPairs(Signatures(d.texts), d.names, threshold, set)
+		entries := LexicalEntries(d.texts)
+		d.texts = nil
+		lexicalPairs(entries, d.names, threshold, set)
 	} else {
 		u := NormalizeInPlace(d.vectors)
+		separation = u.Separation(threshold)
 		exact := r.Spec.Settings.String(packs.Exact)
 		_, cheaper := planLSH(len(d.names), threshold)
 		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
@@ -327,21 +365,37 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	}
 	total := set.total
 	pairs := set.sorted()
-	*d.result = Result{Files: d.names, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked}
-	r.Detail("method", method)
-	if pairs == nil {
-		pairs = []Pair{}
+	var groups []Group
+	if set.group != nil {
+		groups = set.group.groups(d.names)
 	}
+	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation}
+	r.Detail("method", method)
 	r.Detail("dir", d.opts.Dir)
 	r.Detail("files", len(d.names))
 	r.Detail("threshold", threshold)
-	r.Detail("pairs", pairs)
-	if total > JournalPairs {
-		r.JournalDetail("pairs", pairs[:min(JournalPairs, len(pairs))])
-		r.JournalDetail("pairs_total", total)
+	if pairs == nil {
+		pairs = []Pair{}
+	}
+	if set.group != nil {
+		if groups == nil {
+			groups = []Group{}
+		}
+		r.Detail("groups", groups)
+		r.Detail("pairs_total", total)
+		r.JournalDetail("pairs", pairs)
+	} else {
+		r.Detail("pairs", pairs)
+		if total > JournalPairs {
+			r.JournalDetail("pairs", pairs[:min(JournalPairs, len(pairs))])
+			r.JournalDetail("pairs_total", total)
+		}
+	}
+	if separation != nil {
+		r.Detail("separation", separation)
 	}
 	r.Detail("cached", d.result.Cached)
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "cached": d.result.Cached, "method": method})
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "groups": len(groups), "cached": d.result.Cached, "method": method})
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/locumdev/locum/runner/scripted"
 )
 
-// The result has every pair; the journal keeps the top JournalPairs and the count, so a screen
+// Listing pairs, the result has every pair; the journal keeps the top JournalPairs and the count, so a screen
 // with a million pairs does not write a record of tens of megabytes.
 func TestJournalKeepsTheTopPairs(t *testing.T) {
 	dir := t.TempDir()
@@ -33,7 +33,7 @@ func TestJournalKeepsTheTopPairs(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "j.jsonl")
 	var found Result
 	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Settings: settings, JournalPath: journal},
-		Steps(Options{Dir: dir}, &found))
+		Steps(Options{Dir: dir, Pairs: true}, &found))
 	require.Nil(t, res.Error)
 	assert.Len(t, found.Pairs, 190)
 	assert.Len(t, res.Details["pairs"], 190)

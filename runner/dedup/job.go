@@ -16,7 +16,9 @@ type Job struct {
 	Dir     string
 	NoCache bool
 	// Keep, when above 0, keeps only the highest pairs (Options.Keep).
-	Keep  int
+	Keep int
+	// Pairs lists pairs rather than groups (Options.Pairs).
+	Pairs bool
 	Found Result
 }
 
@@ -28,7 +30,7 @@ func (j *Job) Paths() []engine.NamedPath { return []engine.NamedPath{{Arg: "dir"
 
 // Steps are the screen's steps; they fill j.Found.
 func (j *Job) Steps(p engine.Place) []engine.Step {
-	return Steps(Options{Dir: j.Dir, Cwd: p.Cwd, Root: p.Root, NoCache: j.NoCache, Keep: j.Keep}, &j.Found)
+	return Steps(Options{Dir: j.Dir, Cwd: p.Cwd, Root: p.Root, NoCache: j.NoCache, Keep: j.Keep, Pairs: j.Pairs}, &j.Found)
 }
 
 // DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack

@@ -3,15 +3,17 @@ package dedup
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 )
 
-// Lexical screening compares the words of entries, not their meaning: MinHash signatures over
-// word shingles estimate the Jaccard similarity of every two entries' shingle sets, and banded
-// locality-sensitive hashing of the signatures picks which pairs to estimate, so the work grows
-// with the number of files and the pairs found, not with every pair. It needs no server.
+// Lexical screening compares the words of entries, not their meaning. Banded locality-sensitive
+// hashing of MinHash signatures over word shingles picks candidate pairs, so the work grows with
+// the number of files and the pairs found, not with every pair; each candidate is then scored
+// exactly from the two shingle sets, so a printed score is never an estimate and a pair is not
+// dropped for an estimate that fell below the threshold. It needs no server.
 
 const (
 	// ShingleWords is how many consecutive words make one shingle: long enough that two texts
@@ -112,6 +114,17 @@ var minhashSeeds = func() (s [SignatureSize][2]uint64) {
 	return s
 }()
 
+// Shingles gives the text's distinct shingle hashes, sorted: the set a lexical score compares.
+func Shingles(text string) []uint64 {
+	return distinct(shingleHashes(text, nil))
+}
+
+// distinct sorts hashes and drops repeats, in place.
+func distinct(h []uint64) []uint64 {
+	slices.Sort(h)
+	return slices.Compact(h)
+}
+
 // MinHash gives the text's signature: for each hash function, the least hash over its shingles.
 func MinHash(text string) Signature {
 	return minHash(shingleHashes(text, nil))
@@ -141,14 +154,19 @@ func minHash(shingles []uint64) Signature {
 	return sig
 }
 
-// Signatures computes the signatures of texts on every core.
-func Signatures(texts []string) []Signature {
-	out := make([]Signature, len(texts))
+// Lexical is what a lexical screen holds of each entry: its shingle set and its signature.
+type Lexical struct {
+	Set []uint64
+	Sig Signature
+}
+
+// LexicalEntries computes the shingle sets and signatures of texts on every core.
+func LexicalEntries(texts []string) []Lexical {
+	out := make([]Lexical, len(texts))
 	parallel(len(texts), func(from, to int) {
-		var buf []uint64
 		for i := from; i < to; i++ {
-			buf = shingleHashes(texts[i], buf)
-			out[i] = minHash(buf)
+			set := Shingles(texts[i])
+			out[i] = Lexical{Set: slices.Clip(set), Sig: minHash(set)}
 		}
 	})
 	return out
@@ -173,88 +191,15 @@ func parallel(n int, fn func(from, to int)) {
 	wg.Wait()
 }
 
-// EstimatedJaccard is the share of signature positions two entries agree on; an entry with no
-// words scores 0 against everything.
-func EstimatedJaccard(a, b Signature) float64 {
-	if a == nil || b == nil {
-		return 0
-	}
-	same := 0
-	for i := range a {
-		if a[i] == b[i] {
-			same++
-		}
-	}
-	return float64(same) / SignatureSize
-}
-
-// bandRows picks how many signature rows make one band for a threshold: the most rows (so the
-// fewest chance candidates) for which a pair exactly at the threshold still becomes a candidate
-// with probability at least 0.999. Zero means every pair is a candidate.
-func bandRows(threshold float64) int {
+// bandRows picks how many signature rows make one band for a Jaccard similarity: the most rows
+// (so the fewest chance candidates) for which a pair at that similarity still becomes a
+// candidate with probability at least 0.999. Zero means every pair is a candidate.
+func bandRows(jaccard float64) int {
 	for _, r := range []int{16, 8, 4, 2, 1} {
 		bands := SignatureSize / r
-		if 1-math.Pow(1-math.Pow(threshold, float64(r)), float64(bands)) >= 0.999 {
+		if 1-math.Pow(1-math.Pow(jaccard, float64(r)), float64(bands)) >= 0.999 {
 			return r
 		}
 	}
 	return 0
-}
-
-// LexicalPairs lists the pairs whose estimated Jaccard similarity is at or above threshold,
-// highest first, ties in name order. Candidates come from banded LSH over the signatures; a pair
-// at the threshold is missed with probability under 0.001, and pairs further above it far less.
-func LexicalPairs(sigs []Signature, names []string, threshold float64) []Pair {
-	set := &pairSet{}
-	lexicalPairs(sigs, names, threshold, set)
-	return set.sorted()
-}
-
-// lexicalPairs adds the pairs LexicalPairs finds to set.
-func lexicalPairs(sigs []Signature, names []string, threshold float64, set *pairSet) {
-	add := func(i, j int) {
-		if s := EstimatedJaccard(sigs[i], sigs[j]); atLeast(s, threshold) {
-			set.add(Pair{Score: s, A: names[i], B: names[j], i: i, j: j})
-		}
-	}
-	rows := 0
-	if threshold > 0 {
-		rows = bandRows(threshold)
-	}
-	if rows == 0 {
-		for i := range sigs {
-			for j := i + 1; j < len(sigs); j++ {
-				add(i, j)
-			}
-		}
-		return
-	}
-	seen := map[uint64]struct{}{}
-	buckets := map[uint64][]int32{}
-	for band := 0; band < SignatureSize/rows; band++ {
-		clear(buckets)
-		for i, sig := range sigs {
-			if sig == nil {
-				continue
-			}
-			h := uint64(band) + 1
-			for _, v := range sig[band*rows : (band+1)*rows] {
-				h = mix64(h ^ uint64(v))
-			}
-			buckets[h] = append(buckets[h], int32(i))
-		}
-		for _, members := range buckets {
-			for x := 0; x < len(members); x++ {
-				for y := x + 1; y < len(members); y++ {
-					i, j := int(members[x]), int(members[y])
-					key := uint64(i)<<32 | uint64(j)
-					if _, ok := seen[key]; ok {
-						continue
-					}
-					seen[key] = struct{}{}
-					add(i, j)
-				}
-			}
-		}
-	}
 }

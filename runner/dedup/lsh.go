@@ -79,7 +79,7 @@ func approximatePairs(u *Unit, names []string, threshold float64, set *pairSet) 
 			defer wg.Done()
 			order := make([]int32, u.rows)
 			for t := range next {
-				found[t].limit = set.limit
+				found[t] = *set.child()
 				u.tablePairs(&found[t], names, codes, plan.tables, t, order, threshold)
 			}
 		}()
@@ -168,7 +168,7 @@ func (u *Unit) tablePairs(out *pairSet, names []string, codes []uint32, tables, 
 					continue
 				}
 				if s := float64(vek32.Dot(u.row(i), u.row(j))); atLeast(s, threshold) {
-					out.add(Pair{Score: math.Max(-1, math.Min(1, s)), A: names[i], B: names[j], i: i, j: j})
+					out.add(Pair{Score: round4(math.Max(-1, math.Min(1, s))), A: names[i], B: names[j], i: i, j: j})
 				}
 			}
 		}

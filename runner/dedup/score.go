@@ -10,12 +10,16 @@ import (
 	"github.com/viterin/vek/vek32"
 )
 
-// Pair is two entries and their cosine similarity.
+// Pair is two entries and their score, to four decimals: the cosine of their vectors, or the
+// lexical score (LexicalScore).
 type Pair struct {
 	Score float64 `json:"score"`
 	A     string  `json:"a"`
 	B     string  `json:"b"`
-	i, j  int
+	// Inside names the entry whose shingles lie inside the other's, when the score is that share
+	// rather than a Jaccard; "" otherwise.
+	Inside string `json:"inside,omitempty"`
+	i, j   int
 }
 
 // ScoreTile is how many rows one tile of the score matrix holds on each side: two tiles of
@@ -92,7 +96,7 @@ func similarPairs(u *Unit, names []string, threshold float64, set *pairSet) {
 	found := make([]pairSet, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for w := range found {
-		found[w].limit = set.limit
+		found[w] = *set.child()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,7 +130,7 @@ func (u *Unit) scoreTile(out *pairSet, names []string, bi, bj int, threshold flo
 	ei, ej := min(bi+ScoreTile, u.rows), min(bj+ScoreTile, u.rows)
 	add := func(i, j int, s float32) {
 		if j > i && atLeast(float64(s), threshold) {
-			out.add(Pair{Score: math.Max(-1, math.Min(1, float64(s))), A: names[i], B: names[j], i: i, j: j})
+			out.add(Pair{Score: round4(math.Max(-1, math.Min(1, float64(s)))), A: names[i], B: names[j], i: i, j: j})
 		}
 	}
 	i := bi
@@ -167,9 +171,19 @@ func (u *Unit) scoreTile(out *pairSet, names []string, bi, bj int, threshold flo
 // pair exactly at the threshold is listed.
 func atLeast(score, threshold float64) bool { return score >= threshold-1e-6 }
 
-// SortPairs orders pairs highest score first (as printed, to three decimals), ties by file names.
+// SortPairs orders pairs highest score first (as printed, to four decimals), ties by file names.
 func SortPairs(p []Pair) {
 	sort.Slice(p, func(x, y int) bool { return ranksBefore(p[x], p[y]) })
+}
+
+// sortGroups orders groups largest first, ties by their first member's name.
+func sortGroups(g []Group) {
+	sort.Slice(g, func(x, y int) bool {
+		if len(g[x].Files) != len(g[y].Files) {
+			return len(g[x].Files) > len(g[y].Files)
+		}
+		return g[x].Files[0] < g[y].Files[0]
+	})
 }
 
 // NestedLoopPairs is the plain cosine over every pair, the baseline the benchmark compares with,
@@ -189,7 +203,7 @@ func NestedLoopPairs(vectors [][]float64, names []string, threshold float64) []P
 				s = dot / math.Sqrt(ni*nj)
 			}
 			if atLeast(s, threshold) {
-				out = append(out, Pair{Score: s, A: names[i], B: names[j], i: i, j: j})
+				out = append(out, Pair{Score: round4(s), A: names[i], B: names[j], i: i, j: j})
 			}
 		}
 	}
