@@ -2,9 +2,11 @@ package dedup
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -112,4 +114,75 @@ func BenchmarkDedupWarm(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(found.Pairs)), "pairs")
 	b.Logf("files=%d method=%s pairs=%d", n, found.Method, len(found.Pairs))
+}
+
+// BenchmarkLexicalScreen runs a whole lexical screen (list the entries, read each under the
+// budget, shingle, find the candidates, score them) of generated notes at the default threshold,
+// in a process of its own so its peak RSS is the screen's alone, and holds what it lists to the
+// reference (exactLexicalPairs): recall and precision, with the seconds and the peak RSS.
+// LOCUM_BENCH_FILES sets the number of notes (default 20,000); the README quotes 50,000 and
+// 100,000.
+func BenchmarkLexicalScreen(b *testing.B) {
+	n := 20000
+	if v := os.Getenv("LOCUM_BENCH_FILES"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err)
+	}
+	root := b.TempDir()
+	require.NoError(b, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+	dir := filepath.Join(root, "notes")
+	require.NoError(b, os.Mkdir(dir, 0o755))
+	texts := generatedNotes(n, 3)
+	nm := make([]string, n)
+	for i, text := range texts {
+		nm[i] = fmt.Sprintf("%06d.md", i)
+		require.NoError(b, os.WriteFile(filepath.Join(dir, nm[i]), []byte(text), 0o644))
+	}
+	out := filepath.Join(root, "pairs.json")
+	var elapsed time.Duration
+	var rss int64
+	b.ResetTimer()
+	for range b.N {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestLexicalScreenChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "LOCUM_SCREEN_CHILD="+root, "LOCUM_SCREEN_OUT="+out)
+		start := time.Now()
+		output, err := cmd.CombinedOutput()
+		elapsed += time.Since(start)
+		require.NoError(b, err, string(output))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = max(rss, ru.Maxrss)
+		}
+	}
+	b.StopTimer()
+	data, err := os.ReadFile(out)
+	require.NoError(b, err)
+	var got []Pair
+	require.NoError(b, json.Unmarshal(data, &got))
+	want := exactLexicalPairs(LexicalEntries(texts), nm, DefaultJaccard)
+	recall, precision := lexicalRecall(got, want)
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "screen-s")
+	b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB") // Linux reports KiB
+	b.ReportMetric(recall, "recall")
+	b.ReportMetric(precision, "precision")
+	b.Logf("files=%d pairs=%d listed=%d recall=%.4f precision=%.4f", n, len(want), len(got), recall, precision)
+}
+
+// TestLexicalScreenChild is BenchmarkLexicalScreen's screen, run only in the process it starts.
+func TestLexicalScreenChild(t *testing.T) {
+	root := os.Getenv("LOCUM_SCREEN_CHILD")
+	if root == "" {
+		t.Skip("run by BenchmarkLexicalScreen")
+	}
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("dedup", nil, map[string]string{"method": "lexical"})
+	require.NoError(t, err)
+	var found Result
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Root: root, Settings: settings, JournalPath: filepath.Join(root, "j.jsonl")},
+		Steps(Options{Dir: filepath.Join(root, "notes"), Root: root, Pairs: true}, &found))
+	require.Nil(t, res.Error)
+	data, err := json.Marshal(found.Pairs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(os.Getenv("LOCUM_SCREEN_OUT"), data, 0o644))
 }
