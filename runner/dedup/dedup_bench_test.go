@@ -22,6 +22,15 @@ import (
 	"github.com/locumdev/locum/runner/scripted"
 )
 
+// benchRepo is a repository with an empty notes folder for a benchmark's screen.
+func benchRepo(b *testing.B) (root, notes string) {
+	root = b.TempDir()
+	require.NoError(b, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+	notes = filepath.Join(root, "notes")
+	require.NoError(b, os.Mkdir(notes, 0o755))
+	return root, notes
+}
+
 // BenchmarkDedupWarm runs a whole dedup (list the entries, read each under the budget, read
 // every vector from a warm cache, score) on a folder of random 768-dimension vectors with
 // pairs planted from 0.78 to 1. The peak RSS is the whole process's, set-up included. LOCUM_BENCH_FILES sets the folder size (default 10,000); the
@@ -33,10 +42,7 @@ func BenchmarkDedupWarm(b *testing.B) {
 		n, err = strconv.Atoi(v)
 		require.NoError(b, err)
 	}
-	root := b.TempDir()
-	require.NoError(b, os.Mkdir(filepath.Join(root, ".git"), 0o755))
-	dir := filepath.Join(root, "notes")
-	require.NoError(b, os.Mkdir(dir, 0o755))
+	root, dir := benchRepo(b)
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(b, s.Mimic("llama-server"))
@@ -112,8 +118,8 @@ func BenchmarkDedupWarm(b *testing.B) {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // Linux reports KiB
 	}
-	b.ReportMetric(float64(len(found.Pairs)), "pairs")
-	b.Logf("files=%d method=%s pairs=%d", n, found.Method, len(found.Pairs))
+	b.ReportMetric(float64(found.Total), "pairs")
+	b.Logf("files=%d method=%s pairs=%d groups=%d", n, found.Method, found.Total, len(found.Groups))
 }
 
 // BenchmarkLexicalScreen runs a whole lexical screen (list the entries, read each under the
@@ -129,10 +135,7 @@ func BenchmarkLexicalScreen(b *testing.B) {
 		n, err = strconv.Atoi(v)
 		require.NoError(b, err)
 	}
-	root := b.TempDir()
-	require.NoError(b, os.Mkdir(filepath.Join(root, ".git"), 0o755))
-	dir := filepath.Join(root, "notes")
-	require.NoError(b, os.Mkdir(dir, 0o755))
+	root, dir := benchRepo(b)
 	texts := generatedNotes(n, 3)
 	nm := make([]string, n)
 	for i, text := range texts {

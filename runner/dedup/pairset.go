@@ -48,7 +48,6 @@ func (s *pairSet) add(p Pair) {
 		}
 	}
 	switch {
-	case s.limit < 0:
 	case s.limit == 0:
 		s.pairs = append(s.pairs, p)
 	case len(s.pairs) < s.limit:
