@@ -192,6 +192,9 @@ func (p *Prepared) Run(ctx context.Context, j engine.Job) (*engine.Result, error
 	}
 	place := engine.Place{Root: p.comp.Root, Cwd: p.layer.op.Dir, Settings: p.spec.Settings,
 		RollbackKey: func() []byte { return p.layer.rollbackKey(p.spec.Mode) }}
+	if dirs, err := packs.FindUserDirs(p.layer.op.Env); err == nil {
+		place.CacheDir = dirs.Cache
+	}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
 }
 

@@ -443,6 +443,9 @@ func dedupText(found *dedup.Result) string {
 	if w := found.Warning(); w != "" {
 		lines = append(lines, w)
 	}
+	if found.CacheProblem != "" {
+		lines = append(lines, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
+	}
 	lines = append(lines, found.Figures(), found.Summary(0))
 	lines = append(lines, found.Lines(0)...)
 	return strings.Join(lines, "\n")

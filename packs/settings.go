@@ -115,6 +115,7 @@ var (
 	SandboxSetting    = Key{"sandbox"}
 	VerifyCaches      = Key{"verify_caches"}
 	VerifyHome        = Key{"verify_home"}
+	CacheMaxMiB       = Key{"cache_max_mib"}
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -165,6 +166,9 @@ var keySpecs = []keySpec{
 	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
 	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
 	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
+	// The embedding cache is the operator's file, shared by every repository: its size is theirs
+	// to choose.
+	{key: CacheMaxMiB, kind: kindCount, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, modes: []string{"dedup"}, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.

@@ -57,11 +57,12 @@ type AcceptScreen struct {
 	Failed  []string `json:"failed,omitempty"`
 }
 
-// UserDirs are the operator's own directories: the config directory and the state directory of
-// locum, from XDG_CONFIG_HOME and XDG_STATE_HOME, else under the home directory.
+// UserDirs are the operator's own directories: the config, state and cache directories of
+// locum, from XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_CACHE_HOME, else under the home directory.
 type UserDirs struct {
 	Config string
 	State  string
+	Cache  string
 	home   string
 }
 
@@ -88,6 +89,9 @@ func FindUserDirs(env Lookup) (UserDirs, error) {
 		return d, err
 	}
 	if d.State, err = dir("XDG_STATE_HOME", filepath.Join(".local", "state")); err != nil {
+		return d, err
+	}
+	if d.Cache, err = dir("XDG_CACHE_HOME", ".cache"); err != nil {
 		return d, err
 	}
 	return d, nil

@@ -312,6 +312,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.evalCommand(),
 			e.rolesCommand(),
 			e.runsCommand(),
+			e.cacheCommand(),
 			e.recoverCommand(),
 			e.packsCommand(),
 			e.verifyCommand(),

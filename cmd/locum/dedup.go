@@ -95,7 +95,16 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintln(e.stderr, found.Summary(keep))
 		fmt.Fprintln(e.stderr, found.Figures())
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
+			if found.CacheProblem != "" {
+				fmt.Fprintf(e.stderr, "dedup cache: not used: %s\n", untrusted.Escape(found.CacheProblem))
+			}
 			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
+			switch {
+			case found.Reused == len(found.Files):
+				fmt.Fprintln(e.stderr, "dedup cache: no file changed since this folder's last screen at this threshold; its pairs came from it")
+			case found.Reused > 0:
+				fmt.Fprintf(e.stderr, "dedup cache: the pairs among %d unchanged files came from this folder's last screen; the other %d were scored against all\n", found.Reused, len(found.Files)-found.Reused)
+			}
 		}
 	}
 	return e.finish(cmd, res)

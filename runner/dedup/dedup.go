@@ -5,13 +5,9 @@ package dedup
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -36,6 +32,8 @@ type Options struct {
 	Dir, Cwd string
 	Root     string
 	NoCache  bool
+	// Cache is the embedding cache; its zero value (and NoCache) keeps none.
+	Cache VectorCache
 	// Keep, when above 0, keeps only the Keep highest pairs (and the journal's top pairs), so a
 	// screen that shows its top pairs holds no more however many pass the threshold; Result.Total
 	// still counts them all. 0 keeps every pair, as --json needs.
@@ -78,6 +76,12 @@ type Result struct {
 	Why string
 	// Separation is how a sample of all pairs scored, for a screen by embeddings; nil otherwise.
 	Separation *Separation
+	// Reused counts the entries whose pairs among themselves came from the folder's last screen,
+	// unchanged in name and text; only the others were scored, against all.
+	Reused int
+	// CacheProblem says why the embedding cache was not read or written; "" when it was, or
+	// when there was none to use.
+	CacheProblem string
 }
 
 type dedup struct {
@@ -86,6 +90,11 @@ type dedup struct {
 	texts   []string
 	vectors [][]float32
 	lexical bool
+	// dir is the folder as read; cache and key the embedding cache and the key of its vectors,
+	// once the embed step has chosen them (the zero cache when there is none to use).
+	dir   string
+	cache VectorCache
+	key   client.EmbeddingKey
 	// embedTime is what getting the vectors took, from the cache or the server: exact scoring
 	// that would take longer gives way to LSH.
 	embedTime time.Duration
@@ -263,6 +272,7 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 		return &engine.OversizeError{Limit: limit, Files: over}
 	}
 	d.names = names
+	d.dir = dir
 	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
 	return nil
 }
@@ -273,26 +283,51 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	}
 	s := r.Spec.Settings
 	model := s.String(packs.EmbedModel)
-	var cache embeddingCache
-	if !d.opts.NoCache {
-		key := r.Client.EmbeddingKey(ctx, model)
-		cache.dir = EmbeddingsDir(d.opts.Root, key)
-		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest})
+	var cache VectorCache
+	var key client.EmbeddingKey
+	if !d.opts.NoCache && d.opts.Cache.Path != "" {
+		cache = d.opts.Cache
+		key = r.Client.EmbeddingKey(ctx, model)
+		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest, "file": cache.Path})
 	}
 	start := time.Now()
 	defer func() { d.embedTime = time.Since(start) }()
-	d.vectors = make([][]float32, len(d.texts))
-	var missing []int
+	hashes := make([][32]byte, len(d.texts))
 	for i, text := range d.texts {
-		if v := cache.get(text); v != nil {
-			d.vectors[i] = v
+		hashes[i] = TextHash(text)
+	}
+	var stale [][32]byte
+	var err error
+	d.vectors, stale, err = cache.Lookup(key, hashes)
+	if err != nil {
+		d.cacheProblem(r, err)
+		cache = VectorCache{}
+	}
+	var missing []int
+	for i, v := range d.vectors {
+		if v != nil {
 			d.result.Cached++
 			continue
 		}
 		missing = append(missing, i)
 	}
+	d.cache, d.key = cache, key
 	batch := int(s.Int(packs.BatchSize))
 	start0 := time.Now()
+	var added []Entry
+	// What was fetched is stored even when a later batch fails: the next run asks only for the rest.
+	defer func() {
+		if cache.Path == "" {
+			return
+		}
+		evicted, err := cache.Store(key, added, stale)
+		if err != nil {
+			d.cacheProblem(r, err)
+		}
+		if evicted > 0 {
+			r.Event("cache_evicted", map[string]any{"vectors": evicted, "max_bytes": cache.MaxBytes})
+		}
+	}()
 	for start := 0; start < len(missing); start += batch {
 		idx := missing[start:min(start+batch, len(missing))]
 		inputs := make([]string, len(idx))
@@ -310,7 +345,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
 		for k, i := range idx {
 			d.vectors[i] = res.Vectors[k]
-			cache.put(d.texts[i], res.Vectors[k])
+			added = append(added, Entry{Hash: hashes[i], Vector: res.Vectors[k]})
 		}
 	}
 	// Vectors from the cache and from the server must agree in length too.
@@ -320,6 +355,14 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	return nil
+}
+
+// cacheProblem records a cache that failed: the run goes on without it, and says so.
+func (d *dedup) cacheProblem(r *engine.Run, err error) {
+	if d.result.CacheProblem == "" {
+		d.result.CacheProblem = err.Error()
+	}
+	r.Event("cache_error", map[string]any{"error": err.Error()})
 }
 
 // threshold is the screen's threshold: the one set, else the method's default.
@@ -355,13 +398,40 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		u := NormalizeInPlace(d.vectors)
 		separation = u.Separation(threshold)
 		exact := r.Spec.Settings.String(packs.Exact)
+		var ids [][32]byte
+		var sid []byte
+		var plan *reuse
+		if d.cache.Path != "" {
+			ids = make([][32]byte, len(d.names))
+			for i := range d.names {
+				ids[i] = EntryID(d.names[i], d.texts[i])
+			}
+			sid = screenID(d.dir, threshold, exact)
+			prev, err := d.cache.LoadScreen(d.key, sid)
+			if err != nil {
+				d.cacheProblem(r, err)
+			}
+			plan = planReuse(prev, ids)
+			set.record = true
+		}
 		_, cheaper := planLSH(len(d.names), threshold)
-		if cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime) {
+		switch {
+		case plan != nil:
+			method = plan.prev.Method
+			d.result.Reused = len(d.names) - len(plan.changed)
+			reusedPairs(u, d.names, threshold, plan, set)
+		case cheaper && (exact == "false" || exact == "auto" && u.ExactEstimate() > d.embedTime):
 			method = "lsh"
 			approximatePairs(u, d.names, threshold, set)
-		} else {
+		default:
 			similarPairs(u, d.names, threshold, set)
 		}
+		if set.record && !set.overflow {
+			if err := d.cache.StoreScreen(d.key, sid, &Screen{Method: method, Entries: ids, Pairs: set.recorded}); err != nil {
+				d.cacheProblem(r, err)
+			}
+		}
+		set.recorded = nil
 	}
 	total := set.total
 	pairs := set.sorted()
@@ -369,7 +439,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	if set.group != nil {
 		groups = set.group.groups(d.names)
 	}
-	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation}
+	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation, CacheProblem: d.result.CacheProblem, Reused: d.result.Reused}
 	r.Detail("method", method)
 	r.Detail("dir", d.opts.Dir)
 	r.Detail("files", len(d.names))
@@ -395,72 +465,9 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		r.Detail("separation", separation)
 	}
 	r.Detail("cached", d.result.Cached)
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "groups": len(groups), "cached": d.result.Cached, "method": method})
+	if d.result.Reused > 0 {
+		r.Detail("reused", d.result.Reused)
+	}
+	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "groups": len(groups), "cached": d.result.Cached, "reused": d.result.Reused, "method": method})
 	return nil
-}
-
-// EmbeddingsDir is where the embeddings of one server, endpoint and model are cached: under the
-// git directory, else the user's cache directory.
-func EmbeddingsDir(root string, key client.EmbeddingKey) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{string(key.Kind), key.Endpoint, key.Model, key.Digest}, "\x00")))
-	name := hex.EncodeToString(sum[:8])
-	if p := engine.GitPath(root, "locum/embeddings"); p != "" {
-		return filepath.Join(p, name)
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "locum", "embeddings", name)
-}
-
-// embeddingCache keeps one vector per content hash, as little-endian float32s.
-type embeddingCache struct{ dir string }
-
-func (c embeddingCache) file(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".f32")
-}
-
-// maxCachedVector bounds a cache file's read: the cache is under the repository, so untrusted;
-// no embedding model has vectors of 64k dimensions.
-const maxCachedVector = 4 << 16
-
-func (c embeddingCache) get(text string) []float32 {
-	if c.dir == "" {
-		return nil
-	}
-	data, err := untrusted.ReadFileIn(c.dir, c.file(text), maxCachedVector)
-	if err != nil || len(data) == 0 || len(data)%4 != 0 {
-		return nil
-	}
-	v := make([]float32, len(data)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[i*4:]))
-		if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
-			return nil
-		}
-	}
-	return v
-}
-
-// put stores a vector; a cache that cannot be written only costs the next run a request.
-func (c embeddingCache) put(text string, v []float32) {
-	if c.dir == "" || os.MkdirAll(c.dir, 0o755) != nil {
-		return
-	}
-	data := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(x))
-	}
-	// A rename keeps a reader from seeing half a vector; no fsync, since a lost entry only
-	// costs a request.
-	tmp, err := os.CreateTemp(c.dir, ".vec-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.file(text)) != nil {
-		os.Remove(tmp.Name())
-	}
 }

@@ -1,6 +1,8 @@
 package dedup
 
 import (
+	"path/filepath"
+
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 )
@@ -30,7 +32,11 @@ func (j *Job) Paths() []engine.NamedPath { return []engine.NamedPath{{Arg: "dir"
 
 // Steps are the screen's steps; they fill j.Found.
 func (j *Job) Steps(p engine.Place) []engine.Step {
-	return Steps(Options{Dir: j.Dir, Cwd: p.Cwd, Root: p.Root, NoCache: j.NoCache, Keep: j.Keep, Pairs: j.Pairs}, &j.Found)
+	opts := Options{Dir: j.Dir, Cwd: p.Cwd, Root: p.Root, NoCache: j.NoCache, Keep: j.Keep, Pairs: j.Pairs}
+	if p.CacheDir != "" {
+		opts.Cache = VectorCache{Path: filepath.Join(p.CacheDir, CacheFileName), MaxBytes: p.Settings.Int(packs.CacheMaxMiB) << 20}
+	}
+	return Steps(opts, &j.Found)
 }
 
 // DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack

@@ -31,16 +31,27 @@ type pairSet struct {
 	group *grouper
 	// links are pairs not yet handed to the grouper, so workers take its lock once a batch.
 	links []Pair
+	// record, when set, keeps every pair by index for the screen a re-run reuses, up to
+	// maxScreenPairs; past that, recorded is nil and overflow true.
+	record   bool
+	recorded []ScreenPair
+	overflow bool
 }
 
 // linkBatch is how many pairs a worker's set holds before it hands them to the grouper.
 const linkBatch = 4096
 
 // child is an empty set with s's limit and grouper, for one worker; merge it back into s.
-func (s *pairSet) child() *pairSet { return &pairSet{limit: s.limit, group: s.group} }
+func (s *pairSet) child() *pairSet { return &pairSet{limit: s.limit, group: s.group, record: s.record} }
 
 func (s *pairSet) add(p Pair) {
 	s.total++
+	if s.record && !s.overflow {
+		s.recorded = append(s.recorded, ScreenPair{I: uint32(p.i), J: uint32(p.j), Score: p.Score})
+		if len(s.recorded) > maxScreenPairs {
+			s.overflow, s.recorded = true, nil
+		}
+	}
 	if s.group != nil {
 		s.links = append(s.links, p)
 		if len(s.links) >= linkBatch {
@@ -71,13 +82,20 @@ func (s *pairSet) merge(o *pairSet) {
 	if o.group != nil {
 		o.flush()
 	}
-	group := s.group
-	s.group = nil
+	group, record := s.group, s.record
+	s.group, s.record = nil, false
 	for _, p := range o.pairs {
 		s.add(p)
 	}
-	s.group = group
+	s.group, s.record = group, record
 	s.total += o.total - len(o.pairs)
+	if record && !s.overflow {
+		if s.overflow = o.overflow || len(s.recorded)+len(o.recorded) > maxScreenPairs; s.overflow {
+			s.recorded = nil
+		} else {
+			s.recorded = append(s.recorded, o.recorded...)
+		}
+	}
 }
 
 // sorted returns the kept pairs in printing order; the set is spent.

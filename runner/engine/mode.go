@@ -107,6 +107,9 @@ type Place struct {
 	// Root is the repository root; Cwd the directory relative paths of the job resolve from.
 	Root, Cwd string
 	Settings  *packs.Settings
+	// CacheDir is the operator's cache directory, for what a mode keeps between runs; "" keeps
+	// nothing.
+	CacheDir string
 	// RollbackKey loads the operator's key for crash records, made on first use; a mode that
 	// edits a file in place calls it. Nil, or a nil key, keeps no crash record: the in-process
 	// restore only.
