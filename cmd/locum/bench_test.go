@@ -115,8 +115,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 }
 
 // BenchmarkDedupManyPairs runs a whole `locum dedup --method lexical --threshold 0` over 2,000
-// files, 1,999,000 pairs, three ways: every pair printed to a file (what a pipe gets), the top 50
-// (what a terminal gets, or --top 50), and --json. It reports each run's wall time and peak
+// files, 1,999,000 pairs, four ways: with --pairs, every pair printed to a file (what a pipe
+// gets), the top 50 (what a terminal gets, or --top 50), and --json; and as groups, the default. It reports each run's wall time and peak
 // resident memory, the journal's size, and, where strace is installed, the write(2) calls of the
 // printed run.
 func BenchmarkDedupManyPairs(b *testing.B) {
@@ -171,12 +171,13 @@ func BenchmarkDedupManyPairs(b *testing.B) {
 		}
 		return f
 	}
-	var all, top, asJSON figures
+	var all, top, asJSON, groups figures
 	b.ResetTimer()
 	for range b.N {
-		all = run("all")
-		top = run("top", "--top", "50")
-		asJSON = run("json", "--json")
+		all = run("all", "--pairs")
+		top = run("top", "--pairs", "--top", "50")
+		asJSON = run("json", "--pairs", "--json")
+		groups = run("groups")
 	}
 	b.StopTimer()
 	mib := func(kib int64) float64 { return float64(kib) / 1024 }
@@ -186,10 +187,12 @@ func BenchmarkDedupManyPairs(b *testing.B) {
 	b.ReportMetric(mib(top.maxRSS), "top50-MiB")
 	b.ReportMetric(asJSON.wall.Seconds(), "json-s")
 	b.ReportMetric(mib(asJSON.maxRSS), "json-MiB")
+	b.ReportMetric(groups.wall.Seconds(), "groups-s")
+	b.ReportMetric(mib(groups.maxRSS), "groups-MiB")
 	b.ReportMetric(float64(all.journal), "journal-bytes")
 	if strace, err := exec.LookPath("strace"); err == nil {
 		trace := filepath.Join(dir, "strace.txt")
-		cmd := exec.Command(strace, "-f", "-c", "-e", "trace=write", "-o", trace, bin, "dedup", "--dir", "notes", "--method", "lexical", "--threshold", "0", "--journal", filepath.Join(dir, "s.jsonl"))
+		cmd := exec.Command(strace, "-f", "-c", "-e", "trace=write", "-o", trace, bin, "dedup", "--dir", "notes", "--method", "lexical", "--threshold", "0", "--pairs", "--journal", filepath.Join(dir, "s.jsonl"))
 		cmd.Dir, cmd.Stdout = repo, io.Discard
 		if err := cmd.Run(); err == nil {
 			if data, err := os.ReadFile(trace); err == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,11 +127,9 @@ func (e *env) finish(cmd *cli.Command, res *engine.Result) error {
 	}
 	fmt.Fprintln(e.stderr, res.Receipt())
 	if cmd.Bool("json") {
-		data, err := json.Marshal(res)
-		if err != nil {
+		if err := res.WriteJSON(e.stdout); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "%s\n", data)
 	}
 	if res.ExitCode != 0 {
 		return &exitError{code: res.ExitCode, err: errors.New(""), receipted: true}
