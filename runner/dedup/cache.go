@@ -17,6 +17,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/locumdev/locum/runner/client"
 )
@@ -108,7 +109,7 @@ func (c VectorCache) open(readOnly bool) (*bolt.DB, error) {
 	}
 	db, err := bolt.Open(c.Path, 0o600, &bolt.Options{Timeout: wait, ReadOnly: readOnly})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			err = fmt.Errorf("another process held it for %s", wait)
 		}
 		return nil, &CacheError{c.Path, err}
