@@ -125,7 +125,7 @@ func (c VectorCache) Lookup(key client.EmbeddingKey, hashes [][32]byte) (out [][
 	if c.Path == "" {
 		return out, nil, nil
 	}
-	if _, err := os.Lstat(c.Path); errors.Is(err, fs.ErrNotExist) {
+	if c.absent() {
 		return out, nil, nil
 	}
 	db, err := c.open(true)
@@ -241,21 +241,40 @@ func (c VectorCache) Store(key client.EmbeddingKey, added []Entry, used [][32]by
 	if err != nil {
 		return 0, &CacheError{c.Path, err}
 	}
-	if c.MaxBytes <= 0 || liveBytes(db) <= c.MaxBytes {
+	// The file holds the data and free pages, so a file within the cap needs no count.
+	if c.MaxBytes <= 0 || fileBytes(db) <= c.MaxBytes {
 		return 0, nil
 	}
-	n, err := evict(db, func(st *CacheStats) int64 { return st.Bytes - c.MaxBytes*3/4 })
+	n, err := evict(db, c.MaxBytes, c.MaxBytes*3/4)
 	if err != nil {
 		return n, &CacheError{c.Path, err}
 	}
 	return n, nil
 }
 
-// liveBytes is the file's size less its free pages: what the data holds.
-func liveBytes(db *bolt.DB) int64 {
+func fileBytes(db *bolt.DB) int64 {
 	var size int64
 	_ = db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
-	return size - int64(db.Stats().FreeAlloc)
+	return size
+}
+
+// dataBytes is what the pages of every bucket take: the file less its free pages, counted from
+// the buckets because bbolt knows its free pages only after a write in this process.
+func dataBytes(tx *bolt.Tx) int64 {
+	var n int64
+	_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+		st := b.Stats()
+		n += int64(st.BranchAlloc + st.LeafAlloc)
+		return nil
+	})
+	return n
+}
+
+// absent says there is no cache to read: no file, or an empty one, which a writer that has not
+// yet initialised it (or died first) leaves.
+func (c VectorCache) absent() bool {
+	fi, err := os.Lstat(c.Path)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 type cacheAbout struct {
@@ -299,7 +318,7 @@ func dayString(day uint32) string {
 // Stats reads what the cache holds; a cache that does not exist is empty.
 func (c VectorCache) Stats() (*CacheStats, error) {
 	st := &CacheStats{Path: c.Path, Models: []CacheModel{}}
-	if _, err := os.Lstat(c.Path); errors.Is(err, fs.ErrNotExist) {
+	if c.absent() {
 		return st, nil
 	}
 	db, err := c.open(true)
@@ -363,7 +382,7 @@ type PruneReport struct {
 func (c VectorCache) Prune(opts PruneOptions) (*PruneReport, error) {
 	rep := &PruneReport{}
 	fi, err := os.Lstat(c.Path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || c.absent() && !opts.All {
 		return rep, nil
 	}
 	if err != nil {
@@ -434,8 +453,8 @@ func (c VectorCache) Prune(opts PruneOptions) (*PruneReport, error) {
 			return nil, &CacheError{c.Path, err}
 		}
 	}
-	if opts.MaxBytes > 0 && liveBytes(db) > opts.MaxBytes {
-		n, err := evict(db, func(st *CacheStats) int64 { return st.Bytes - opts.MaxBytes })
+	if opts.MaxBytes > 0 {
+		n, err := evict(db, opts.MaxBytes, opts.MaxBytes)
 		rep.Removed += n
 		if err != nil {
 			return nil, &CacheError{c.Path, err}
@@ -452,13 +471,20 @@ func (c VectorCache) Prune(opts PruneOptions) (*PruneReport, error) {
 }
 
 // compact copies the live data of db into a new file and puts it in the cache's place; db is
-// closed either way.
+// closed either way. A run that was waiting for the old file's lock writes to the old file, and
+// what it wrote is lost: it costs the next run those requests.
 func (c VectorCache) compact(db *bolt.DB) error {
-	tmp := c.Path + ".compact"
-	_ = os.Remove(tmp)
+	f, err := os.CreateTemp(filepath.Dir(c.Path), ".embeddings-*.compact")
+	if err != nil {
+		db.Close()
+		return &CacheError{c.Path, err}
+	}
+	tmp := f.Name()
+	f.Close()
 	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: lockWait})
 	if err != nil {
 		db.Close()
+		os.Remove(tmp)
 		return &CacheError{c.Path, err}
 	}
 	err = bolt.Compact(dst, db, 64<<20)
@@ -485,45 +511,64 @@ func forEachVectors(tx *bolt.Tx, fn func(vb *bolt.Bucket) error) error {
 	})
 }
 
-// evict removes the least recently used vectors of every key until about over bytes (over
-// computed from the stats before) are gone, estimated from the data's bytes per vector.
-func evict(db *bolt.DB, over func(*CacheStats) int64) (int, error) {
+// evict removes the least recently used vectors and screens of every key, oldest first, when the
+// data takes more than over, until it takes about target; it returns the vectors removed. What an
+// entry takes in pages is estimated from its bytes, in the proportion of all the data's pages to
+// all its bytes.
+func evict(db *bolt.DB, over, target int64) (int, error) {
 	type aged struct {
-		bucket, key []byte
-		day         uint32
+		bucket, sub, key []byte
+		day              uint32
+		size             int64
 	}
 	removed := 0
 	err := db.Update(func(tx *bolt.Tx) error {
+		data := dataBytes(tx)
+		if data <= over {
+			return nil
+		}
 		var all []aged
+		var total int64
 		err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			if vb := b.Bucket(vectorsBucket); vb != nil {
-				return vb.ForEach(func(k, v []byte) error {
+			for _, sub := range [][]byte{vectorsBucket, screensBucket} {
+				sb := b.Bucket(sub)
+				if sb == nil {
+					continue
+				}
+				err := sb.ForEach(func(k, v []byte) error {
 					var day uint32
 					if len(v) >= 4 {
 						day = binary.LittleEndian.Uint32(v)
 					}
-					all = append(all, aged{bytes.Clone(name), bytes.Clone(k), day})
+					size := int64(len(k) + len(v))
+					total += size
+					all = append(all, aged{bytes.Clone(name), sub, bytes.Clone(k), day, size})
 					return nil
 				})
+				if err != nil {
+					return err
+				}
 			}
 			return nil
 		})
-		if err != nil || len(all) == 0 {
+		if err != nil || total == 0 {
 			return err
 		}
-		st := &CacheStats{Bytes: tx.Size() - int64(db.Stats().FreeAlloc), Vectors: len(all)}
-		per := max(st.Bytes/int64(len(all)), 1)
-		n := min(int((over(st)+per-1)/per), len(all))
-		if n <= 0 {
-			return nil
-		}
 		slices.SortStableFunc(all, func(a, b aged) int { return int(a.day) - int(b.day) })
-		for _, a := range all[:n] {
-			if err := tx.Bucket(a.bucket).Bucket(vectorsBucket).Delete(a.key); err != nil {
+		need := float64(data-target) * float64(total) / float64(data)
+		var gone float64
+		for _, a := range all {
+			if gone >= need {
+				break
+			}
+			if err := tx.Bucket(a.bucket).Bucket(a.sub).Delete(a.key); err != nil {
 				return err
 			}
+			gone += float64(a.size)
+			if bytes.Equal(a.sub, vectorsBucket) {
+				removed++
+			}
 		}
-		removed = n
 		return nil
 	})
 	return removed, err

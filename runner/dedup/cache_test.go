@@ -313,3 +313,85 @@ func TestDedupReadsNoCacheInTheRepository(t *testing.T) {
 	assert.Len(t, s.RequestsTo("/v1/embeddings"), 1)
 	assert.Zero(t, found.Total, "the server's vectors, not the planted copies")
 }
+
+// A prune to a size the data is already under removes nothing, though the file holds free pages
+// a run's eviction left.
+func TestVectorCachePruneCountsDataNotFreePages(t *testing.T) {
+	c := VectorCache{Path: filepath.Join(t.TempDir(), CacheFileName)}
+	vec := make([]float32, 768)
+	var old, recent []string
+	for i := range 200 {
+		old, recent = append(old, fmt.Sprint("old ", i)), append(recent, fmt.Sprint("recent ", i))
+	}
+	c.now = day(10)
+	_, err := c.Store(testKey, entries(vec, old...), nil)
+	require.NoError(t, err)
+	full, err := c.Stats()
+	require.NoError(t, err)
+	c.now, c.MaxBytes = day(11), full.Bytes*3/2
+	evicted, err := c.Store(testKey, entries(vec, recent...), nil)
+	require.NoError(t, err)
+	require.Positive(t, evicted)
+	st, err := c.Stats()
+	require.NoError(t, err)
+	require.Greater(t, st.FileBytes, st.Bytes, "free pages")
+
+	fresh := VectorCache{Path: c.Path}
+	rep, err := fresh.Prune(PruneOptions{MaxBytes: st.Bytes + 4096})
+	require.NoError(t, err)
+	assert.Zero(t, rep.Removed)
+	assert.Equal(t, st.Vectors, rep.Kept)
+	assert.Less(t, rep.BytesAfter, rep.BytesBefore, "compacted")
+}
+
+// Screens count toward the cap and are evicted with the vectors, the least recently used first.
+func TestVectorCacheEvictsScreensToo(t *testing.T) {
+	c := VectorCache{Path: filepath.Join(t.TempDir(), CacheFileName), now: day(10)}
+	big := &Screen{Method: "exact", Entries: make([][32]byte, 2000)}
+	for i := range 50000 {
+		big.Pairs = append(big.Pairs, ScreenPair{I: uint32(i % 1000), J: 1000 + uint32(i%1000), Score: 0.9})
+	}
+	require.NoError(t, c.StoreScreen(testKey, []byte("old screen"), big))
+	c.now = day(11)
+	vec := make([]float32, 768)
+	var texts []string
+	for i := range 100 {
+		texts = append(texts, fmt.Sprint("v ", i))
+	}
+	_, err := c.Store(testKey, entries(vec, texts...), nil)
+	require.NoError(t, err)
+	st, err := c.Stats()
+	require.NoError(t, err)
+
+	c.MaxBytes = st.Bytes * 2 / 3
+	evicted, err := c.Store(testKey, entries(vec, "one more"), nil)
+	require.NoError(t, err)
+	assert.Zero(t, evicted, "the old screen went, not the vectors")
+	s, err := c.LoadScreen(testKey, []byte("old screen"))
+	require.NoError(t, err)
+	assert.Nil(t, s)
+	after, err := c.Stats()
+	require.NoError(t, err)
+	assert.Equal(t, 101, after.Vectors)
+	assert.LessOrEqual(t, after.Bytes, c.MaxBytes)
+}
+
+// An empty file where the cache should be (a writer that died before it initialised the file, or
+// one that has not yet) reads as no cache, and the next store initialises it.
+func TestVectorCacheEmptyFileIsNoCache(t *testing.T) {
+	c := VectorCache{Path: filepath.Join(t.TempDir(), CacheFileName)}
+	require.NoError(t, os.WriteFile(c.Path, nil, 0o600))
+	got, _, err := c.Lookup(testKey, hashes("a"))
+	require.NoError(t, err)
+	assert.Nil(t, got[0])
+	s, err := c.LoadScreen(testKey, []byte("x"))
+	require.NoError(t, err)
+	assert.Nil(t, s)
+	_, err = c.Stats()
+	require.NoError(t, err)
+	_, err = c.Store(testKey, entries([]float32{1}, "a"), nil)
+	require.NoError(t, err)
+	got, _, err = c.Lookup(testKey, hashes("a"))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1}, got[0])
+}

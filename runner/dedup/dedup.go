@@ -291,7 +291,6 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest, "file": cache.Path})
 	}
 	start := time.Now()
-	defer func() { d.embedTime = time.Since(start) }()
 	hashes := make([][32]byte, len(d.texts))
 	for i, text := range d.texts {
 		hashes[i] = TextHash(text)
@@ -317,6 +316,8 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	var added []Entry
 	// What was fetched is stored even when a later batch fails: the next run asks only for the rest.
 	defer func() {
+		// What getting the vectors took, without storing them: exact scoring weighs against it.
+		d.embedTime = time.Since(start)
 		if cache.Path == "" {
 			return
 		}
@@ -412,7 +413,8 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 				d.cacheProblem(r, err)
 			}
 			plan = planReuse(prev, ids)
-			set.record = true
+			// A cache that could not be read now is not waited for again to write.
+			set.record = err == nil
 		}
 		_, cheaper := planLSH(len(d.names), threshold)
 		switch {

@@ -114,7 +114,7 @@ func decodeScreen(v []byte) *Screen {
 
 // LoadScreen reads the kept screen id of key; nil when there is none (or no cache).
 func (c VectorCache) LoadScreen(key client.EmbeddingKey, id []byte) (*Screen, error) {
-	if c.Path == "" {
+	if c.Path == "" || c.absent() {
 		return nil, nil
 	}
 	db, err := c.open(true)
