@@ -187,8 +187,7 @@ type Entry struct {
 	Vector []float32
 }
 
-// Store writes the new vectors of key and marks the vectors read (used) as used today, in one
-// transaction; then, past MaxBytes, it evicts the least recently used. It returns how many it
+// Store writes the new vectors of key and marks the vectors read (used) as used today; then, past MaxBytes, it evicts the least recently used. It returns how many it
 // evicted.
 func (c VectorCache) Store(key client.EmbeddingKey, added []Entry, used [][32]byte) (int, error) {
 	if c.Path == "" || len(added) == 0 && len(used) == 0 {
@@ -203,7 +202,31 @@ func (c VectorCache) Store(key client.EmbeddingKey, added []Entry, used [][32]by
 	// Keys in order fill pages the way a B+tree likes; hashes in any order split them half full.
 	slices.SortFunc(added, func(a, b Entry) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
 	slices.SortFunc(used, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
-	err = db.Update(func(tx *bolt.Tx) error {
+	// A transaction holds every page it writes in memory until it commits, so a cold screen's
+	// vectors go in slices of storeBatch: 50,000 in one took 550 MiB.
+	for len(added) > 0 || len(used) > 0 {
+		na, nu := min(len(added), storeBatch), min(len(used), storeBatch)
+		if err := c.update(db, key, today, added[:na], used[:nu]); err != nil {
+			return 0, err
+		}
+		added, used = added[na:], used[nu:]
+	}
+	// The file holds the data and free pages, so a file within the cap needs no count.
+	if c.MaxBytes <= 0 || fileBytes(db) <= c.MaxBytes {
+		return 0, nil
+	}
+	n, err := evict(db, c.MaxBytes, c.MaxBytes*3/4)
+	if err != nil {
+		return n, &CacheError{c.Path, err}
+	}
+	return n, nil
+}
+
+// storeBatch is how many vectors one write transaction holds: about 12 MiB of 768 dimensions.
+const storeBatch = 4096
+
+func (c VectorCache) update(db *bolt.DB, key client.EmbeddingKey, today uint32, added []Entry, used [][32]byte) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(keyBucket(key))
 		if err != nil {
 			return err
@@ -239,17 +262,9 @@ func (c VectorCache) Store(key client.EmbeddingKey, added []Entry, used [][32]by
 		return nil
 	})
 	if err != nil {
-		return 0, &CacheError{c.Path, err}
+		return &CacheError{c.Path, err}
 	}
-	// The file holds the data and free pages, so a file within the cap needs no count.
-	if c.MaxBytes <= 0 || fileBytes(db) <= c.MaxBytes {
-		return 0, nil
-	}
-	n, err := evict(db, c.MaxBytes, c.MaxBytes*3/4)
-	if err != nil {
-		return n, &CacheError{c.Path, err}
-	}
-	return n, nil
+	return nil
 }
 
 func fileBytes(db *bolt.DB) int64 {
