@@ -423,45 +423,15 @@ func (c VectorCache) Prune(opts PruneOptions) (*PruneReport, error) {
 	}
 	if opts.OlderThan > 0 {
 		cutoff := uint32(c.clock().Add(-opts.OlderThan).Unix() / 86400)
+		// A folder's last screen goes with the vectors of its age.
 		err := db.Update(func(tx *bolt.Tx) error {
-			// A folder's last screen goes with the vectors of its age.
-			err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
-				sb := b.Bucket(screensBucket)
-				if sb == nil {
-					return nil
+			return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+				if _, err := deleteOlder(b.Bucket(screensBucket), cutoff); err != nil {
+					return err
 				}
-				var old [][]byte
-				_ = sb.ForEach(func(k, v []byte) error {
-					if len(v) < 4 || binary.LittleEndian.Uint32(v) < cutoff {
-						old = append(old, bytes.Clone(k))
-					}
-					return nil
-				})
-				for _, k := range old {
-					if err := sb.Delete(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
+				n, err := deleteOlder(b.Bucket(vectorsBucket), cutoff)
+				rep.Removed += n
 				return err
-			}
-			return forEachVectors(tx, func(vb *bolt.Bucket) error {
-				var old [][]byte
-				_ = vb.ForEach(func(k, v []byte) error {
-					if len(v) < 4 || binary.LittleEndian.Uint32(v) < cutoff {
-						old = append(old, bytes.Clone(k))
-					}
-					return nil
-				})
-				for _, k := range old {
-					if err := vb.Delete(k); err != nil {
-						return err
-					}
-				}
-				rep.Removed += len(old)
-				return nil
 			})
 		})
 		if err != nil {
@@ -517,13 +487,24 @@ func (c VectorCache) compact(db *bolt.DB) error {
 	return nil
 }
 
-func forEachVectors(tx *bolt.Tx, fn func(vb *bolt.Bucket) error) error {
-	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
-		if vb := b.Bucket(vectorsBucket); vb != nil {
-			return fn(vb)
+// deleteOlder deletes the values of b (nil: none) last used before the day cutoff.
+func deleteOlder(b *bolt.Bucket, cutoff uint32) (int, error) {
+	if b == nil {
+		return 0, nil
+	}
+	var old [][]byte
+	_ = b.ForEach(func(k, v []byte) error {
+		if len(v) < 4 || binary.LittleEndian.Uint32(v) < cutoff {
+			old = append(old, bytes.Clone(k))
 		}
 		return nil
 	})
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
 }
 
 // evict removes the least recently used vectors and screens of every key, oldest first, when the

@@ -221,9 +221,11 @@ func TestVectorCachePrune(t *testing.T) {
 	c.now = day(10)
 	_, err := c.Store(testKey, entries(vec, texts[:200]...), nil)
 	require.NoError(t, err)
+	require.NoError(t, c.StoreScreen(testKey, []byte("old"), &Screen{Entries: make([][32]byte, 2)}))
 	c.now = day(40)
 	_, err = c.Store(testKey, entries(vec, texts[200:]...), nil)
 	require.NoError(t, err)
+	require.NoError(t, c.StoreScreen(testKey, []byte("new"), &Screen{Entries: make([][32]byte, 2)}))
 
 	rep, err := c.Prune(PruneOptions{OlderThan: 20 * 24 * time.Hour})
 	require.NoError(t, err)
@@ -234,6 +236,11 @@ func TestVectorCachePrune(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, got[0])
 	assert.Nil(t, got[1])
+	for id, kept := range map[string]bool{"old": false, "new": true} {
+		sc, err := c.LoadScreen(testKey, []byte(id))
+		require.NoError(t, err)
+		assert.Equal(t, kept, sc != nil, "screen %s", id)
+	}
 
 	st, err := c.Stats()
 	require.NoError(t, err)
