@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sync"
 )
 
 const (
@@ -108,45 +107,33 @@ func lexicalPairs(entries []Lexical, names []string, threshold float64, set *pai
 		return
 	}
 	bands := SignatureSize / rows
-	workers := max(1, min(bands, parallelism()))
-	found := make([]*pairSet, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		found[w] = set.child()
-		wg.Add(1)
-		go func(out *pairSet) {
-			defer wg.Done()
-			keys := make([]bandKey, 0, len(entries))
-			for band := w; band < bands; band += workers {
-				keys = bandKeys(entries, band, rows, keys[:0])
-				for start := 0; start < len(keys); {
-					end := start + 1
-					for end < len(keys) && keys[end].hash == keys[start].hash {
-						end++
-					}
-					for x := start; x < end; x++ {
-						for y := x + 1; y < end; y++ {
-							i, j := int(keys[x].entry), int(keys[y].entry)
-							if i > j {
-								i, j = j, i
-							}
-							// A pair whose band values only hash alike is not a candidate, and one
-							// that collided in an earlier band was scored there.
-							if !sameRows(entries[i].Sig, entries[j].Sig, band*rows, (band+1)*rows) || collidedBefore(entries[i].Sig, entries[j].Sig, band, rows) {
-								continue
-							}
-							score(out, i, j)
-						}
-					}
-					start = end
+	set.inWorkers(min(bands, parallelism()), func(out *pairSet, w, workers int) {
+		keys := make([]bandKey, 0, len(entries))
+		for band := w; band < bands; band += workers {
+			keys = bandKeys(entries, band, rows, keys[:0])
+			for start := 0; start < len(keys); {
+				end := start + 1
+				for end < len(keys) && keys[end].hash == keys[start].hash {
+					end++
 				}
+				for x := start; x < end; x++ {
+					for y := x + 1; y < end; y++ {
+						i, j := int(keys[x].entry), int(keys[y].entry)
+						if i > j {
+							i, j = j, i
+						}
+						// A pair whose band values only hash alike is not a candidate, and one
+						// that collided in an earlier band was scored there.
+						if !sameRows(entries[i].Sig, entries[j].Sig, band*rows, (band+1)*rows) || collidedBefore(entries[i].Sig, entries[j].Sig, band, rows) {
+							continue
+						}
+						score(out, i, j)
+					}
+				}
+				start = end
 			}
-		}(found[w])
-	}
-	wg.Wait()
-	for _, f := range found {
-		set.merge(f)
-	}
+		}
+	})
 }
 
 // bandKey is one entry's hash of one band of its signature.

@@ -44,6 +44,27 @@ const linkBatch = 4096
 // child is an empty set with s's limit and grouper, for one worker; merge it back into s.
 func (s *pairSet) child() *pairSet { return &pairSet{limit: s.limit, group: s.group, record: s.record} }
 
+// inWorkers runs fn on up to workers goroutines (at least one), each given a child of s, its
+// number w and the count of workers, so it can take its share of the items; then it merges what
+// they found into s.
+func (s *pairSet) inWorkers(workers int, fn func(out *pairSet, w, workers int)) {
+	workers = max(1, workers)
+	found := make([]*pairSet, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		found[w] = s.child()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(found[w], w, workers)
+		}()
+	}
+	wg.Wait()
+	for _, f := range found {
+		s.merge(f)
+	}
+}
+
 func (s *pairSet) add(p Pair) {
 	s.total++
 	if s.record && !s.overflow {

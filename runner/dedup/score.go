@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/viterin/vek/vek32"
@@ -93,27 +92,16 @@ func similarPairs(u *Unit, names []string, threshold float64, set *pairSet) {
 	tiles := (u.rows + ScoreTile - 1) / ScoreTile
 	var next atomic.Int64
 	total := int64(tiles * (tiles + 1) / 2)
-	found := make([]pairSet, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for w := range found {
-		found[w] = *set.child()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := next.Add(1) - 1
-				if k >= total {
-					break
-				}
-				ti, tj := triangle(int(k), tiles)
-				u.scoreTile(&found[w], names, ti*ScoreTile, tj*ScoreTile, threshold)
+	set.inWorkers(runtime.GOMAXPROCS(0), func(out *pairSet, _, _ int) {
+		for {
+			k := next.Add(1) - 1
+			if k >= total {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	for w := range found {
-		set.merge(&found[w])
-	}
+			ti, tj := triangle(int(k), tiles)
+			u.scoreTile(out, names, ti*ScoreTile, tj*ScoreTile, threshold)
+		}
+	})
 }
 
 // triangle maps k in [0, tiles*(tiles+1)/2) to the tile pair (ti, tj) with ti <= tj, row by row.

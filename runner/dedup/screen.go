@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
-	"sync"
 
 	"github.com/viterin/vek/vek32"
 	bolt "go.etcd.io/bbolt"
@@ -219,31 +218,19 @@ func reusedPairs(u *Unit, names []string, threshold float64, r *reuse, set *pair
 	for _, c := range r.changed {
 		isChanged[c] = true
 	}
-	workers := max(1, min(len(r.changed), parallelism()))
-	found := make([]*pairSet, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		found[w] = set.child()
-		wg.Add(1)
-		go func(out *pairSet) {
-			defer wg.Done()
-			for k := w; k < len(r.changed); k += workers {
-				c := r.changed[k]
-				for o := range u.rows {
-					// A pair of two changed entries is scored once, by the later of them.
-					if o == c || isChanged[o] && o > c {
-						continue
-					}
-					if s := float64(vek32.Dot(u.row(c), u.row(o))); atLeast(s, threshold) {
-						i, j := min(c, o), max(c, o)
-						out.add(Pair{Score: round4(math.Max(-1, math.Min(1, s))), A: names[i], B: names[j], i: i, j: j})
-					}
+	set.inWorkers(min(len(r.changed), parallelism()), func(out *pairSet, w, workers int) {
+		for k := w; k < len(r.changed); k += workers {
+			c := r.changed[k]
+			for o := range u.rows {
+				// A pair of two changed entries is scored once, by the later of them.
+				if o == c || isChanged[o] && o > c {
+					continue
+				}
+				if s := float64(vek32.Dot(u.row(c), u.row(o))); atLeast(s, threshold) {
+					i, j := min(c, o), max(c, o)
+					out.add(Pair{Score: round4(math.Max(-1, math.Min(1, s))), A: names[i], B: names[j], i: i, j: j})
 				}
 			}
-		}(found[w])
-	}
-	wg.Wait()
-	for _, f := range found {
-		set.merge(f)
-	}
+		}
+	})
 }
