@@ -61,7 +61,7 @@ func (e *env) cacheCommand() *cli.Command {
 }
 
 // vectorCache is the operator's embedding cache, with the cap its settings give it.
-func (e *env) vectorCache(cmd *cli.Command) (dedup.VectorCache, error) {
+func (e *env) vectorCache() (dedup.VectorCache, error) {
 	dirs, err := packs.FindUserDirs(e.lookup)
 	if err != nil {
 		return dedup.VectorCache{}, withCode(exitCouldNot, fmt.Errorf("locum cache: %w", err))
@@ -82,7 +82,7 @@ func (e *env) cacheShow(_ context.Context, cmd *cli.Command) error {
 	if cmd.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 	}
-	c, err := e.vectorCache(cmd)
+	c, err := e.vectorCache()
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (e *env) cachePrune(_ context.Context, cmd *cli.Command) error {
 	if cmd.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 	}
-	c, err := e.vectorCache(cmd)
+	c, err := e.vectorCache()
 	if err != nil {
 		return err
 	}

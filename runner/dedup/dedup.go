@@ -92,9 +92,11 @@ type dedup struct {
 	lexical bool
 	// dir is the folder as read; cache and key the embedding cache and the key of its vectors,
 	// once the embed step has chosen them (the zero cache when there is none to use).
-	dir   string
-	cache VectorCache
-	key   client.EmbeddingKey
+	dir string
+	// hashes are the texts' TextHash, when there is a cache.
+	hashes [][32]byte
+	cache  VectorCache
+	key    client.EmbeddingKey
 	// embedTime is what getting the vectors took, from the cache or the server: exact scoring
 	// that would take longer gives way to LSH.
 	embedTime time.Duration
@@ -291,13 +293,20 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest, "file": cache.Path})
 	}
 	start := time.Now()
-	hashes := make([][32]byte, len(d.texts))
-	for i, text := range d.texts {
-		hashes[i] = TextHash(text)
+	// The texts' hashes key the cache and, with the names, the folder's screen: only a cache
+	// needs them.
+	var hashes [][32]byte
+	if cache.Path != "" {
+		hashes = make([][32]byte, len(d.texts))
+		for i, text := range d.texts {
+			hashes[i] = TextHash(text)
+		}
 	}
+	d.hashes = hashes
 	var stale [][32]byte
-	var err error
-	d.vectors, stale, err = cache.Lookup(key, hashes)
+	d.vectors = make([][]float32, len(d.texts))
+	got, stale, err := cache.Lookup(key, hashes)
+	copy(d.vectors, got)
 	if err != nil {
 		d.cacheProblem(r, err)
 		cache = VectorCache{}
@@ -346,9 +355,13 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
 		for k, i := range idx {
 			d.vectors[i] = res.Vectors[k]
-			added = append(added, Entry{Hash: hashes[i], Vector: res.Vectors[k]})
+			if cache.Path != "" {
+				added = append(added, Entry{Hash: hashes[i], Vector: res.Vectors[k]})
+			}
 		}
 	}
+	// The vectors and hashes stand for the texts from here on.
+	d.texts = nil
 	// Vectors from the cache and from the server must agree in length too.
 	for i := range d.vectors {
 		if len(d.vectors[i]) != len(d.vectors[0]) {
@@ -405,7 +418,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		if d.cache.Path != "" {
 			ids = make([][32]byte, len(d.names))
 			for i := range d.names {
-				ids[i] = EntryID(d.names[i], d.texts[i])
+				ids[i] = EntryID(d.names[i], d.hashes[i])
 			}
 			sid = screenID(d.dir, threshold, exact)
 			prev, err := d.cache.LoadScreen(d.key, sid)

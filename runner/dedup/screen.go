@@ -42,9 +42,9 @@ type Screen struct {
 	Pairs   []ScreenPair
 }
 
-// EntryID is an entry as a kept screen knows it: its name and its text.
-func EntryID(name, text string) [32]byte {
-	return sha256.Sum256([]byte(name + "\x00" + text))
+// EntryID is an entry as a kept screen knows it: its name and its text's TextHash.
+func EntryID(name string, text [32]byte) [32]byte {
+	return sha256.Sum256(append([]byte(name+"\x00"), text[:]...))
 }
 
 // screenID names the screen of one folder at one threshold, scored exactly or as the exact

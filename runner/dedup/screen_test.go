@@ -19,7 +19,7 @@ func screenOf(t *testing.T, vecs [][]float64, names, texts []string, threshold f
 	require.False(t, set.overflow)
 	ids := make([][32]byte, len(names))
 	for i := range names {
-		ids[i] = EntryID(names[i], texts[i])
+		ids[i] = EntryID(names[i], TextHash(texts[i]))
 	}
 	return &Screen{Method: "exact", Entries: ids, Pairs: set.recorded}, set.sorted()
 }
@@ -90,14 +90,14 @@ func TestReusedScreenMatchesAWholeScreen(t *testing.T) {
 func TestReuseNeedsMostEntriesUnchanged(t *testing.T) {
 	prev := &Screen{Entries: make([][32]byte, 16)}
 	for i := range prev.Entries {
-		prev.Entries[i] = EntryID(fmt.Sprint(i), "")
+		prev.Entries[i] = EntryID(fmt.Sprint(i), [32]byte{})
 	}
 	ids := append([][32]byte(nil), prev.Entries...)
 	for i := range 4 {
-		ids[i] = EntryID(fmt.Sprint("new ", i), "")
+		ids[i] = EntryID(fmt.Sprint("new ", i), [32]byte{})
 	}
 	assert.NotNil(t, planReuse(prev, ids), "four in sixteen")
-	ids[4] = EntryID("new 4", "")
+	ids[4] = EntryID("new 4", [32]byte{})
 	assert.Nil(t, planReuse(prev, ids), "five in sixteen")
 	assert.Nil(t, planReuse(nil, ids))
 }
@@ -105,7 +105,7 @@ func TestReuseNeedsMostEntriesUnchanged(t *testing.T) {
 // A stored screen comes back as stored; a value cut short, with a pair outside it or in the
 // wrong order, or with a score that is not one, is no screen.
 func TestScreenEncoding(t *testing.T) {
-	s := &Screen{Method: "lsh", Entries: [][32]byte{EntryID("a", "1"), EntryID("b", "2"), EntryID("c", "3")},
+	s := &Screen{Method: "lsh", Entries: [][32]byte{EntryID("a", TextHash("1")), EntryID("b", TextHash("2")), EntryID("c", TextHash("3"))},
 		Pairs: []ScreenPair{{I: 0, J: 2, Score: 0.9123}, {I: 1, J: 2, Score: 1}}}
 	data := encodeScreen(7, s)
 	assert.Equal(t, s, decodeScreen(data))
