@@ -35,9 +35,6 @@ import (
 // CacheFileName is the cache's file in the operator's cache directory.
 const CacheFileName = "embeddings.db"
 
-// DefaultCacheMaxMiB is the size the cache is pruned back from when a run finds it larger.
-const DefaultCacheMaxMiB = 1024
-
 var (
 	aboutKey      = []byte("about")
 	vectorsBucket = []byte("vectors")
