@@ -303,7 +303,6 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	d.hashes = hashes
-	var stale [][32]byte
 	d.vectors = make([][]float32, len(d.texts))
 	got, stale, err := cache.Lookup(key, hashes)
 	copy(d.vectors, got)
