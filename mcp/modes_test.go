@@ -25,9 +25,15 @@ func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
 	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "model": "m"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "L3-5 Add subtracts.\nunsupported: 1\n  UNSUPPORTED L1-1 It caches.")
+	// The claims are the structured content's: the text is one line that does not repeat them.
+	assert.NotContains(t, text(res), "\n")
+	assert.NotContains(t, text(res), "Add subtracts.")
+	assert.Regexp(t, `^OK: summarize; saved=[-+][0-9]+t\(est\)$`, text(res))
 	details := structured(t, res)["details"].(map[string]any)
 	assert.EqualValues(t, 1, details["supported"])
+	claims := details["claims"].([]any)
+	require.Len(t, claims, 2)
+	assert.Equal(t, "Add subtracts.", claims[0].(map[string]any)["text"])
 	assert.Equal(t, calc, f.file(t), "summarize never edits")
 }
 
@@ -49,14 +55,18 @@ func TestDedupListsPairs(t *testing.T) {
 	res, err := f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5, "pairs": true}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "dedup files=3 pairs=2 threshold=0.5 method=exact\n2 pairs at or above 0.5 among 3 files (showing 2)\n0.8000 a.md b.md\n0.6000 b.md c.md")
+	assert.NotContains(t, text(res), "\n", "one line: the pairs are the structured content's")
+	assert.NotContains(t, text(res), "0.8000")
 	assert.Equal(t, "tiny-embed", structured(t, res)["model"])
+	pairs := structured(t, res)["details"].(map[string]any)["pairs"].([]any)
+	require.Len(t, pairs, 2)
+	assert.Equal(t, map[string]any{"score": 0.8, "a": "a.md", "b": "b.md"}, pairs[0])
 
 	// Without pairs, the pairs are joined into groups, as on the command line.
 	res, err = f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "model": "tiny-embed", "threshold": 0.5}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "dedup files=3 pairs=2 groups=1 threshold=0.5 method=exact\n1 group of near-duplicates (3 files, 2 pairs at or above 0.5) among 3 files (showing 1)\ngroup 1: 3 files, 2 pairs, weakest 0.6000 b.md c.md\n  a.md\n  b.md\n  c.md")
+	assert.NotContains(t, text(res), "group 1")
 	details := structured(t, res)["details"].(map[string]any)
 	assert.NotContains(t, details, "pairs")
 	assert.Equal(t, []any{map[string]any{"files": []any{"a.md", "b.md", "c.md"}, "pairs": 2.0, "weakest": map[string]any{"score": 0.6, "a": "b.md", "b": "c.md"}}}, details["groups"])
@@ -66,7 +76,7 @@ func TestDedupListsPairs(t *testing.T) {
 	res, err = f.call(t, context.Background(), "dedup", map[string]any{"dir": "notes", "method": "lexical", "exact": "true", "threshold": 0.1}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "method=lexical")
+	assert.Equal(t, "lexical", structured(t, res)["details"].(map[string]any)["method"])
 	assert.Len(t, f.llm.RequestsTo("/v1/embeddings"), before)
 
 	// A folder out of the repository is refused, before any request.
@@ -169,7 +179,7 @@ func TestSummarizeBySymbol(t *testing.T) {
 	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "model": "m"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), "L3-5 Add subtracts.")
+	assert.Equal(t, "Add subtracts.", structured(t, res)["details"].(map[string]any)["claims"].([]any)[0].(map[string]any)["text"])
 	assert.Equal(t, "3-5", structured(t, res)["details"].(map[string]any)["lines"])
 
 	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "m"}, nil)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Options is what the operator decided when starting the server. Nothing a tool call says can
@@ -74,7 +77,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, jobs: jobs, root: jobs.Root(), life: context.Background()}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions: instructions + breakEvenWords(s.breakEven()),
 		// Tools only: no logging capability, so a host gets nothing it has to route.
 		Capabilities: &sdk.ServerCapabilities{},
 	})
@@ -89,6 +92,20 @@ const instructions = "locum runs bounded jobs on a model on this machine, under 
 	"kept only when the verify command exits 0 (otherwise the file gets its original bytes back). " +
 	"Call status first to see whether a model server answers. A result with isError is a verdict " +
 	"or a refusal to read, not a fault of the tool: the text says why and what to do."
+
+// breakEvenWords is the break-even a host obeys before it calls, for the instructions.
+func breakEvenWords(rules []cost.Rule) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	words := make([]string, len(rules))
+	for i, r := range rules {
+		words[i] = untrusted.Escape(r.Words())
+	}
+	return " A delegation costs you the call and the result, and saves you the reading and writing the job " +
+		"would have taken; it pays only from a size on (the ledger tool has the figures): " + strings.Join(words, "; ") +
+		". Below that, or for a stopped role, do the work yourself; prefer one call over a folder or a large span to many small ones."
+}
 
 // SDK is the underlying MCP server, for a transport of the caller's choice.
 func (s *Server) SDK() *sdk.Server { return s.sdk }

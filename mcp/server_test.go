@@ -144,7 +144,7 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 		schema, _ := json.Marshal(tool.InputSchema)
 		assert.NotContains(t, string(schema), "allow_remote", "only the operator widens the loopback rail")
 	}
-	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "runs_show"}, keys(byName))
+	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "runs_show", "ledger"}, keys(byName))
 	in := byName["transform"].InputSchema.(map[string]any)
 	assert.ElementsMatch(t, []any{"file", "verify", "task"}, in["required"])
 	props := in["properties"].(map[string]any)
@@ -193,8 +193,12 @@ func TestTransformKeptWithProgress(t *testing.T) {
 	assert.Equal(t, "OK", out["status"])
 	assert.Equal(t, "operator", out["routing"])
 	assert.Equal(t, "kept", out["details"].(map[string]any)["outcome"])
-	assert.Regexp(t, `(?m)^transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0; fixed: the verify failed before the edit$`, text(res))
-	assert.Regexp(t, `(?m)^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 `, text(res))
+	// One line: the status, the outcome and what it saved; the object is the structured content's.
+	assert.Regexp(t, `^OK: transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0; fixed: the verify failed before the edit; saved=[-+][0-9]+t\(est\)$`, text(res))
+	assert.Equal(t, "calc.go:4\n-\treturn a - b\n+\treturn a + b\n", out["details"].(map[string]any)["changes"])
+	assert.NotContains(t, text(res), "return a + b", "the compact diff is the structured content's")
+	host := out["host"].(map[string]any)
+	assert.Equal(t, "estimated", host["method"])
 
 	got := f.waitProgress(t, "verify running (attempt 1)")
 	assert.Contains(t, got, "prefill")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,9 +14,12 @@ import (
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/routing"
+	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/runner/summarize"
 	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/spec"
@@ -59,6 +63,7 @@ type TransformArgs struct {
 	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
 	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse, before any request, when the verify already exits 0 on the unchanged file: for a bug fix whose verify must show the bug"`
 	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"skip the verify run on the unchanged file before the first request; the result then cannot say fixed or held"`
+	HostArgs
 }
 
 // SummarizeArgs are the arguments of the summarize tool.
@@ -69,6 +74,12 @@ type SummarizeArgs struct {
 	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
 	ModelArgs
 	MaxWords *int `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
+	HostArgs
+}
+
+// HostArgs are what the host says of its own session, for the host-cost estimate.
+type HostArgs struct {
+	HostTurnsLeft *int `json:"host_turns_left,omitempty" jsonschema:"how many more turns your session expects to take: what a result puts in your context is re-read on each; default 10"`
 }
 
 // DedupArgs are the arguments of the dedup tool.
@@ -85,11 +96,19 @@ type DedupArgs struct {
 	NoCache       bool     `json:"no_cache,omitempty" jsonschema:"embed every file again instead of reusing cached embeddings"`
 	BaseURL       string   `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
 	Timeout       string   `json:"timeout,omitempty" jsonschema:"deadline for each embeddings request, such as 10m"`
+	HostArgs
 }
 
 // RunsShowArgs are the arguments of the runs_show tool.
 type RunsShowArgs struct {
 	RunID string `json:"run_id" jsonschema:"the run id a result gave (run_id), or a unique prefix of it"`
+}
+
+// LedgerArgs are the arguments of the ledger tool.
+type LedgerArgs struct {
+	By    string `json:"by,omitempty" jsonschema:"sum the runs by model, mode (the default), role or week"`
+	Since string `json:"since,omitempty" jsonschema:"runs started within this age (7d, 36h) or since this date (2026-11-01)"`
+	Mode  string `json:"mode,omitempty" jsonschema:"runs of this mode only"`
 }
 
 // RunEvents is one run's journal.
@@ -118,6 +137,10 @@ func (s *Server) addTools() error {
 		return err
 	}
 	runSchema, err := jsonschema.For[RunEvents](nil)
+	if err != nil {
+		return err
+	}
+	ledgerSchema, err := jsonschema.For[ledger.Report](nil)
 	if err != nil {
 		return err
 	}
@@ -178,7 +201,78 @@ func (s *Server) addTools() error {
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		OutputSchema: runSchema,
 	}, s.runsShow)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "ledger",
+		Title: "What delegation saved or cost you",
+		Description: "Sum this repository's runs: runs, keep rate, right rate where a person judged the work, your " +
+			"tokens saved net of losses (estimated from byte counts: what doing each job yourself would have cost " +
+			"against the call and the result), money where the operator set prices, local time, and each mode and " +
+			"role's break-even: delegate a job only at or above its size, and not at all where a role is stopped. " +
+			"The same object as locum ledger --json.",
+		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		OutputSchema: ledgerSchema,
+	}, s.ledger)
 	return nil
+}
+
+func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	f := ledger.Filter{Mode: args.Mode}
+	if args.Since != "" {
+		t, err := analyze.ParseSince(args.Since, time.Now())
+		if err != nil {
+			return fail("ERROR: since: %v", err), nil, nil
+		}
+		f.Since = t
+	}
+	by := args.By
+	if by == "" {
+		by = "mode"
+	}
+	params, err := s.hostParams()
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	dir, err := engine.RunsDir(s.root)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	rep, err := ledger.Build(dir, f, by, params)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	t := rep.Total
+	text := fmt.Sprintf("%d runs, %d kept; your tokens saved net of losses: %+d (estimated)", t.Runs, t.Kept, t.Net)
+	for _, r := range rep.BreakEven {
+		text += "; " + untrusted.Escape(r.Words())
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
+}
+
+// hostParams are the host-cost parameters the operator's settings give.
+func (s *Server) hostParams() (cost.Params, error) {
+	c, err := s.jobs.Composition()
+	if err != nil {
+		return cost.Params{}, err
+	}
+	set, err := c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
+	if err != nil {
+		return cost.Params{}, err
+	}
+	return engine.HostParams(set), nil
+}
+
+// breakEven is the break-even of each mode and role from this repository's ledger.
+func (s *Server) breakEven() []cost.Rule {
+	params, err := s.hostParams()
+	if err != nil {
+		return nil
+	}
+	dir, err := engine.RunsDir(s.root)
+	if err != nil {
+		return nil
+	}
+	return ledger.DirBreakEven(dir, params)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -250,8 +344,8 @@ type toolJob struct {
 	file string
 	// argv is what the journal records as the run's arguments.
 	argv []string
-	// extra is what the text says after the outcome, from the job once it ran.
-	extra func(*engine.Result) string
+	// note is what the text says beside the summary that the structured content does not hold.
+	note func(*engine.Result) string
 }
 
 // run hands a call's job to the job layer, as the CLI does: the settings, the model choice and
@@ -282,17 +376,31 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (
 		}
 		defer unlock()
 	}
+	// What the host wrote is the call as the protocol carries it: the tool's name and arguments.
+	callBytes := 0
+	if data, err := json.Marshal(map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments}); err == nil {
+		callBytes = len(data)
+	}
+	text := func(res *engine.Result) string {
+		line := summaryLine(res)
+		if t.note != nil {
+			if n := t.note(res); n != "" {
+				line += "\n" + n
+			}
+		}
+		return line
+	}
+	prepared.SetHost(&engine.HostSide{CallBytes: int64(callBytes), ResultBytes: func(res *engine.Result) int64 {
+		data, _ := json.Marshal(res)
+		return int64(len(text(res)) + len(data))
+	}})
 	runCtx, stop := s.runContext(ctx)
 	defer stop()
 	out, err := prepared.Run(runCtx, t.job)
 	if err != nil {
 		return refuse(err)
 	}
-	extra := ""
-	if t.extra != nil {
-		extra = t.extra(out)
-	}
-	return s.finish(out, extra)
+	return s.finish(out, text(out))
 }
 
 // argName names a setting as a tool call takes it: its argument. The endpoint rail's
@@ -304,25 +412,39 @@ func argName(name string) string {
 	return "`" + name + "`"
 }
 
-// finish makes a run's result the tool's: the --json object as structured content, the receipt
-// (after the error and the outcome, when there are any) as text, isError unless it is OK.
-func (s *Server) finish(res *engine.Result, extra string) (*sdk.CallToolResult, any, error) {
+// finish makes a run's result the tool's: the --json object as structured content, one summary
+// line as text (what the object holds is not said twice), isError unless it is OK.
+func (s *Server) finish(res *engine.Result, text string) (*sdk.CallToolResult, any, error) {
 	fmt.Fprintln(s.opts.Log, res.Receipt())
-	var lines []string
-	if res.Error != nil {
-		lines = append(lines, fmt.Sprintf("locum %s: %s", res.Mode, strings.TrimSpace(res.Error.Message)))
-	}
-	if line := res.Outcome(); line != "" {
-		lines = append(lines, line)
-	}
-	if extra != "" {
-		lines = append(lines, strings.TrimRight(extra, "\n"))
-	}
-	lines = append(lines, res.Receipt())
 	return &sdk.CallToolResult{
 		IsError: res.Status != engine.StatusOK,
-		Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}},
+		Content: []sdk.Content{&sdk.TextContent{Text: text}},
 	}, res, nil
+}
+
+// summaryLine is a run's result in one line: its status, the outcome or the first line of the
+// error, and what it saved the host. The rest (the receipt's figures, a digest's claims, a
+// screen's groups, a verify's output) is the structured content's.
+func summaryLine(res *engine.Result) string {
+	line := res.Outcome()
+	if res.Error != nil {
+		msg, rest, _ := strings.Cut(strings.TrimSpace(res.Error.Message), "\n")
+		if rest != "" {
+			msg += " (error.message has the rest)"
+		}
+		if line != "" {
+			line += "; "
+		}
+		line += fmt.Sprintf("locum %s: %s", res.Mode, untrusted.Escape(msg))
+	}
+	if line == "" {
+		line = res.Mode
+	}
+	line = string(res.Status) + ": " + line
+	if res.Host != nil {
+		line += "; " + res.Host.Receipt()
+	}
+	return line
 }
 
 func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
@@ -342,6 +464,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	}
 	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(s.jobs.Validator(), c, chat, embed))
 	rep.Reword(argName)
+	rep.BreakEven = s.breakEven()
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
@@ -411,44 +534,36 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 	}
 	return s.run(ctx, req, toolJob{
 		job: j, model: args.Model, role: args.Role, args: args, file: args.File, argv: argv,
-		extra: func(*engine.Result) string {
-			if j.Claims == nil {
-				return ""
-			}
-			return summarize.ClaimLines(j.Claims)
-		},
 	})
 }
 
 func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {
 	j := &dedup.Job{Dir: args.Dir, NoCache: args.NoCache, Pairs: args.Pairs}
-	return s.run(ctx, req, toolJob{job: j, args: args, extra: func(out *engine.Result) string {
+	return s.run(ctx, req, toolJob{job: j, args: args, note: func(out *engine.Result) string {
 		if out.Error != nil {
 			return ""
 		}
-		return dedupText(&j.Found)
+		return dedupNotes(&j.Found)
 	}})
 }
 
-// dedupText is what a screen found, as the tool's text: the notes, the figures, then each group
-// or pair, as the command line prints them.
-func dedupText(found *dedup.Result) string {
-	lines := []string{}
+// dedupNotes are what a screen's structured content does not say: why it compared words, which
+// embedding model it picked, a warning, a cache it could not use.
+func dedupNotes(found *dedup.Result) string {
+	var notes []string
 	if found.Why != "" {
-		lines = append(lines, "comparing words, not embeddings: "+found.Why+"; name an embedding model (model) for a screen by meaning")
+		notes = append(notes, "comparing words, not embeddings: "+found.Why+"; name an embedding model (model) for a screen by meaning")
 	}
 	if found.Picked != "" {
-		lines = append(lines, "embedding with "+untrusted.Escape(found.Picked)+", "+client.PickedEmbedSource+"; the model argument names another")
+		notes = append(notes, "embedding with "+untrusted.Escape(found.Picked)+", "+client.PickedEmbedSource+"; the model argument names another")
 	}
 	if w := found.Warning(); w != "" {
-		lines = append(lines, w)
+		notes = append(notes, w)
 	}
 	if found.CacheProblem != "" {
-		lines = append(lines, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
+		notes = append(notes, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
 	}
-	lines = append(lines, found.Figures(), found.Summary(0))
-	lines = append(lines, found.Lines(0)...)
-	return strings.Join(lines, "\n")
+	return strings.Join(notes, "; ")
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {

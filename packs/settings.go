@@ -2,6 +2,7 @@ package packs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -76,6 +77,10 @@ const (
 	kindDedupMethod
 	kindAutoBool // auto, true or false
 	kindSandbox  // auto, require or none
+	kindPrice    // a plain decimal of at least 0: US dollars per million tokens
+	kindRatio    // a plain decimal above 0
+	kindHostFamily
+	kindDelegateWhen // pays or always
 )
 
 // Key names one setting. The settings are this package's Key variables: a key that is not one
@@ -116,6 +121,13 @@ var (
 	VerifyCaches      = Key{"verify_caches"}
 	VerifyHome        = Key{"verify_home"}
 	CacheMaxMiB       = Key{"cache_max_mib"}
+	HostFamily        = Key{"host_family"}
+	HostPriceIn       = Key{"host_price_in"}
+	HostPriceOut      = Key{"host_price_out"}
+	HostPriceCached   = Key{"host_price_cached"}
+	HostBytesPerToken = Key{"host_bytes_per_token"}
+	HostTurnsLeft     = Key{"host_turns_left"}
+	DelegateWhen      = Key{"delegate_when"}
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -169,6 +181,14 @@ var keySpecs = []keySpec{
 	// The embedding cache is the operator's file, shared by every repository: its size is theirs
 	// to choose.
 	{key: CacheMaxMiB, kind: kindCount, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, modes: []string{"dedup"}, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
+	// What the host pays is the operator's to say: no repository file prices their tokens.
+	{key: HostFamily, kind: kindHostFamily, def: "claude", env: "LOCUM_HOST_FAMILY", flag: "host-family", global: true, operatorOnly: true, doc: "the host's model family, whose list prices weigh the host-cost estimate: claude, gemini or gpt"},
+	{key: HostPriceIn, kind: kindPrice, env: "LOCUM_HOST_PRICE_IN", flag: "host-price-in", global: true, operatorOnly: true, doc: "what the host pays per million input tokens, in US dollars; unset, its family's list price"},
+	{key: HostPriceOut, kind: kindPrice, env: "LOCUM_HOST_PRICE_OUT", flag: "host-price-out", global: true, operatorOnly: true, doc: "what the host pays per million output tokens, in US dollars; unset, its family's list price"},
+	{key: HostPriceCached, kind: kindPrice, env: "LOCUM_HOST_PRICE_CACHED", flag: "host-price-cached", global: true, operatorOnly: true, doc: "what the host pays per million cached input tokens, in US dollars; unset, its family's list price"},
+	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
+	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", modes: []string{"transform", "summarize", "dedup", "agent"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
+	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform"}, doc: "pays: refuse, before any request, a span under the break-even of a role whose recent runs lost the host tokens (locum status shows it); always: never refuse for cost"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
@@ -575,6 +595,23 @@ func (s keySpec) check(v string) (string, error) {
 		return oneOf(v, "auto", "true", "false")
 	case kindSandbox:
 		return oneOf(v, "auto", "require", "none")
+	case kindPrice, kindRatio:
+		want := "a plain decimal of at least 0"
+		if s.kind == kindRatio {
+			want = "a plain decimal above 0"
+		}
+		if !plainDecimal.MatchString(v) {
+			return "", errors.New(want)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) || f < 0 || s.kind == kindRatio && f == 0 {
+			return "", errors.New(want)
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	case kindHostFamily:
+		return oneOf(v, "claude", "gemini", "gpt")
+	case kindDelegateWhen:
+		return oneOf(v, "pays", "always")
 	}
 	return v, nil
 }
@@ -615,7 +652,7 @@ func SettingFlags(mode string) []FlagSpec {
 		switch s.kind {
 		case kindCount, kindCountOrZero:
 			f.Number = "int"
-		case kindCosine:
+		case kindCosine, kindPrice, kindRatio:
 			f.Number = "float"
 		}
 		out = append(out, f)

@@ -421,7 +421,10 @@ func (s *suite) env(home string) []string {
 	}
 	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"LOCUM_BASE_URL="+s.chat.BaseURL())
+		"LOCUM_BASE_URL="+s.chat.BaseURL(),
+		// The tier measures the model on every task, small spans included: the pay gate, which
+		// would stop a losing role, stays out of the measurement.
+		"LOCUM_DELEGATE_WHEN=always")
 }
 
 // run is one locum command's outcome.

@@ -56,9 +56,9 @@ func (e *env) agent(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.runJob(ctx, cmd, p, agent.Job{Task: task, TaskSource: what, Verify: cmd.String("verify"), From: cmd.String("from"), Keep: cmd.Bool("keep")})
+	res, err := e.runJob(ctx, cmd, p, agent.Job{Task: task, TaskSource: what, Verify: cmd.String("verify"), From: cmd.String("from"), Keep: cmd.Bool("keep")}, nil)
 	if err != nil {
 		return err
 	}
-	return e.finish(cmd, res)
+	return e.finish(cmd, res, nil)
 }

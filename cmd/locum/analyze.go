@@ -182,6 +182,9 @@ func printRun(w io.Writer, r analyze.Run) {
 		health += " (" + strings.Join(reasons, ", ") + ")"
 	}
 	fmt.Fprintf(w, "health         %s\n", health)
+	if r.Host != nil {
+		fmt.Fprintf(w, "host cost      %s\n", esc(r.Host.Words()))
+	}
 }
 
 func (e *env) runsDiff(_ context.Context, cmd *cli.Command) error {

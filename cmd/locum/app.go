@@ -313,6 +313,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.rolesCommand(),
 			e.runsCommand(),
 			e.cacheCommand(),
+			e.ledgerCommand(),
 			e.recoverCommand(),
 			e.packsCommand(),
 			e.verifyCommand(),

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -71,43 +73,45 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		keep = e.dedupTop(cmd)
 	}
 	j := &dedup.Job{Dir: cmd.String("dir"), NoCache: cmd.Bool("no-cache"), Keep: keep, Pairs: cmd.Bool("pairs")}
-	res, err := e.runJob(ctx, cmd, p, j)
-	if err != nil {
-		return err
-	}
 	found := &j.Found
-	e.stopProgress()
-	if res.Error == nil {
+	screen := func(stdout, stderr io.Writer, res *engine.Result) {
+		if res.Error != nil {
+			return
+		}
 		if found.Picked != "" {
-			fmt.Fprintf(e.stderr, "dedup: embedding with %s, %s; --model names another\n", untrusted.Escape(found.Picked), client.PickedEmbedSource)
+			fmt.Fprintf(stderr, "dedup: embedding with %s, %s; --model names another\n", untrusted.Escape(found.Picked), client.PickedEmbedSource)
 		}
 		if found.Why != "" {
-			fmt.Fprintf(e.stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
+			fmt.Fprintf(stderr, "dedup: comparing words, not embeddings: %s; name an embedding model with --model for a screen by meaning\n", found.Why)
 		}
 		if w := found.Warning(); w != "" {
-			fmt.Fprintf(e.stderr, "dedup: %s\n", w)
+			fmt.Fprintf(stderr, "dedup: %s\n", w)
 		}
 		if !cmd.Bool("json") {
 			for _, line := range found.Lines(keep) {
-				fmt.Fprintln(e.stdout, line)
+				fmt.Fprintln(stdout, line)
 			}
 		}
-		fmt.Fprintln(e.stderr, found.Summary(keep))
-		fmt.Fprintln(e.stderr, found.Figures())
+		fmt.Fprintln(stderr, found.Summary(keep))
+		fmt.Fprintln(stderr, found.Figures())
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			if found.CacheProblem != "" {
-				fmt.Fprintf(e.stderr, "dedup cache: not used: %s\n", untrusted.Escape(found.CacheProblem))
+				fmt.Fprintf(stderr, "dedup cache: not used: %s\n", untrusted.Escape(found.CacheProblem))
 			}
-			fmt.Fprintf(e.stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
+			fmt.Fprintf(stderr, "dedup cache: %d of %d embeddings came from the cache\n", found.Cached, len(found.Files))
 			switch {
 			case found.Reused == len(found.Files):
-				fmt.Fprintln(e.stderr, "dedup cache: no file changed since this folder's last screen at this threshold; its pairs came from it")
+				fmt.Fprintln(stderr, "dedup cache: no file changed since this folder's last screen at this threshold; its pairs came from it")
 			case found.Reused > 0:
-				fmt.Fprintf(e.stderr, "dedup cache: the pairs among %d unchanged files came from this folder's last screen; the other %d were scored against all\n", found.Reused, len(found.Files)-found.Reused)
+				fmt.Fprintf(stderr, "dedup cache: the pairs among %d unchanged files came from this folder's last screen; the other %d were scored against all\n", found.Reused, len(found.Files)-found.Reused)
 			}
 		}
 	}
-	return e.finish(cmd, res)
+	res, err := e.runJob(ctx, cmd, p, j, screen)
+	if err != nil {
+		return err
+	}
+	return e.finish(cmd, res, screen)
 }
 
 // dedupTop is how many pairs to print: --top, else 50 for a person at a terminal and all for a

@@ -376,7 +376,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 		printScreen(e.stdout, results)
 		fmt.Fprintln(e.stdout, "a screen has no baseline arm: it earns no routing (locum eval --ab does)")
 	}
-	return e.finish(cmd, res)
+	return e.finish(cmd, res, nil)
 }
 
 // runScreen runs the screen of tasks on model, with progress, and returns its result and grades.

@@ -58,8 +58,15 @@ func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (
 	return p, e.jobError(cmd, err)
 }
 
-// runJob runs a prepared job; a refusal before the run is an error with its exit code.
-func (e *env) runJob(ctx context.Context, cmd *cli.Command, p *job.Prepared, j engine.Job) (*engine.Result, error) {
+// runJob runs a prepared job; a refusal before the run is an error with its exit code. extra is
+// what the command prints beside the outcome and the receipt (nil: nothing); the run's
+// host-cost estimate counts it with the rest of what the command prints.
+func (e *env) runJob(ctx context.Context, cmd *cli.Command, p *job.Prepared, j engine.Job, extra output) (*engine.Result, error) {
+	p.SetHost(&engine.HostSide{CallBytes: int64(len(shellLine(e.args))), ResultBytes: func(res *engine.Result) int64 {
+		var n countingWriter
+		_ = e.render(cmd, res, extra, &n, &n)
+		return n.n
+	}})
 	res, err := p.Run(ctx, j)
 	return res, e.jobError(cmd, err)
 }

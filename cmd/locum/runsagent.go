@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locumdev/locum/runner/engine"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -95,6 +96,7 @@ func (e *env) runsAcceptCommand() *cli.Command {
 				return e.reviewError(cmd, err)
 			}
 			fmt.Fprintf(e.stdout, "accepted %s (%s); the branch is deleted\n", rv.Branch, how)
+			e.recordVerdict(rv.RunID, "accepted")
 			return nil
 		},
 	}
@@ -115,7 +117,23 @@ func (e *env) runsRejectCommand() *cli.Command {
 				return e.reviewError(cmd, err)
 			}
 			fmt.Fprintf(e.stdout, "rejected %s: branch and worktree deleted\n", rv.Branch)
+			e.recordVerdict(rv.RunID, "rejected")
 			return nil
 		},
+	}
+}
+
+// recordVerdict appends the person's verdict on a run to its journal, for the ledger's right
+// rate; a journal that cannot be written costs the ledger that verdict, with a warning.
+func (e *env) recordVerdict(runID, verdict string) {
+	dir, err := e.runsDir()
+	if err == nil {
+		var path string
+		if path, _, err = engine.ReadRun(dir, runID); err == nil {
+			err = engine.AppendEvent(path, runID, "verdict", map[string]any{"verdict": verdict})
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "locum runs: warning: the verdict was not recorded in the run's journal: %v\n", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -65,6 +66,9 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	}
 	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(v, c, chat, embed))
 	rep.Reword(rails.FlagName)
+	if dir, err := e.runsDir(); err == nil {
+		rep.BreakEven = ledger.DirBreakEven(dir, engine.HostParams(shared))
+	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
@@ -154,6 +158,13 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 			state = "NOT listed by the server"
 		}
 		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, untrusted.Escape(p.m.ID), state, p.m.Source)
+	}
+	for i, r := range rep.BreakEven {
+		label := ""
+		if i == 0 {
+			label = "break-even"
+		}
+		fmt.Fprintf(w, "%s\t%s\t\n", label, untrusted.Escape(r.Words()))
 	}
 	w.Flush()
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/summarize"
 )
 
@@ -50,13 +52,14 @@ func (e *env) summarize(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	j := &summarize.Job{File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"), Focus: cmd.Args().First()}
-	res, err := e.runJob(ctx, cmd, p, j)
+	digest := func(stdout, _ io.Writer, _ *engine.Result) {
+		if !cmd.Bool("json") && j.Claims != nil {
+			fmt.Fprint(stdout, summarize.ClaimLines(j.Claims))
+		}
+	}
+	res, err := e.runJob(ctx, cmd, p, j, digest)
 	if err != nil {
 		return err
 	}
-	e.stopProgress()
-	if !cmd.Bool("json") && j.Claims != nil {
-		fmt.Fprint(e.stdout, summarize.ClaimLines(j.Claims))
-	}
-	return e.finish(cmd, res)
+	return e.finish(cmd, res, digest)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -63,11 +64,11 @@ func (e *env) transform(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	res, err := e.runJob(ctx, cmd, p, transform.Job{File: cmd.String("file"), Lines: cmd.String("lines"), Symbol: cmd.String("symbol"),
-		Verify: cmd.String("verify"), Task: task, TaskSource: what})
+		Verify: cmd.String("verify"), Task: task, TaskSource: what}, nil)
 	if err != nil {
 		return err
 	}
-	return e.finish(cmd, res)
+	return e.finish(cmd, res, nil)
 }
 
 // checkTaskArgs refuses a command line that does not say where the task is, before anything runs.
@@ -113,26 +114,64 @@ func (e *env) readTask(cmd *cli.Command, limit int64) (task, what string, err er
 	return string(data), what, nil
 }
 
-// finish prints the run's outcome, its error and receipt (and the JSON result), and maps the
-// result to the exit code.
-func (e *env) finish(cmd *cli.Command, res *engine.Result) error {
+// output writes what a command prints of a run beside its outcome, error and receipt: a
+// digest's claims, a screen's groups.
+type output func(stdout, stderr io.Writer, res *engine.Result)
+
+// finish prints the run (render) and maps the result to the exit code.
+func (e *env) finish(cmd *cli.Command, res *engine.Result, extra output) error {
 	e.stopProgress()
-	if line := res.Outcome(); line != "" {
-		fmt.Fprintln(e.stderr, line)
-	}
-	if res.Error != nil {
-		// The message may quote a server or a verify command; its own line breaks are locum's.
-		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
-		fmt.Fprintf(e.stderr, "locum %s: %s\n", res.Mode, msg)
-	}
-	fmt.Fprintln(e.stderr, res.Receipt())
-	if cmd.Bool("json") {
-		if err := res.WriteJSON(e.stdout); err != nil {
-			return err
-		}
+	if err := e.render(cmd, res, extra, e.stdout, e.stderr); err != nil {
+		return err
 	}
 	if res.ExitCode != 0 {
 		return &exitError{code: res.ExitCode, err: errors.New(""), receipted: true}
 	}
 	return nil
+}
+
+// render writes what the host reads of a run: the command's own output, the outcome, a kept
+// edit's compact diff, the error, the short receipt, and with --json the result object.
+func (e *env) render(cmd *cli.Command, res *engine.Result, extra output, stdout, stderr io.Writer) error {
+	asJSON := cmd.Bool("json")
+	if extra != nil {
+		extra(stdout, stderr, res)
+	}
+	if line := res.Outcome(); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
+	if ch, ok := res.Details["changes"].(string); ok && !asJSON {
+		// The file's lines are the repository's text: escaped, as every other line.
+		fmt.Fprint(stderr, untrusted.EscapeLines(ch))
+	}
+	if res.Error != nil {
+		// The message may quote a server or a verify command; its own line breaks are locum's.
+		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
+		fmt.Fprintf(stderr, "locum %s: %s\n", res.Mode, msg)
+	}
+	fmt.Fprintln(stderr, res.ShortReceipt())
+	if asJSON {
+		return res.WriteJSON(stdout)
+	}
+	return nil
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// shellLine is a command line as a host types it: each argument quoted where a shell needs it.
+func shellLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'$`\\|&;<>()*?[]#~{}!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts[i] = a
+	}
+	return strings.Join(parts, " ")
 }

@@ -348,6 +348,9 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	}
 	stat, _ := Git(ctx, a.wt, "diff", "--cached", "--shortstat", a.base)
 	r.Detail("diff_stat", strings.TrimSpace(stat))
+	if diff, err := Git(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", a.base); err == nil {
+		r.HostWork(hostWork(a.wt, files, diff))
+	}
 	msg := fmt.Sprintf("locum agent: %s\n\n%s\n\nRun %s; verify `%s` exited 0.\n", firstLine(a.opts.Task, 60), strings.TrimSpace(summary), r.ID, a.opts.Verify)
 	args := append(identity(ctx, a.wt), "commit", "--quiet", "--no-verify", "-m", msg)
 	if _, err := Git(ctx, a.wt, args...); err != nil {
@@ -372,4 +375,22 @@ func firstLine(s string, n int) string {
 		s = s[:n] + "..."
 	}
 	return s
+}
+
+// hostWork is what a host doing the agent's job itself would have spent: read the files the run
+// changed, write their changed lines (an edit tool's old and new text), and what it reviews of
+// the run's work, the diff without context.
+func hostWork(wt string, files []string, diff string) engine.HostWork {
+	w := engine.HostWork{Review: int64(len(diff))}
+	for _, f := range files {
+		if st, err := os.Lstat(filepath.Join(wt, filepath.FromSlash(f))); err == nil && st.Mode().IsRegular() {
+			w.Read += st.Size()
+		}
+	}
+	for _, line := range strings.Split(diff, "\n") {
+		if (strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++")) || (strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---")) {
+			w.Write += int64(len(line))
+		}
+	}
+	return w
 }

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/ledger"
 )
 
 // The stages a run can fail at. A reply failure carries its class after a colon
@@ -72,6 +74,9 @@ type Run struct {
 	Health         string    `json:"health"`
 	Reasons        []string  `json:"reasons"`
 	Figures        Figures   `json:"figures"`
+	// Host is what the run saved or cost the host, as its journal's parts give it (estimated);
+	// null for a journal that recorded none.
+	Host *cost.Estimate `json:"host"`
 }
 
 // Figures are the run's measured numbers, summed over its replies; nil where the server did not
@@ -218,6 +223,11 @@ func (st *state) observe(ev map[string]any) {
 					}
 				}
 				st.wrote = len(st.edited) > 0
+			}
+		}
+		if h, ok := ev["host"].(map[string]any); ok {
+			if est, ok := ledger.Recorded(h); ok {
+				st.run.Host = &est
 			}
 		}
 		if m := receiptAttempts.FindStringSubmatch(str(ev["receipt"])); m != nil {

@@ -275,6 +275,12 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	}
 	d.names = names
 	d.dir = dir
+	// A host screening the folder itself reads every entry.
+	var read int64
+	for _, t := range d.texts {
+		read += int64(len(t))
+	}
+	r.HostWork(engine.HostWork{Read: read})
 	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"path/filepath"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 )
 
 // Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
-var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests"}
+var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
+	Prior: cost.ReadPrior(9, 400), Unit: "lines in the folder"}
 
 func init() { engine.RegisterMode(Mode) }
 

@@ -55,6 +55,9 @@ type RunSpec struct {
 	// Dial replaces the loopback dialer; Transport replaces the network (offline checks).
 	Dial      rails.DialFunc
 	Transport http.RoundTripper
+	// Host, when set, is the front end's side of the host's cost: with it the result and the
+	// journal carry the host-cost estimate.
+	Host *HostSide
 }
 
 // Run is a run in progress. Steps read and extend it.
@@ -86,6 +89,8 @@ type Run struct {
 	// sandbox is how the run's verify was contained, the last time it ran.
 	sandbox string
 	step    string // the step of the request in flight, for progress
+	// work is what the host would have spent on the job itself (HostWork).
+	work HostWork
 }
 
 type guard struct {
@@ -282,13 +287,14 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		}
 	}
 	res := run.result(err)
+	run.hostCost(res)
 	details := res.Details
 	if len(run.journalDetails) > 0 && details != nil {
 		details = maps.Clone(details)
 		maps.Copy(details, run.journalDetails)
 	}
 	run.Journal.Event("run_end", map[string]any{"status": res.Status, "exit_code": res.ExitCode, "error": res.Error,
-		"model": res.Model, "receipt": res.Receipt(), "details": details, "wall_ms": time.Since(start).Milliseconds()})
+		"model": res.Model, "receipt": res.Receipt(), "details": details, "host": res.Host, "wall_ms": time.Since(start).Milliseconds()})
 	if jerr := run.Journal.Err(); jerr != nil && spec.Stderr != nil {
 		fmt.Fprintf(spec.Stderr, "locum: warning: the run journal %s could not be written: %v\n", run.Journal.Path(), jerr)
 	}

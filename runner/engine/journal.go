@@ -146,6 +146,21 @@ func OpenJournal(path, runID string) (*Journal, error) {
 	return &Journal{path: path, runID: runID, file: f, now: time.Now}, nil
 }
 
+// AppendEvent appends one event to the journal of a run that has ended: a later word on it,
+// such as a person's verdict.
+func AppendEvent(path, runID, name string, fields map[string]any) error {
+	j, err := OpenJournal(path, runID)
+	if err != nil {
+		return err
+	}
+	j.Event(name, fields)
+	if err := j.Err(); err != nil {
+		j.Close()
+		return err
+	}
+	return j.Close()
+}
+
 // Path is the journal file.
 func (j *Journal) Path() string { return j.path }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/cost"
 )
 
 // ModelKind is the model a mode's runs ask.
@@ -39,6 +40,10 @@ type Mode struct {
 	// Counts is what the receipt calls its requests: "attempts" at one answer (the default), or
 	// "requests" where each is a batch of one job (dedup's embedding batches).
 	Counts string
+	// Prior is the host-cost history assumed for the mode's runs until the ledger has some, and
+	// Unit what its break-even counts ("span lines"); a zero Prior has no break-even by size.
+	Prior cost.History
+	Unit  string
 }
 
 var (
@@ -114,6 +119,9 @@ type Place struct {
 	// edits a file in place calls it. Nil, or a nil key, keeps no crash record: the in-process
 	// restore only.
 	RollbackKey func() []byte
+	// PayGate, when set, refuses a job of this many span lines that the ledger says costs the
+	// host more than it saves; a mode with a break-even by size calls it once it knows the span.
+	PayGate func(lines int) error
 }
 
 // A TaskedJob carries text that goes into the prompt as it is (an agent's or a transform's

@@ -11,6 +11,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -67,12 +68,26 @@ type Result struct {
 	// Sandbox is how the verify was contained (bwrap, or none: a process group); nil for a mode
 	// or a run that ran no verify.
 	Sandbox *string `json:"sandbox"`
-	// Details is the mode's own part of the result (for transform: file, lines, kept...).
+	// Host is what the run saved or cost the host that asked for it, estimated, with its parts:
+	// the journal's. The result carries only its sum (HostSaved), since every byte of a result is
+	// one the host pays to read. Both are nil where no front end measured its side.
+	Host      *cost.Estimate `json:"-"`
+	HostSaved *cost.Summary  `json:"host"`
+	// Details is the mode's own part of the result (for transform: file, lines, kept...). It
+	// stays last: WriteJSON streams it after the rest.
 	Details map[string]any `json:"details"`
 }
 
-// Receipt renders the one-line receipt: a figure the server did not report prints ?, never 0.
-func (r *Result) Receipt() string {
+// Receipt renders the one-line receipt, as the journal keeps it: a figure the server did not
+// report prints ?, never 0.
+func (r *Result) Receipt() string { return r.receipt(true) }
+
+// ShortReceipt is the receipt a host reads by default: the full one less the figures that cost
+// the host tokens to read and change nothing it does (the time to first token, the decode rate,
+// a local spend that is always $0.00). The journal, runs show and --json keep them.
+func (r *Result) ShortReceipt() string { return r.receipt(false) }
+
+func (r *Result) receipt(full bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s mode=%s model=%s", r.Status, r.Mode, orQ(r.Model))
 	if r.Routing != nil {
@@ -81,18 +96,25 @@ func (r *Result) Receipt() string {
 	// Each request counts once in every mode; dedup's are embedding batches, not attempts at
 	// one answer, and its receipt calls them so.
 	fmt.Fprintf(&b, " %s=%d in=%s out=%s", counted(r.Mode), r.Attempts, tokens(r.In), tokens(r.Out))
-	if r.TTFTms != nil && *r.TTFTms >= 0 {
-		fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
-	} else {
-		b.WriteString(" ttft=?")
+	if full {
+		if r.TTFTms != nil && *r.TTFTms >= 0 {
+			fmt.Fprintf(&b, " ttft=%dms", *r.TTFTms)
+		} else {
+			b.WriteString(" ttft=?")
+		}
 	}
 	fmt.Fprintf(&b, " time=%dms", r.TimeMs)
-	if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
-		fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
-	} else {
-		b.WriteString(" rate=?")
+	if full {
+		if r.Rate != nil && *r.Rate > 0 && *r.Rate <= maxPlausibleRate {
+			fmt.Fprintf(&b, " rate=%.1ft/s", *r.Rate)
+		} else {
+			b.WriteString(" rate=?")
+		}
+		fmt.Fprintf(&b, " spend=%s", r.Spend)
 	}
-	fmt.Fprintf(&b, " spend=%s", r.Spend)
+	if r.Host != nil {
+		b.WriteString(" " + r.Host.Receipt())
+	}
 	if r.Baseline != nil {
 		fmt.Fprintf(&b, " baseline=%s", *r.Baseline)
 	}
@@ -139,6 +161,8 @@ func (e *RedError) Error() string { return e.Reason }
 // with no earned routing, say): exit 1.
 type RefusalError struct {
 	Reason string
+	// Kind names a refusal of its own kind (does_not_pay); "" is refused.
+	Kind string
 	// Command is what the person runs to lift the refusal ("locum roles accept code MODEL"), or "".
 	Command string
 	// Worded, where its Format is set, is the message naming settings as {setting}, for each
@@ -251,6 +275,9 @@ func Classify(err error) (Status, string, int) {
 	case errors.As(err, &noSbx):
 		return StatusRefused, "no_sandbox", 1
 	case errors.As(err, &refusal):
+		if refusal.Kind != "" {
+			return StatusRefused, refusal.Kind, 1
+		}
 		return StatusRefused, "refused", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2

@@ -10,6 +10,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -57,6 +58,9 @@ type StatusReport struct {
 	Start []string `json:"start"`
 	// EmbedNote says why no embedding model is reported.
 	EmbedNote string `json:"embed_note,omitempty"`
+	// BreakEven is where delegation pays the host, per mode and role, from the ledger of this
+	// repository's runs or the documented prior; the front end fills it.
+	BreakEven []cost.Rule `json:"break_even"`
 	// err is the probe's error, behind Error, for Reword.
 	err error
 }

@@ -1,9 +1,14 @@
 package summarize
 
-import "github.com/locumdev/locum/runner/engine"
+import (
+	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/engine"
+)
 
 // Mode is the summarize mode: a digest of a span whose every claim the evidence gate checks.
-var Mode = engine.Mode{Name: "summarize", Model: engine.ChatModel}
+var Mode = engine.Mode{Name: "summarize", Model: engine.ChatModel,
+	// A digest of 150 words comes back as about 1,000 bytes of claims.
+	Prior: cost.ReadPrior(8, 1000), Unit: "span lines"}
 
 func init() { engine.RegisterMode(Mode) }
 

@@ -325,6 +325,8 @@ func (s *summarize) report(r *engine.Run) error {
 	r.Detail("words", words)
 	r.Detail("digest_bytes", digestBytes)
 	r.Detail("span_bytes", spanBytes)
+	// The digest stands in for reading the span; it writes nothing the host would have.
+	r.HostWork(engine.HostWork{Read: int64(spanBytes)})
 	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
 	if len(claims) == 0 {
 		return &engine.RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}

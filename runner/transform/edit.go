@@ -125,3 +125,58 @@ func DiffStat(before, after []string) (added, removed int) {
 	common := prev[len(after)]
 	return len(after) - common, len(before) - common
 }
+
+// Change is a kept edit as the host reviews it: the lines between the span's unchanged head and
+// tail, old then new, under the file and the first changed line's number; Old and New are the
+// bytes of those lines, what an edit tool would have been sent.
+type Change struct {
+	Text     string
+	Old, New int64
+}
+
+// maxChangeLines bounds the compact diff: past it the host is told to read the file's diff.
+const maxChangeLines = 40
+
+// Changes is the compact diff of a span's edit, the span starting at line start of file.
+func Changes(file string, start int, before, after []string) Change {
+	head := 0
+	for head < len(before) && head < len(after) && before[head] == after[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(before)-head && tail < len(after)-head && before[len(before)-1-tail] == after[len(after)-1-tail] {
+		tail++
+	}
+	old, repl := before[head:len(before)-tail], after[head:len(after)-tail]
+	var c Change
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d\n", file, start+head)
+	shown := 0
+	for _, set := range []struct {
+		mark  string
+		lines []string
+		n     *int64
+	}{{"-", old, &c.Old}, {"+", repl, &c.New}} {
+		for _, l := range set.lines {
+			*set.n += int64(len(l)) + 1
+			if shown < maxChangeLines {
+				b.WriteString(set.mark + l + "\n")
+			}
+			shown++
+		}
+	}
+	if shown > maxChangeLines {
+		fmt.Fprintf(&b, "... %d more changed lines: git diff -- %s\n", shown-maxChangeLines, file)
+	}
+	c.Text = b.String()
+	return c
+}
+
+// spanBytes is the span's size as the host would read it.
+func spanBytes(lines []string) int64 {
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l)) + 1
+	}
+	return n
+}

@@ -3,12 +3,14 @@ package transform
 import (
 	"fmt"
 
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the transform mode: a verify-gated edit of one span, by a chat model.
-var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome}
+var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome,
+	Prior: cost.EditPrior(), Unit: "span lines"}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -32,7 +34,7 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 		key = p.RollbackKey()
 	}
 	return Steps(Options{File: j.File, Lines: j.Lines, Symbol: j.Symbol, Verify: j.Verify, Task: j.Task,
-		Cwd: p.Cwd, Root: p.Root, RollbackKey: key})
+		Cwd: p.Cwd, Root: p.Root, RollbackKey: key, PayGate: p.PayGate})
 }
 
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""

@@ -28,6 +28,8 @@ type Options struct {
 	// RollbackKey authenticates the crash record (rails.LoadRollbackKey); nil keeps no record,
 	// so only the in-process restore protects the file.
 	RollbackKey []byte
+	// PayGate refuses a span too small to pay (engine.Place); nil lets every span go ahead.
+	PayGate func(lines int) error
 }
 
 // ContextLines is how many lines around the span the prompt shows, read-only.
@@ -95,6 +97,14 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	t.origSpan = t.span()
 	if strings.TrimSpace(t.opts.Symbol) != "" {
 		t.doc = docComment(t.origSpan)
+	}
+	// Until an edit is kept, the job is the host's to do: read the span, write it anew.
+	span := spanBytes(t.origSpan)
+	r.HostWork(engine.HostWork{Read: span, Write: span})
+	if t.opts.PayGate != nil {
+		if err := t.opts.PayGate(t.n); err != nil {
+			return err
+		}
 	}
 	prompt := t.prompt(r.Spec.Settings.String(packs.EditFormat), "")
 	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": scope.PromptBytes(prompt)})
@@ -252,6 +262,11 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			r.Detail("diff", fmt.Sprintf("+%d -%d", add, del))
 			r.Detail("added", add)
 			r.Detail("removed", del)
+			// The host would have typed the changed lines, old and new, as an edit tool takes
+			// them; it reviews them as the compact diff, without reading the file.
+			ch := Changes(t.display, t.start, t.origSpan, t.span())
+			r.Detail("changes", ch.Text)
+			r.HostWork(engine.HostWork{Read: spanBytes(t.origSpan), Write: ch.Old + ch.New, Review: int64(len(ch.Text))})
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = 1

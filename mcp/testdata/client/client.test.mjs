@@ -44,7 +44,7 @@ const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.
 test("lists the five tools with typed schemas, and no allow_remote", async () => {
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "runs_show", "status", "summarize", "transform"]);
+  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "runs_show", "status", "summarize", "transform"]);
   const transform = byName.transform;
   assert.deepEqual([...transform.inputSchema.required].sort(), ["file", "task", "verify"]);
   for (const arg of ["lines", "model", "role", "base_url", "max_attempts", "effort"]) {
@@ -85,7 +85,8 @@ test("a transform kept, with progress notifications", async () => {
   assert.equal(res.structuredContent.status, "OK");
   assert.equal(res.structuredContent.routing, "operator");
   assert.equal(res.structuredContent.details.outcome, "kept");
-  assert.match(text(res), /^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 /m);
+  assert.match(text(res), /^OK: transform: kept calc.go lines 3-5 \(\+1 -1\)/);
+  assert.doesNotMatch(text(res), /\n/, "one line: the object is the structured content");
   assert.match(readFileSync(file, "utf8"), /return a \+ b/);
   const messages = progress.map((p) => p.message);
   assert.ok(messages.some((m) => m.startsWith("prefill")), messages.join("\n"));

@@ -32,20 +32,24 @@ type rule struct {
 // runner/internal/runtest) are allowed wherever a package's tests need them.
 func rules() []rule {
 	helpers := []string{"runner/scripted", "runner/internal/runtest"}
-	shared := append([]string{"runner/client", "runner/engine", "runner/scope"}, helpers...)
+	shared := append([]string{"runner/client", "runner/cost", "runner/engine", "runner/scope"}, helpers...)
 	// Above the runner: the model choice, the job layer, then the front ends.
 	above := []string{"routing", "job", "mcp", "cmd/locum"}
 	rs := []rule{
 		{pkg: "runner/client", mayOnly: helpers, never: above},
-		{pkg: "runner/engine", mayOnly: append([]string{"runner/client"}, helpers...), never: above},
-		{pkg: "runner/scope", mayOnly: append([]string{"runner/client", "runner/engine"}, helpers...), never: above},
+		// The host-cost arithmetic is a leaf: numbers in, numbers out.
+		{pkg: "runner/cost", mayOnly: nil, never: above},
+		{pkg: "runner/engine", mayOnly: append([]string{"runner/client", "runner/cost"}, helpers...), never: above},
+		{pkg: "runner/scope", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
+		// The ledger reads journals, as analyze does; no mode reaches it.
+		{pkg: "runner/ledger", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
 		// The model choice reads records and the engine's errors; the job layer runs any
 		// registered mode. Neither imports a mode itself: they reach the modes only through
 		// evals, whose shipped tasks (and so the records' fingerprints) run on them, which is
 		// why these two rules look at their own imports.
-		{"routing", append([]string{"runner/client", "runner/engine"}, helpers...), above[1:], true},
-		{"job", append([]string{"runner/client", "runner/engine"}, helpers...), above[2:], true},
-		{pkg: "mcp", mayOnly: append([]string{"runner/client", "runner/engine", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
+		{"routing", append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), above[1:], true},
+		{"job", append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger"}, helpers...), above[2:], true},
+		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
 	}
 	for _, m := range modes {
 		rs = append(rs, rule{pkg: m, mayOnly: shared, never: above})

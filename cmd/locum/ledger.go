@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner/analyze"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/ledger"
+)
+
+func (e *env) ledgerCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "by", Value: "mode", Usage: "sum the runs by " + strings.Join(ledger.Bys, ", ")},
+		&cli.StringFlag{Name: "since", Usage: "runs started within this age (7d, 36h) or since this date (2026-11-01)"},
+		&cli.StringFlag{Name: "mode", Usage: "runs of this mode only"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object on stdout (the MCP ledger tool returns the same)"},
+	}
+	for _, f := range settingFlags("") {
+		if strings.HasPrefix(f.Names()[0], "host-") {
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:  "ledger",
+		Usage: "what delegation saved or cost the host: runs, keep rate, host tokens net of losses, money, local time",
+		UsageText: "locum ledger [--by model|mode|role|week] [--since 7d|2026-11-01] [--mode M] [--json]\n" +
+			"locum ledger --host-price-in 3 --host-price-out 15 --host-price-cached 0.3",
+		Description: "Sums the run journals of this repository. For each run, the host's cost of doing the job\n" +
+			"itself (reading the span, the file or the folder; writing the edit) against what the delegation\n" +
+			"cost it (the call, the result, the review), estimated from byte counts at --host-bytes-per-token,\n" +
+			"over the turns the host had left (each re-reads what entered its context at the cached price).\n" +
+			"A run not kept saved nothing: its call and result are a loss. Money shows when you set a price;\n" +
+			"the break-even of each mode and role follows the table. Every figure says how it was reached.",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			return e.ledger(cmd)
+		},
+	}
+}
+
+func (e *env) ledger(cmd *cli.Command) error {
+	f := ledger.Filter{Mode: cmd.String("mode")}
+	if s := cmd.String("since"); s != "" {
+		t, err := analyze.ParseSince(s, time.Now())
+		if err != nil {
+			return usagef(cmd, "--since: %v", err)
+		}
+		f.Since = t
+	}
+	_, c, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	shared, err := e.resolve(cmd, c, "")
+	if err != nil {
+		return err
+	}
+	dir, err := e.runsDir()
+	if err != nil {
+		return withCode(exitCouldNot, err)
+	}
+	rep, err := ledger.Build(dir, f, cmd.String("by"), engine.HostParams(shared))
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
+	}
+	if rep.Unreadable > 0 {
+		fmt.Fprintf(e.stderr, "locum ledger: warning: %d file(s) in %s are not readable run journals; left out\n", rep.Unreadable, dir)
+	}
+	if cmd.Bool("json") {
+		return writeJSON(e.stdout, rep)
+	}
+	return printLedger(e.stdout, rep)
+}
+
+// printLedger is the ledger as a table, the totals, the method of each figure and the
+// break-even rules.
+func printLedger(out io.Writer, rep ledger.Report) error {
+	money := rep.Params.Prices.Source == "operator"
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := []string{strings.ToUpper(rep.By), "RUNS", "KEPT", "KEEP", "RIGHT", "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS"}
+	if money {
+		head = append(head, "USD")
+	}
+	head = append(head, "LOCAL TIME", "")
+	fmt.Fprintln(w, strings.Join(head, "\t"))
+	for _, r := range append(rep.Rows, rep.Total) {
+		cells := []string{esc(r.Key), fmt.Sprint(r.Runs), fmt.Sprint(r.Kept), percent(r.KeepRate), rightRate(r),
+			signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net)}
+		if money {
+			cells = append(cells, fmt.Sprintf("%+.4f", r.USD))
+		}
+		verdict := "saved"
+		if r.Net < 0 {
+			verdict = "loss"
+		}
+		if r.Costed == 0 {
+			verdict = "-"
+		}
+		cells = append(cells, (time.Duration(r.LocalMs) * time.Millisecond).Round(time.Second).String(), verdict)
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nruns: %s\n", rep.Method.Runs)
+	fmt.Fprintf(out, "tokens: %s\n", rep.Method.Tokens)
+	if money {
+		fmt.Fprintf(out, "money: %s\n", rep.Method.Money)
+	} else {
+		fmt.Fprintln(out, "money: not shown: set --host-price-in, --host-price-out and --host-price-cached (or LOCUM_HOST_PRICE_*) to what you pay")
+	}
+	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
+	if rep.Uncosted > 0 {
+		fmt.Fprintf(out, "%d run(s) recorded no host cost (older journals): counted in runs, not in tokens\n", rep.Uncosted)
+	}
+	fmt.Fprintln(out, "\nbreak-even:")
+	for _, r := range rep.BreakEven {
+		fmt.Fprintf(out, "  %s\n", esc(r.Words()))
+	}
+	return nil
+}
+
+func percent(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
+func rightRate(r ledger.Row) string {
+	if r.RightRate == nil {
+		return "-"
+	}
+	return percent(*r.RightRate)
+}
+
+func signed(n int64) string { return fmt.Sprintf("%+d", n) }

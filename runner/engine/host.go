@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/cost"
+)
+
+// HostSide is what a front end knows of the host's side of a run: the bytes of the call it
+// wrote, and how to count the bytes of what it will print or return for a result, so that the
+// run's journal carries what the delegation cost the host.
+type HostSide struct {
+	CallBytes   int64
+	ResultBytes func(*Result) int64
+}
+
+// HostWork is what the host would have read and written to do a run's job itself, and what it
+// should review of the work a run did, in bytes; a mode reports it as soon as it knows.
+type HostWork struct {
+	Read, Write, Review int64
+}
+
+// HostWork records what the host would have spent on the job itself (see HostWork).
+func (r *Run) HostWork(w HostWork) { r.work = w }
+
+// HostParams are the host-cost parameters the settings give: the family's list prices unless
+// the operator priced a side, the bytes per token, the turns left.
+func HostParams(s *packs.Settings) cost.Params {
+	p := cost.Defaults()
+	if s == nil {
+		return p
+	}
+	if fam, ok := cost.Families[s.String(packs.HostFamily)]; ok {
+		p.Prices = fam
+	}
+	for key, price := range map[packs.Key]*float64{packs.HostPriceIn: &p.Prices.In, packs.HostPriceOut: &p.Prices.Out, packs.HostPriceCached: &p.Prices.Cached} {
+		if s.String(key) != "" {
+			*price = s.Float(key)
+			p.Prices.Source = "operator"
+		}
+	}
+	if bpt := s.Float(packs.HostBytesPerToken); bpt > 0 {
+		p.BytesPerToken = bpt
+	}
+	if _, ok := s.Get(packs.HostTurnsLeft); ok {
+		p.TurnsLeft = s.Int(packs.HostTurnsLeft)
+	}
+	return p
+}
+
+// hostCost fills res.Host from the run's work and the front end's side. What the host reads
+// back includes the estimate itself, so the result is measured with it, until the count holds
+// (twice is enough: the figure's width changes by a byte or two at most).
+func (r *Run) hostCost(res *Result) {
+	side := r.Spec.Host
+	if side == nil || side.ResultBytes == nil {
+		return
+	}
+	parts := cost.Parts{Read: r.work.Read, Write: r.work.Write, Review: r.work.Review, Call: side.CallBytes, Done: res.Status == StatusOK}
+	params := HostParams(r.Spec.Settings)
+	set := func() {
+		est := cost.Of(parts, params)
+		sum := est.Summary()
+		res.Host, res.HostSaved = &est, &sum
+	}
+	set()
+	for range 3 {
+		n := side.ResultBytes(res)
+		if n == parts.Result {
+			return
+		}
+		parts.Result = n
+		set()
+	}
+}

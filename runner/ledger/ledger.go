@@ -1,0 +1,405 @@
+// Package ledger reads run journals back into what delegation saved or cost the host: per run the
+// host-cost estimate the run recorded (runner/cost), summed by model, mode, role or week, and the
+// break-even each mode and role is at, from this machine's history or a documented prior. It
+// reads journals only, as runner/analyze does; no mode imports it. Journals are the repository's
+// files: what they say is counted, never obeyed, and a figure they hold is re-derived from its
+// byte counts rather than taken as given.
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/engine"
+)
+
+// Entry is one run as the ledger counts it. Strings come from the journal: untrusted, to be
+// escaped before they reach a terminal.
+type Entry struct {
+	Run    string    `json:"run"`
+	Start  time.Time `json:"start"`
+	Mode   string    `json:"mode"`
+	Model  string    `json:"model"`
+	Role   string    `json:"role"`
+	Status string    `json:"status"`
+	// Kind is the error's kind (red, unchanged, refused, does_not_pay...); "" for OK.
+	Kind string `json:"kind"`
+	// Verdict is the person's later word on the work: accepted or rejected (runs accept,
+	// runs reject); "" where none was given.
+	Verdict string `json:"verdict"`
+	// SpanLines is the span's length in lines, where the run says (transform, summarize).
+	SpanLines int `json:"span_lines"`
+	// LocalMs is the run's wall time on this machine.
+	LocalMs int64 `json:"local_ms"`
+	// Parts and TurnsLeft are what the run measured of the host's side; Costed says it
+	// recorded them (a journal from before the estimate did not).
+	Parts     cost.Parts `json:"parts"`
+	TurnsLeft int64      `json:"turns_left"`
+	Costed    bool       `json:"costed"`
+}
+
+// Kept says the run's work was shown done.
+func (e Entry) Kept() bool { return e.Status == string(engine.StatusOK) }
+
+// Ended says the run has a result: a journal without run_end is a run still going, or one that
+// died; it is not counted.
+func (e Entry) Ended() bool { return e.Status != "" }
+
+// Estimate is the run's host cost at the given prices and bytes per token, over the turns the
+// run recorded.
+func (e Entry) Estimate(p cost.Params) cost.Estimate {
+	p.TurnsLeft = e.TurnsLeft
+	return cost.Of(e.Parts, p)
+}
+
+// Filter picks the entries a ledger counts.
+type Filter struct {
+	Since time.Time
+	Mode  string
+	// Newest, when above 0, reads only that many of the newest journals.
+	Newest int
+}
+
+// maxJournals bounds how many journals are read, newest first by name (a run's ID starts with
+// its start time): a repository may bring a folder of them along.
+const maxJournals = 10000
+
+// Read reads the entries of the journals in dir, oldest first. A file that is not a readable run
+// journal is counted in unreadable and left out.
+func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var names []string
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".jsonl") && de.Type().IsRegular() {
+			names = append(names, de.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	limit := maxJournals
+	if f.Newest > 0 {
+		limit = min(limit, f.Newest)
+	}
+	if len(names) > limit {
+		names = names[:limit]
+	}
+	for _, name := range names {
+		events, err := engine.ReadJournal(filepath.Join(dir, name))
+		if err != nil {
+			unreadable++
+			continue
+		}
+		e, ok := FromEvents(strings.TrimSuffix(name, ".jsonl"), events)
+		if !ok {
+			unreadable++
+			continue
+		}
+		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) {
+			continue
+		}
+		entries = append(entries, e)
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		if !entries[i].Start.Equal(entries[j].Start) {
+			return entries[i].Start.Before(entries[j].Start)
+		}
+		return entries[i].Run < entries[j].Run
+	})
+	return entries, unreadable, nil
+}
+
+// FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
+func FromEvents(id string, events []map[string]any) (Entry, bool) {
+	e := Entry{Run: id}
+	started := false
+	for _, ev := range events {
+		switch ev["event"] {
+		case "run_start":
+			started = true
+			e.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+			e.Mode, e.Model = str(ev["mode"]), str(ev["model"])
+			if settings, ok := ev["settings"].([]any); ok {
+				for _, s := range settings {
+					m, _ := s.(map[string]any)
+					if str(m["key"]) == "role" {
+						e.Role = str(m["value"])
+					}
+				}
+			}
+		case "run_end":
+			e.Status = str(ev["status"])
+			if m, ok := ev["model"]; ok {
+				e.Model = str(m)
+			}
+			if errInfo, ok := ev["error"].(map[string]any); ok {
+				e.Kind = str(errInfo["kind"])
+			}
+			if d, ok := ev["details"].(map[string]any); ok {
+				e.SpanLines = spanLines(str(d["lines"]))
+			}
+			e.LocalMs = whole(ev["wall_ms"])
+			if h, ok := ev["host"].(map[string]any); ok {
+				e.Parts, e.TurnsLeft, e.Costed = parts(h)
+			}
+		case "verdict":
+			if v := str(ev["verdict"]); v == "accepted" || v == "rejected" {
+				e.Verdict = v
+			}
+		}
+	}
+	return e, started
+}
+
+// parts reads the byte counts of a recorded estimate; the figures derived from them are not
+// read, but derived again, so a journal cannot claim a saving its parts do not give.
+func parts(h map[string]any) (cost.Parts, int64, bool) {
+	p, ok := h["parts"].(map[string]any)
+	if !ok {
+		return cost.Parts{}, 0, false
+	}
+	var turns int64
+	if params, ok := h["params"].(map[string]any); ok {
+		turns = whole(params["turns_left"])
+	}
+	done, _ := p["done"].(bool)
+	return cost.Parts{Read: whole(p["read_bytes"]), Write: whole(p["write_bytes"]), Call: whole(p["call_bytes"]),
+		Result: whole(p["result_bytes"]), Review: whole(p["review_bytes"]), Done: done}, turns, true
+}
+
+// Recorded is the estimate a run_end's host object gives, derived again from its parts at the
+// parameters it names; false where it holds no parts.
+func Recorded(h map[string]any) (cost.Estimate, bool) {
+	p, turns, ok := parts(h)
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	params := cost.Defaults()
+	params.TurnsLeft = turns
+	if pm, ok := h["params"].(map[string]any); ok {
+		if bpt, ok := pm["bytes_per_token"].(float64); ok && bpt > 0 && bpt < 1000 {
+			params.BytesPerToken = bpt
+		}
+		if pr, ok := pm["prices"].(map[string]any); ok {
+			params.Prices = cost.Prices{Family: str(pr["family"]), In: price(pr["in"]), Out: price(pr["out"]), Cached: price(pr["cached"]), Source: str(pr["source"])}
+		}
+	}
+	return cost.Of(p, params), true
+}
+
+// price is a journal's price: a non-negative dollar figure per million tokens, else 0.
+func price(v any) float64 {
+	f, ok := v.(float64)
+	if !ok || f < 0 || f > 1e6 {
+		return 0
+	}
+	return f
+}
+
+// whole is a journal's number as a count: negative, fractional or absurd values read as 0.
+func whole(v any) int64 {
+	f, ok := v.(float64)
+	if !ok || f < 0 || f > 1<<50 || f != float64(int64(f)) {
+		return 0
+	}
+	return int64(f)
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// spanLines reads "A-B" as its number of lines; 0 where it is not one.
+func spanLines(s string) int {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0
+	}
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || x < 1 || y < x {
+		return 0
+	}
+	return y - x + 1
+}
+
+// The keys a ledger sums by.
+var Bys = []string{"model", "mode", "role", "week"}
+
+// Row is the sum of the runs that share a key.
+type Row struct {
+	Key  string `json:"key"`
+	Runs int    `json:"runs"`
+	Kept int    `json:"kept"`
+	// KeepRate is Kept over Runs.
+	KeepRate float64 `json:"keep_rate"`
+	// Accepted and Rejected are the kept runs a person judged later; RightRate is Accepted over
+	// the two, null where none was judged.
+	Accepted  int      `json:"accepted"`
+	Rejected  int      `json:"rejected"`
+	RightRate *float64 `json:"right_rate"`
+	// Costed is how many runs recorded the host's side; the token and money figures are theirs.
+	Costed  int       `json:"costed"`
+	Saved   cost.Side `json:"saved"`
+	Carried int64     `json:"carried"`
+	Net     int64     `json:"net_tokens"`
+	USD     float64   `json:"usd"`
+	LocalMs int64     `json:"local_ms"`
+}
+
+func (r *Row) add(e Entry, p cost.Params) {
+	r.Runs++
+	if e.Kept() {
+		r.Kept++
+	}
+	switch e.Verdict {
+	case "accepted":
+		r.Accepted++
+	case "rejected":
+		r.Rejected++
+	}
+	r.LocalMs += e.LocalMs
+	if e.Costed {
+		r.Costed++
+		est := e.Estimate(p)
+		r.Saved.In += est.Saved.In
+		r.Saved.Out += est.Saved.Out
+		r.Carried += est.Carried
+		r.Net += est.Net
+		r.USD += est.USD
+	}
+}
+
+func (r *Row) finish() {
+	if r.Runs > 0 {
+		r.KeepRate = float64(r.Kept) / float64(r.Runs)
+	}
+	if judged := r.Accepted + r.Rejected; judged > 0 {
+		rate := float64(r.Accepted) / float64(judged)
+		r.RightRate = &rate
+	}
+}
+
+// Method says how each figure of a ledger was reached.
+type Method struct {
+	Runs    string `json:"runs"`
+	Tokens  string `json:"tokens"`
+	Money   string `json:"money"`
+	LocalMs string `json:"local_ms"`
+}
+
+// Ledger is the runs summed by one key, with their total.
+type Ledger struct {
+	By     string      `json:"by"`
+	Since  *time.Time  `json:"since"`
+	Params cost.Params `json:"params"`
+	Rows   []Row       `json:"rows"`
+	Total  Row         `json:"total"`
+	Method Method      `json:"method"`
+	// Uncosted counts the runs whose journal holds no host-cost parts: counted in runs, not in
+	// tokens or money.
+	Uncosted int `json:"uncosted"`
+}
+
+// Sum sums entries by one of Bys, with the tokens and money at p (the turns left are each run's).
+func Sum(entries []Entry, by string, p cost.Params) (Ledger, error) {
+	if !slices.Contains(Bys, by) {
+		return Ledger{}, fmt.Errorf("cannot sum by %q: want one of %s", by, strings.Join(Bys, ", "))
+	}
+	l := Ledger{By: by, Params: p, Rows: []Row{}, Total: Row{Key: "total"}, Method: Method{
+		Runs:    "measured: each run's journal",
+		Tokens:  fmt.Sprintf("%s: the bytes of each run's parts at %g bytes a token, over the turns left each run recorded", cost.MethodEstimated, p.BytesPerToken),
+		Money:   fmt.Sprintf("%s: the tokens at %s prices (%s): $%g in, $%g out, $%g cached, per million", cost.MethodEstimated, p.Prices.Family, p.Prices.Source, p.Prices.In, p.Prices.Out, p.Prices.Cached),
+		LocalMs: "measured: each run's wall time on this machine",
+	}}
+	index := map[string]int{}
+	for _, e := range entries {
+		key := keyOf(e, by)
+		i, ok := index[key]
+		if !ok {
+			i = len(l.Rows)
+			index[key] = i
+			l.Rows = append(l.Rows, Row{Key: key})
+		}
+		l.Rows[i].add(e, p)
+		l.Total.add(e, p)
+		if !e.Costed {
+			l.Uncosted++
+		}
+	}
+	for i := range l.Rows {
+		l.Rows[i].finish()
+	}
+	l.Total.finish()
+	sort.SliceStable(l.Rows, func(i, j int) bool { return l.Rows[i].Key < l.Rows[j].Key })
+	return l, nil
+}
+
+func keyOf(e Entry, by string) string {
+	switch by {
+	case "model":
+		return orDash(e.Model)
+	case "mode":
+		return orDash(e.Mode)
+	case "role":
+		if e.Role == "" {
+			return "(model named)"
+		}
+		return e.Role
+	}
+	y, w := e.Start.UTC().ISOWeek()
+	return fmt.Sprintf("%04d-W%02d", y, w)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Report is what `locum ledger` and the MCP ledger tool return: the ledger, the break-even of
+// each mode and role, and how many journals could not be read.
+type Report struct {
+	Ledger
+	BreakEven  []cost.Rule `json:"break_even"`
+	Unreadable int         `json:"unreadable"`
+}
+
+// Build reads the journals in dir and sums them by by, at p.
+func Build(dir string, f Filter, by string, p cost.Params) (Report, error) {
+	entries, unreadable, err := Read(dir, f)
+	if err != nil {
+		return Report{}, err
+	}
+	l, err := Sum(entries, by, p)
+	if err != nil {
+		return Report{}, err
+	}
+	if !f.Since.IsZero() {
+		since := f.Since.UTC()
+		l.Since = &since
+	}
+	all := entries
+	if !f.Since.IsZero() || f.Mode != "" {
+		// The break-even is the history's, whatever window the sums show.
+		if all, _, err = Read(dir, Filter{}); err != nil {
+			return Report{}, err
+		}
+	}
+	return Report{Ledger: l, BreakEven: BreakEven(all, p), Unreadable: unreadable}, nil
+}
