@@ -323,3 +323,35 @@ func TestCancelRestoresTheFile(t *testing.T) {
 	})
 	assert.True(t, found, "the journal says the host cancelled the run")
 }
+
+// The ledger tool returns the object locum ledger --json prints; the server's instructions carry
+// the break-even a host obeys before it calls.
+func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
+	f := newFixture(t, true)
+	assert.Contains(t, f.client.InitializeResult().Instructions, "transform pays from 21 span lines at a 50% keep rate (prior)")
+
+	runs := filepath.Join(f.root, ".git", "locum", "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o755))
+	files, err := filepath.Glob("../runner/ledger/testdata/runs/*.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(runs, filepath.Base(name)), data, 0o644))
+	}
+	res, err := f.call(t, context.Background(), "ledger", map[string]any{"by": "week"}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	out := structured(t, res)
+	assert.Equal(t, "week", out["by"])
+	total := out["total"].(map[string]any)
+	assert.EqualValues(t, 9, total["runs"])
+	assert.EqualValues(t, 34180, total["net_tokens"])
+	assert.Regexp(t, `^9 runs, 5 kept; your tokens saved net of losses: \+34180 \(estimated\); .*transform for role code pays from 66 span lines`, text(res))
+
+	res, err = f.call(t, context.Background(), "ledger", map[string]any{"since": "yesterday"}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "since")
+}

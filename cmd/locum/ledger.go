@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,6 +51,9 @@ func (e *env) ledgerCommand() *cli.Command {
 }
 
 func (e *env) ledger(cmd *cli.Command) error {
+	if by := cmd.String("by"); !slices.Contains(ledger.Bys, by) {
+		return usagef(cmd, "--by %s: want one of %s", by, strings.Join(ledger.Bys, ", "))
+	}
 	f := ledger.Filter{Mode: cmd.String("mode")}
 	if s := cmd.String("since"); s != "" {
 		t, err := analyze.ParseSince(s, time.Now())
@@ -93,7 +97,8 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		head = append(head, "USD")
 	}
 	head = append(head, "LOCAL TIME", "")
-	fmt.Fprintln(w, strings.Join(head, "\t"))
+	// Every cell ends in a tab, the last too, so that tabwriter aligns it.
+	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
 	for _, r := range append(rep.Rows, rep.Total) {
 		cells := []string{esc(r.Key), fmt.Sprint(r.Runs), fmt.Sprint(r.Kept), percent(r.KeepRate), rightRate(r),
 			signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net)}
@@ -108,7 +113,7 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 			verdict = "-"
 		}
 		cells = append(cells, (time.Duration(r.LocalMs) * time.Millisecond).Round(time.Second).String(), verdict)
-		fmt.Fprintln(w, strings.Join(cells, "\t"))
+		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
 	}
 	if err := w.Flush(); err != nil {
 		return err

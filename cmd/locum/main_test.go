@@ -100,6 +100,11 @@ func scriptParams() testscript.Params {
 				return err
 			}
 			e.Setenv("CORPUS", corpus)
+			ledgerRuns, err := filepath.Abs("../../runner/ledger/testdata/runs")
+			if err != nil {
+				return err
+			}
+			e.Setenv("LEDGER_RUNS", ledgerRuns)
 			// Under -race every locum the scripts start would sleep a second before it exits
 			// (the race runtime's atexit_sleep_ms), which made the suite wait minutes for nothing.
 			// A race found is still reported and still fails the command (exit 66).

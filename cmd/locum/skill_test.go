@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/ledger"
 )
 
 // TestSkillMatchesCLI checks the delegate-local skill against the CLI it teaches: every command
@@ -55,4 +58,27 @@ func takesFlag(cmd *cli.Command, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestSkillBreakEvenRule checks the skill's break-even rule against the code that enforces it: the
+// line it quotes is the one locum status prints with no history (the documented prior), and the
+// refusal and the operator's way around it are the ones it names. ledger.txtar runs the rule: a
+// small span refused when the ledger says the role loses, a span from the break-even delegated.
+func TestSkillBreakEvenRule(t *testing.T) {
+	data, err := os.ReadFile("../../packs/tools/local-llm/skills/delegate-local/SKILL.md")
+	require.NoError(t, err)
+	skill := string(data)
+	var prior string
+	for _, r := range ledger.BreakEven(nil, cost.Defaults()) {
+		if r.Mode == "transform" {
+			r.Role = "code"
+			prior = r.Words()
+		}
+	}
+	require.NotEmpty(t, prior)
+	assert.Contains(t, skill, "    break-even  "+prior+"\n", "the skill quotes the prior's line as status prints it")
+	assert.Contains(t, skill, "Delegate a `transform` only when its span is at least that many lines")
+	assert.Contains(t, skill, `"kind":"does_not_pay"`)
+	assert.True(t, takesFlag((&env{}).rootCommand().Command("transform"), "delegate-when"))
+	assert.Contains(t, skill, "--delegate-when always")
 }

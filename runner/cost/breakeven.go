@@ -62,8 +62,10 @@ func (h History) PaysAbove(p Params) (lines int64, ok bool) {
 	if k <= 0 || gain <= 0 || h.BytesPerLine <= 0 {
 		return 0, false
 	}
-	bytes := cost / (k * gain)
-	return int64(math.Floor(bytes/h.BytesPerLine)) + 1, true
+	// The smallest whole span above the break-even; the nudge keeps a break-even that falls on a
+	// whole line, computed a rounding error short, from paying at that line.
+	lines = int64(math.Floor(cost/(k*gain)/h.BytesPerLine+1e-9)) + 1
+	return lines, true
 }
 
 // Rule is one mode and role's break-even, as status and the MCP server's instructions state it.
@@ -97,8 +99,11 @@ func (r Rule) Words() string {
 	if r.PaysAbove != nil {
 		s = fmt.Sprintf("%s pays from %d %s at a %.0f%% keep rate (%s)", what, *r.PaysAbove, r.Unit, 100*r.KeepRate, r.History.Basis)
 	}
-	if r.Stop {
+	switch {
+	case r.Stop && r.PaysAbove != nil:
 		s += "; smaller jobs stopped: " + r.Why
+	case r.Stop:
+		s += "; stopped: " + r.Why
 	}
 	return s
 }

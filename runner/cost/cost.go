@@ -140,10 +140,15 @@ func Of(parts Parts, p Params) Estimate {
 	entered := e.Saved.In + e.Saved.Out
 	e.Carried = entered * max(p.TurnsLeft, 0)
 	e.Net = e.Saved.In + e.Saved.Out + e.Carried
-	e.USDOneTurn = (float64(e.Saved.In)*p.Prices.In + float64(e.Saved.Out)*p.Prices.Out) / 1e6
-	e.USD = e.USDOneTurn + float64(e.Carried)*p.Prices.Cached/1e6
+	oneTurn := float64(e.Saved.In)*p.Prices.In + float64(e.Saved.Out)*p.Prices.Out
+	e.USDOneTurn = Dollars(oneTurn / 1e6)
+	e.USD = Dollars((oneTurn + float64(e.Carried)*p.Prices.Cached) / 1e6)
 	return e
 }
+
+// Dollars rounds a sum of money to a millionth of a dollar: below that a figure is noise of the
+// estimate, and of float arithmetic.
+func Dollars(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }
 
 // Summary is the estimate's sum, as a result carries it.
 type Summary struct {

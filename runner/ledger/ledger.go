@@ -285,6 +285,7 @@ func (r *Row) add(e Entry, p cost.Params) {
 }
 
 func (r *Row) finish() {
+	r.USD = cost.Dollars(r.USD)
 	if r.Runs > 0 {
 		r.KeepRate = float64(r.Kept) / float64(r.Runs)
 	}
