@@ -78,7 +78,7 @@ func BenchmarkHostBytes(b *testing.B) {
 	args := map[string]any{"file": "calc.go", "lines": "4-6", "verify": verify, "model": "m", "task": task}
 	// Without a compact diff in the result, a host reviews a kept edit by asking git for it.
 	review := []string{"git", "diff", "--", "calc.go"}
-	var cliCall, cliResult, mcpCall, mcpResult, gitReview int
+	var cliCall, cliResult, mcpCall, mcpResult, mcpText, gitReview int
 	var lastOut, lastErr, lastCall, lastResult string
 	b.ResetTimer()
 	for range b.N {
@@ -108,9 +108,11 @@ func BenchmarkHostBytes(b *testing.B) {
 		call, _ := json.Marshal(map[string]any{"name": "transform", "arguments": args})
 		mcpCall = len(call)
 		lastCall, lastResult = string(call), ""
+		mcpText = 0
 		for _, c := range res.Content {
 			if t, ok := c.(*sdk.TextContent); ok {
 				lastResult += t.Text + "\n"
+				mcpText += len(t.Text)
 			}
 		}
 		if res.StructuredContent != nil {
@@ -126,5 +128,6 @@ func BenchmarkHostBytes(b *testing.B) {
 	b.ReportMetric(float64(cliResult), "cli-result-bytes")
 	b.ReportMetric(float64(mcpCall), "mcp-call-bytes")
 	b.ReportMetric(float64(mcpResult), "mcp-result-bytes")
+	b.ReportMetric(float64(mcpText), "mcp-text-bytes")
 	b.ReportMetric(float64(gitReview), "git-diff-review-bytes")
 }

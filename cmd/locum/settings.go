@@ -30,7 +30,11 @@ next:
 			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: usage})
 			continue
 		}
-		if f.Default != "" {
+		switch {
+		case f.Default != "" && f.OperatorOnly:
+			// No file in the repository sets it: only a flag, the environment or the user config.
+			usage += fmt.Sprintf(" (default %s)", f.Default)
+		case f.Default != "":
 			usage += fmt.Sprintf(" (default %s unless a pack or the workspace says otherwise)", f.Default)
 		}
 		// A number flag is typed, so --help shows it as one and a value that is not one is a
