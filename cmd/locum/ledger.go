@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner/analyze"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
 )
@@ -103,7 +104,7 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		cells := []string{esc(r.Key), fmt.Sprint(r.Runs), fmt.Sprint(r.Kept), percent(r.KeepRate), rightRate(r),
 			signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net)}
 		if money {
-			cells = append(cells, fmt.Sprintf("%+.4f", r.USD))
+			cells = append(cells, cost.Money(r.USD))
 		}
 		verdict := "saved"
 		if r.Net < 0 {

@@ -167,13 +167,21 @@ func (e Estimate) Receipt() string { return fmt.Sprintf("saved=%+dt(est)", e.Net
 // Words is the estimate for a person, one line.
 func (e Estimate) Words() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "host cost (estimated at %g bytes a token): doing it itself %s, the delegation %s", e.Params.BytesPerToken, sideWords(e.Direct), sideWords(e.Delegation))
+	fmt.Fprintf(&b, "estimated at %g bytes a token: doing it itself %s, the delegation %s", e.Params.BytesPerToken, sideWords(e.Direct), sideWords(e.Delegation))
 	if e.Todo != (Side{}) {
 		fmt.Fprintf(&b, ", still to do %s", sideWords(e.Todo))
 	}
-	fmt.Fprintf(&b, "; saved %+d in and %+d out this turn, %+d over %d more turns; $%+.4f at %s prices (%s)",
-		e.Saved.In, e.Saved.Out, e.Net, e.Params.TurnsLeft, e.USD, e.Params.Prices.Family, e.Params.Prices.Source)
+	fmt.Fprintf(&b, "; saved %+d in and %+d out this turn, %+d over %d more turns; %s at %s prices (%s)",
+		e.Saved.In, e.Saved.Out, e.Net, e.Params.TurnsLeft, Money(e.USD), e.Params.Prices.Family, e.Params.Prices.Source)
 	return b.String()
+}
+
+// Money is a signed sum of US dollars for a person: +$0.0420, -$0.0010.
+func Money(usd float64) string {
+	if usd < 0 {
+		return fmt.Sprintf("-$%.4f", -usd)
+	}
+	return fmt.Sprintf("+$%.4f", usd)
 }
 
 func sideWords(s Side) string { return fmt.Sprintf("%dt in + %dt out", s.In, s.Out) }
