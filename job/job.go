@@ -197,9 +197,7 @@ func (p *Prepared) Run(ctx context.Context, j engine.Job) (*engine.Result, error
 		place.CacheDir = dirs.Cache
 	}
 	if s := p.spec.Settings; s.String(packs.DelegateWhen) == "pays" {
-		place.PayGate = func(lines int) error {
-			return payGate(p.comp.Root, p.spec.Mode, s, lines)
-		}
+		place.PayGate = func(lines int) error { return payGate(p.comp.Root, p.spec, lines) }
 	}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
 }
@@ -238,21 +236,14 @@ func (l *Layer) Validator() *schema.Validator { return l.v }
 // SetHost gives the run the front end's side of the host's cost (engine.HostSide).
 func (p *Prepared) SetHost(h *engine.HostSide) { p.spec.Host = h }
 
-// gateJournals is how many of the newest journals the pay gate reads: enough for every role's
-// window of runs, few enough that a transform does not read a year of them first.
-const gateJournals = 400
-
-// payGate holds a job of lines span lines to its mode and role's break-even, from the ledger of
-// the repository's journals: a journal that cannot be read leaves the job to go ahead, since the
-// gate saves the host tokens and must never stop work for want of a history.
-func payGate(root, mode string, s *packs.Settings, lines int) error {
+// payGate holds a job of lines span lines to its mode, role and model's break-even, from the
+// ledger of the repository's journals: a journal that cannot be read leaves the job to go ahead,
+// since the gate saves the host tokens and must never stop work for want of a history.
+func payGate(root string, spec engine.RunSpec, lines int) error {
 	dir, err := engine.RunsDir(root)
 	if err != nil {
 		return nil
 	}
-	entries, _, err := ledger.Read(dir, ledger.Filter{Mode: mode, Newest: gateJournals})
-	if err != nil {
-		return nil
-	}
-	return ledger.Gate(ledger.BreakEven(entries, engine.HostParams(s)), mode, s.String(packs.RoleSetting), lines)
+	s := spec.Settings
+	return ledger.GateFor(dir, spec.Mode, s.String(packs.RoleSetting), spec.Model, lines, engine.HostParams(s))
 }

@@ -346,9 +346,9 @@ func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
 	out := structured(t, res)
 	assert.Equal(t, "week", out["by"])
 	total := out["total"].(map[string]any)
-	assert.EqualValues(t, 9, total["runs"])
-	assert.EqualValues(t, 34180, total["net_tokens"])
-	assert.Regexp(t, `^9 runs, 5 kept; your tokens saved net of losses: \+34180 \(estimated\); .*transform for role code pays from 66 span lines`, text(res))
+	assert.EqualValues(t, 10, total["runs"])
+	assert.EqualValues(t, 32805, total["net_tokens"])
+	assert.Regexp(t, `^10 runs, 5 kept; your tokens saved net of losses: \+32805 \(estimated\); .*transform for role code on qwen2.5-coder-1.5b pays from 66 span lines`, text(res))
 
 	res, err = f.call(t, context.Background(), "ledger", map[string]any{"since": "yesterday"}, nil)
 	require.NoError(t, err)

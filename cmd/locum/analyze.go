@@ -183,7 +183,9 @@ func printRun(w io.Writer, r analyze.Run) {
 	}
 	fmt.Fprintf(w, "health         %s\n", health)
 	if r.Host != nil {
+		p := r.Host.Parts
 		fmt.Fprintf(w, "host cost      %s\n", esc(r.Host.Words()))
+		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Review)
 	}
 }
 

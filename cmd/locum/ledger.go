@@ -92,8 +92,13 @@ func (e *env) ledger(cmd *cli.Command) error {
 // break-even rules.
 func printLedger(out io.Writer, rep ledger.Report) error {
 	money := rep.Params.Prices.Source == "operator"
+	refused := rep.Total.CostRefusals > 0
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	head := []string{strings.ToUpper(rep.By), "RUNS", "KEPT", "KEEP", "RIGHT", "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS"}
+	head := []string{strings.ToUpper(rep.By), "RUNS", "KEPT", "KEEP", "RIGHT"}
+	if refused {
+		head = append(head, "REFUSED FOR COST")
+	}
+	head = append(head, "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS")
 	if money {
 		head = append(head, "USD")
 	}
@@ -101,8 +106,11 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	// Every cell ends in a tab, the last too, so that tabwriter aligns it.
 	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
 	for _, r := range append(rep.Rows, rep.Total) {
-		cells := []string{esc(r.Key), fmt.Sprint(r.Runs), fmt.Sprint(r.Kept), percent(r.KeepRate), rightRate(r),
-			signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net)}
+		cells := []string{esc(r.Key), fmt.Sprint(r.Runs), fmt.Sprint(r.Kept), percent(r.KeepRate), rightRate(r)}
+		if refused {
+			cells = append(cells, fmt.Sprint(r.CostRefusals))
+		}
+		cells = append(cells, signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net))
 		if money {
 			cells = append(cells, cost.Money(r.USD))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -104,6 +105,7 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 		if len(rep.Start) > 0 {
 			fmt.Fprintf(w, "start one\t%s\t\n", strings.Join(rep.Start, "   or   "))
 		}
+		printBreakEven(w, rep)
 		w.Flush()
 		return
 	}
@@ -159,6 +161,13 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 		}
 		fmt.Fprintf(w, "%s\t%s: %s\t(%s)\n", p.label, untrusted.Escape(p.m.ID), state, p.m.Source)
 	}
+	printBreakEven(w, rep)
+	w.Flush()
+}
+
+// printBreakEven is the break-even of each mode and role, one a line, up or not: it is what a
+// host decides on before it calls.
+func printBreakEven(w io.Writer, rep *engine.StatusReport) {
 	for i, r := range rep.BreakEven {
 		label := ""
 		if i == 0 {
@@ -166,5 +175,4 @@ func (e *env) printStatus(rep *engine.StatusReport) {
 		}
 		fmt.Fprintf(w, "%s\t%s\t\n", label, untrusted.Escape(r.Words()))
 	}
-	w.Flush()
 }

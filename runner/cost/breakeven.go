@@ -63,10 +63,17 @@ func (h History) PaysAbove(p Params) (lines int64, ok bool) {
 		return 0, false
 	}
 	// The smallest whole span above the break-even; the nudge keeps a break-even that falls on a
-	// whole line, computed a rounding error short, from paying at that line.
-	lines = int64(math.Floor(cost/(k*gain)/h.BytesPerLine+1e-9)) + 1
-	return lines, true
+	// whole line, computed a rounding error short, from paying at that line. A span past any a
+	// file has is no break-even at all.
+	at := math.Floor(cost/(k*gain)/h.BytesPerLine + 1e-9)
+	if math.IsNaN(at) || at < 0 || at >= maxSpan {
+		return 0, false
+	}
+	return int64(at) + 1, true
 }
+
+// maxSpan is the largest break-even stated, in lines; past it, no span pays.
+const maxSpan = 1 << 24
 
 // Rule is one mode and role's break-even, as status and the MCP server's instructions state it.
 type Rule struct {
@@ -79,13 +86,16 @@ type Rule struct {
 	PaysAbove *int64  `json:"pays_above"`
 	KeepRate  float64 `json:"keep_rate"`
 	History   History `json:"history"`
-	// Net is the tokens saved, net of losses, over the Recent last runs of the ledger.
-	Net    int64 `json:"net_tokens"`
-	Recent int   `json:"recent_runs"`
-	// Stop says the recent runs lost the host tokens: a host delegates this role no more until
-	// a run above the break-even wins it back, and tells the person why, once.
-	Stop bool   `json:"stop"`
-	Why  string `json:"why"`
+	// Net and NetUSD are what the Recent last runs of the ledger saved the host, net of losses.
+	Net    int64   `json:"net_tokens"`
+	NetUSD float64 `json:"net_usd"`
+	Recent int     `json:"recent_runs"`
+	// Stop says the recent runs cost the host money: a host delegates this role a job under
+	// StopBelow no more, and tells the person why, once. StopBelow is the break-even, or where
+	// no span pays on the ledger, the prior's, so that a large job may still win the role back.
+	Stop      bool   `json:"stop"`
+	StopBelow *int64 `json:"stop_below"`
+	Why       string `json:"why"`
 }
 
 // Words is the rule in one line: "transform for role code pays from 21 span lines at a 50% keep
@@ -95,13 +105,16 @@ func (r Rule) Words() string {
 	if r.Role != "" {
 		what += " for role " + r.Role
 	}
+	if r.Model != "" {
+		what += " on " + r.Model
+	}
 	s := fmt.Sprintf("%s never pays at a %.0f%% keep rate (%s)", what, 100*r.KeepRate, r.History.Basis)
 	if r.PaysAbove != nil {
 		s = fmt.Sprintf("%s pays from %d %s at a %.0f%% keep rate (%s)", what, *r.PaysAbove, r.Unit, 100*r.KeepRate, r.History.Basis)
 	}
 	switch {
-	case r.Stop && r.PaysAbove != nil:
-		s += "; smaller jobs stopped: " + r.Why
+	case r.Stop && r.StopBelow != nil:
+		s += fmt.Sprintf("; stopped below %d %s: %s", *r.StopBelow, r.Unit, r.Why)
 	case r.Stop:
 		s += "; stopped: " + r.Why
 	}

@@ -146,6 +146,18 @@ func Of(parts Parts, p Params) Estimate {
 	return e
 }
 
+// AddTokens adds two signed counts, stopping at the largest or smallest int64 rather than
+// wrapping: a sum of figures from untrusted journals must not turn a loss into a saving.
+func AddTokens(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
+}
+
 // Dollars rounds a sum of money to a millionth of a dollar: below that a figure is noise of the
 // estimate, and of float arithmetic.
 func Dollars(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,6 +52,12 @@ func TestOfWithNoTurnsLeftCountsOneTurn(t *testing.T) {
 	assert.Equal(t, "saved=+9760t(est)", e.Receipt())
 }
 
+func TestAddTokensSaturates(t *testing.T) {
+	assert.Equal(t, int64(math.MaxInt64), AddTokens(math.MaxInt64-1, 5))
+	assert.Equal(t, int64(math.MinInt64), AddTokens(math.MinInt64+1, -5))
+	assert.Equal(t, int64(-3), AddTokens(2, -5))
+}
+
 func TestTokensRoundsUpAndSurvivesABadRatio(t *testing.T) {
 	assert.Equal(t, int64(0), Params{BytesPerToken: 4}.Tokens(0))
 	assert.Equal(t, int64(1), Params{BytesPerToken: 4}.Tokens(1))
@@ -91,6 +98,6 @@ func TestRuleWords(t *testing.T) {
 	assert.Equal(t, "transform for role code pays from 21 span lines at a 50% keep rate (prior)", r.Words())
 	r.PaysAbove, r.Stop, r.Why, r.KeepRate = nil, true, "its last 5 runs kept 0", 0
 	assert.Equal(t, "transform for role code never pays at a 0% keep rate (prior); stopped: its last 5 runs kept 0", r.Words())
-	r.PaysAbove = &n
-	assert.Contains(t, r.Words(), "pays from 21 span lines at a 0% keep rate (prior); smaller jobs stopped: its last 5 runs kept 0")
+	r.PaysAbove, r.StopBelow = &n, &n
+	assert.Contains(t, r.Words(), "pays from 21 span lines at a 0% keep rate (prior); stopped below 21 span lines: its last 5 runs kept 0")
 }

@@ -15,8 +15,11 @@ type HostSide struct {
 
 // HostWork is what the host would have read and written to do a run's job itself, and what it
 // should review of the work a run did, in bytes; a mode reports it as soon as it knows.
+// ReviewInResult says the review is part of the result the front end delivers (a transform's
+// compact diff), so that it is counted once, as the review, not again in the result.
 type HostWork struct {
 	Read, Write, Review int64
+	ReviewInResult      bool
 }
 
 // HostWork records what the host would have spent on the job itself (see HostWork).
@@ -65,6 +68,9 @@ func (r *Run) hostCost(res *Result) {
 	set()
 	for range 3 {
 		n := side.ResultBytes(res)
+		if r.work.ReviewInResult {
+			n = max(0, n-r.work.Review)
+		}
 		if n == parts.Result {
 			return
 		}

@@ -7,28 +7,38 @@ import (
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
 )
 
 const (
-	// Window is how many of a mode and role's latest costed runs make its history; MinRuns how
-	// many it takes before the history replaces the prior; Recent how many the stop rule sums.
+	// Window is how many of a mode, role and model's latest runs that count make its history;
+	// MinRuns how many it takes before the history replaces the prior; Recent how many the stop
+	// rule sums.
 	Window  = 20
 	MinRuns = 5
 	Recent  = 10
 	// KindDoesNotPay is the error kind of a run refused for its cost: it did no work and
 	// measured nothing, so no history counts it.
 	KindDoesNotPay = "does_not_pay"
+	// readJournals is how many of the newest journals status and the MCP server read for the
+	// break-even, and the gate at most for its one role and model.
+	readJournals = 2000
 )
 
-// BreakEven states, for each registered mode with a break-even by size and each role its runs
-// used, where a run pays the host: from the last Window costed runs of that mode and role, or the
-// mode's documented prior until there are MinRuns of them.
+// Counts says a run is part of a mode and role's history: the model was asked (a run stopped
+// before any request, for want of a server or for its size, says nothing of it), and it was not
+// refused for its cost.
+func Counts(e Entry) bool { return e.Costed && e.Asked > 0 && e.Kind != KindDoesNotPay }
+
+// BreakEven states, for each registered mode with a break-even by size and each role and model
+// its runs used, where a run pays the host: from the last Window runs that count, or the mode's
+// documented prior until there are MinRuns of them. A mode no run used has its prior alone.
 func BreakEven(entries []Entry, p cost.Params) []cost.Rule {
-	type key struct{ mode, role string }
+	type key struct{ mode, role, model string }
 	byKey := map[key][]Entry{}
 	for _, e := range entries {
-		if e.Costed && e.Kind != KindDoesNotPay {
-			k := key{e.Mode, e.Role}
+		if Counts(e) {
+			k := key{e.Mode, e.Role, e.Model}
 			byKey[k] = append(byKey[k], e)
 		}
 	}
@@ -38,36 +48,39 @@ func BreakEven(entries []Entry, p cost.Params) []cost.Rule {
 		if m.Unit == "" {
 			continue
 		}
-		roles := map[string]bool{}
-		for k := range byKey {
+		used := false
+		for k, runs := range byKey {
 			if k.mode == m.Name {
-				roles[k.role] = true
+				used = true
+				rules = append(rules, Rule(m, k.role, k.model, runs, p))
 			}
 		}
-		if len(roles) == 0 {
-			roles[""] = true
-		}
-		for role := range roles {
-			rules = append(rules, Rule(m, role, byKey[key{m.Name, role}], p))
+		if !used {
+			rules = append(rules, Rule(m, "", "", nil, p))
 		}
 	}
 	sort.Slice(rules, func(i, j int) bool {
-		if rules[i].Mode != rules[j].Mode {
-			return rules[i].Mode < rules[j].Mode
+		a, b := rules[i], rules[j]
+		if a.Mode != b.Mode {
+			return a.Mode < b.Mode
 		}
-		return rules[i].Role < rules[j].Role
+		if a.Role != b.Role {
+			return a.Role < b.Role
+		}
+		return a.Model < b.Model
 	})
 	return rules
 }
 
-// DirBreakEven is BreakEven over the journals in dir; the prior alone where none can be read.
+// DirBreakEven is BreakEven over the newest journals in dir; the priors alone where none can be
+// read.
 func DirBreakEven(dir string, p cost.Params) []cost.Rule {
-	entries, _, _ := Read(dir, Filter{})
+	entries, _, _ := Read(dir, Filter{Journals: readJournals})
 	return BreakEven(entries, p)
 }
 
-// Rule is mode m's break-even for role from its runs, oldest first.
-func Rule(m engine.Mode, role string, runs []Entry, p cost.Params) cost.Rule {
+// Rule is mode m's break-even for role and model from their runs that count, oldest first.
+func Rule(m engine.Mode, role, model string, runs []Entry, p cost.Params) cost.Rule {
 	if len(runs) > Window {
 		runs = runs[len(runs)-Window:]
 	}
@@ -75,25 +88,36 @@ func Rule(m engine.Mode, role string, runs []Entry, p cost.Params) cost.Rule {
 	if len(runs) >= MinRuns {
 		h = history(runs, m.Prior)
 	}
-	r := cost.Rule{Mode: m.Name, Role: role, Unit: m.Unit, KeepRate: h.KeepRate(), History: h}
-	if len(runs) > 0 {
-		r.Model = runs[len(runs)-1].Model
-	}
+	r := cost.Rule{Mode: m.Name, Role: role, Model: model, Unit: m.Unit, KeepRate: h.KeepRate(), History: h}
 	if lines, ok := h.PaysAbove(p); ok {
 		r.PaysAbove = &lines
 	}
 	recent := runs[max(0, len(runs)-Recent):]
 	kept := 0
+	usd := 0.0
 	for _, e := range recent {
-		r.Net += e.Estimate(p).Net
+		est := e.Estimate(p)
+		r.Net = cost.AddTokens(r.Net, est.Net)
+		usd += est.USD
 		if e.Kept() {
 			kept++
 		}
 	}
+	r.NetUSD = cost.Dollars(usd)
 	r.Recent = len(recent)
-	if r.Recent >= MinRuns && r.Net < 0 {
+	// The rule is in money, as the break-even is: a run that saves the host's costly output at
+	// the price of cheap input pays though its tokens sum to a loss.
+	if r.Recent >= MinRuns && r.NetUSD < 0 {
 		r.Stop = true
-		r.Why = fmt.Sprintf("its last %d runs kept %d and cost the host %d tokens net (estimated)", r.Recent, kept, -r.Net)
+		r.StopBelow = r.PaysAbove
+		if r.StopBelow == nil {
+			// No span pays on the ledger (nothing kept): from the prior's size on a run may still
+			// go ahead and win the role back, or the rule would hold it stopped for good.
+			if lines, ok := m.Prior.PaysAbove(p); ok {
+				r.StopBelow = &lines
+			}
+		}
+		r.Why = fmt.Sprintf("its last %d runs kept %d and cost the host %d tokens and $%.4f net (estimated)", r.Recent, kept, -r.Net, -r.NetUSD)
 	}
 	return r
 }
@@ -130,15 +154,15 @@ func history(runs []Entry, prior cost.History) cost.History {
 	return h
 }
 
-// Gate is the break-even rule a transform obeys before any request: a span of lines under the
-// break-even of a role whose recent runs lost the host tokens is refused, and so is every span
-// of one that pays at no size. nil where the run may go ahead.
-func Gate(rules []cost.Rule, mode, role string, lines int) error {
+// Gate is the break-even rule a transform obeys before any request: for a role and model whose
+// recent runs cost the host money, a span under StopBelow is refused. nil where the run may go
+// ahead.
+func Gate(rules []cost.Rule, mode, role, model string, lines int) error {
 	for _, r := range rules {
-		if r.Mode != mode || r.Role != role || !r.Stop {
+		if r.Mode != mode || r.Role != role || r.Model != model || !r.Stop {
 			continue
 		}
-		if r.PaysAbove != nil && int64(lines) >= *r.PaysAbove {
+		if r.StopBelow != nil && int64(lines) >= *r.StopBelow {
 			return nil
 		}
 		what := r.Mode
@@ -146,11 +170,30 @@ func Gate(rules []cost.Rule, mode, role string, lines int) error {
 			what += " for role " + r.Role
 		}
 		size := "at no size"
-		if r.PaysAbove != nil {
+		switch {
+		case r.PaysAbove != nil:
 			size = fmt.Sprintf("from %d %s", *r.PaysAbove, r.Unit)
+		case r.StopBelow != nil:
+			size = fmt.Sprintf("at no size on its ledger; a job from the prior's %d %s on may still win it back", *r.StopBelow, r.Unit)
 		}
-		return &engine.RefusalError{Kind: KindDoesNotPay, Worded: rails.Textf("a %s of %d %s does not pay: %s; at its %.0f%% keep rate it pays %s. Do this one yourself; nothing was sent (the operator may set {delegate_when} to always)",
-			what, lines, r.Unit, r.Why, 100*r.KeepRate, size)}
+		return &engine.RefusalError{Kind: KindDoesNotPay, Worded: rails.Textf("a %s of %d %s on %s does not pay: %s; at its %.0f%% keep rate it pays %s. Do this one yourself; nothing was sent (the operator may set {delegate_when} to always)",
+			what, lines, r.Unit, untrusted.Escape(model), r.Why, 100*r.KeepRate, size)}
 	}
 	return nil
+}
+
+// GateFor reads the newest journals in dir that count for mode, role and model, and holds a job
+// of lines span lines to their break-even.
+func GateFor(dir, mode, role, model string, lines int, p cost.Params) error {
+	m, ok := engine.LookupMode(mode)
+	if !ok || m.Unit == "" {
+		return nil
+	}
+	entries, _, err := Read(dir, Filter{Mode: mode, Journals: readJournals, Limit: Window, Match: func(e Entry) bool {
+		return Counts(e) && e.Role == role && e.Model == model
+	}})
+	if err != nil {
+		return nil
+	}
+	return Gate([]cost.Rule{Rule(m, role, model, entries, p)}, mode, role, model, lines)
 }

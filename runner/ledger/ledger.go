@@ -7,8 +7,11 @@
 package ledger
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Entry is one run as the ledger counts it. Strings come from the journal: untrusted, to be
@@ -40,6 +44,9 @@ type Entry struct {
 	SpanLines int `json:"span_lines"`
 	// LocalMs is the run's wall time on this machine.
 	LocalMs int64 `json:"local_ms"`
+	// Asked counts the requests the run sent the model: 0 for a run stopped before any (no
+	// server, a refusal for the budget or the context), which says nothing of the model.
+	Asked int `json:"asked"`
 	// Parts and TurnsLeft are what the run measured of the host's side; Costed says it
 	// recorded them (a journal from before the estimate did not).
 	Parts     cost.Parts `json:"parts"`
@@ -65,13 +72,24 @@ func (e Entry) Estimate(p cost.Params) cost.Estimate {
 type Filter struct {
 	Since time.Time
 	Mode  string
-	// Newest, when above 0, reads only that many of the newest journals.
-	Newest int
+	// Match, when set, keeps only the entries it accepts; Limit, when above 0, stops reading
+	// once that many were kept, newest first.
+	Match func(Entry) bool
+	Limit int
+	// Journals, when above 0, reads at most that many of the newest journals.
+	Journals int
 }
 
-// maxJournals bounds how many journals are read, newest first by name (a run's ID starts with
-// its start time): a repository may bring a folder of them along.
-const maxJournals = 10000
+const (
+	// maxJournals bounds how many journals are read, newest first by name (a run's ID starts with
+	// its start time): a repository may bring a folder of them along.
+	maxJournals = 10000
+	// maxJournalBytes bounds one journal the ledger reads: a run's journal is kilobytes, an
+	// agent's long conversation a few megabytes; a larger file is not a run's and is skipped.
+	maxJournalBytes = 16 << 20
+	// maxLine bounds one line: a reply's answer is cut at 16 KiB in the journal.
+	maxLine = 1 << 20
+)
 
 // Read reads the entries of the journals in dir, oldest first. A file that is not a readable run
 // journal is counted in unreadable and left out.
@@ -91,27 +109,25 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	limit := maxJournals
-	if f.Newest > 0 {
-		limit = min(limit, f.Newest)
+	if f.Journals > 0 {
+		limit = min(limit, f.Journals)
 	}
 	if len(names) > limit {
 		names = names[:limit]
 	}
 	for _, name := range names {
-		events, err := engine.ReadJournal(filepath.Join(dir, name))
-		if err != nil {
+		e, ok, err := readEntry(filepath.Join(dir, name))
+		if err != nil || !ok {
 			unreadable++
 			continue
 		}
-		e, ok := FromEvents(strings.TrimSuffix(name, ".jsonl"), events)
-		if !ok {
-			unreadable++
-			continue
-		}
-		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) {
+		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) || (f.Match != nil && !f.Match(e)) {
 			continue
 		}
 		entries = append(entries, e)
+		if f.Limit > 0 && len(entries) >= f.Limit {
+			break
+		}
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		if !entries[i].Start.Equal(entries[j].Start) {
@@ -120,6 +136,44 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 		return entries[i].Run < entries[j].Run
 	})
 	return entries, unreadable, nil
+}
+
+// The events the ledger reads; every other line is passed over without being decoded.
+var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
+
+// readEntry reads one journal's entry: a regular file under maxJournalBytes, streamed a line at
+// a time, decoding only the lines of the events the ledger counts.
+func readEntry(path string) (Entry, bool, error) {
+	fh, err := untrusted.Open(path)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || st.Size() > maxJournalBytes {
+		return Entry{}, false, fmt.Errorf("%s: over %d bytes: not a run's journal", path, maxJournalBytes)
+	}
+	var events []map[string]any
+	sc := bufio.NewScanner(io.LimitReader(fh, maxJournalBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
+			continue
+		}
+		var ev map[string]any
+		if untrusted.Unmarshal(line, &ev) == nil {
+			if ev["event"] == "reply" {
+				// Only whether the request went out counts: the rest of a reply is not kept.
+				ev = map[string]any{"event": "reply", "sent": ev["sent"]}
+			}
+			events = append(events, ev)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Entry{}, false, err
+	}
+	e, ok := FromEvents(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events)
+	return e, ok, nil
 }
 
 // FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
@@ -139,6 +193,11 @@ func FromEvents(id string, events []map[string]any) (Entry, bool) {
 						e.Role = str(m["value"])
 					}
 				}
+			}
+		case "reply":
+			// A reply with sent false is a request that never went out: the model was not asked.
+			if sent, ok := ev["sent"].(bool); !ok || sent {
+				e.Asked++
 			}
 		case "run_end":
 			e.Status = str(ev["status"])
@@ -173,7 +232,10 @@ func parts(h map[string]any) (cost.Parts, int64, bool) {
 	}
 	var turns int64
 	if params, ok := h["params"].(map[string]any); ok {
-		turns = whole(params["turns_left"])
+		// The setting's own ceiling: a journal cannot carry more turns than a run could have.
+		if turns = whole(params["turns_left"]); turns > maxTurns {
+			turns = 0
+		}
 	}
 	done, _ := p["done"].(bool)
 	return cost.Parts{Read: whole(p["read_bytes"]), Write: whole(p["write_bytes"]), Call: whole(p["call_bytes"]),
@@ -209,10 +271,14 @@ func price(v any) float64 {
 	return f
 }
 
+// maxCount bounds a count a journal gives (bytes, milliseconds): 64 GiB, far past any run's, small
+// enough that no sum of them over the turns left and every journal can overflow.
+const maxCount = 1 << 36
+
 // whole is a journal's number as a count: negative, fractional or absurd values read as 0.
 func whole(v any) int64 {
 	f, ok := v.(float64)
-	if !ok || f < 0 || f > 1<<50 || f != float64(int64(f)) {
+	if !ok || f < 0 || f > maxCount || f != float64(int64(f)) {
 		return 0
 	}
 	return int64(f)
@@ -223,6 +289,12 @@ func str(v any) string {
 	return s
 }
 
+// maxLines bounds a span's length as a journal gives it.
+const maxLines = 1 << 24
+
+// maxTurns is the most turns left a run may record (host_turns_left's ceiling).
+const maxTurns = 100000
+
 // spanLines reads "A-B" as its number of lines; 0 where it is not one.
 func spanLines(s string) int {
 	a, b, ok := strings.Cut(s, "-")
@@ -231,7 +303,7 @@ func spanLines(s string) int {
 	}
 	x, err1 := strconv.Atoi(a)
 	y, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || x < 1 || y < x {
+	if err1 != nil || err2 != nil || x < 1 || y < x || y-x >= maxLines {
 		return 0
 	}
 	return y - x + 1
@@ -253,16 +325,23 @@ type Row struct {
 	Rejected  int      `json:"rejected"`
 	RightRate *float64 `json:"right_rate"`
 	// Costed is how many runs recorded the host's side; the token and money figures are theirs.
-	Costed  int       `json:"costed"`
-	Saved   cost.Side `json:"saved"`
-	Carried int64     `json:"carried"`
-	Net     int64     `json:"net_tokens"`
-	USD     float64   `json:"usd"`
-	LocalMs int64     `json:"local_ms"`
+	Costed int `json:"costed"`
+	// CostRefusals are transforms refused for their cost (does_not_pay): they did no work, so
+	// they are not in Runs or the keep rate; what their call and refusal cost is in the sums.
+	CostRefusals int       `json:"cost_refusals"`
+	Saved        cost.Side `json:"saved"`
+	Carried      int64     `json:"carried"`
+	Net          int64     `json:"net_tokens"`
+	USD          float64   `json:"usd"`
+	LocalMs      int64     `json:"local_ms"`
 }
 
 func (r *Row) add(e Entry, p cost.Params) {
-	r.Runs++
+	if e.Kind == KindDoesNotPay {
+		r.CostRefusals++
+	} else {
+		r.Runs++
+	}
 	if e.Kept() {
 		r.Kept++
 	}
@@ -272,14 +351,14 @@ func (r *Row) add(e Entry, p cost.Params) {
 	case "rejected":
 		r.Rejected++
 	}
-	r.LocalMs += e.LocalMs
+	r.LocalMs = cost.AddTokens(r.LocalMs, e.LocalMs)
 	if e.Costed {
 		r.Costed++
 		est := e.Estimate(p)
-		r.Saved.In += est.Saved.In
-		r.Saved.Out += est.Saved.Out
-		r.Carried += est.Carried
-		r.Net += est.Net
+		r.Saved.In = cost.AddTokens(r.Saved.In, est.Saved.In)
+		r.Saved.Out = cost.AddTokens(r.Saved.Out, est.Saved.Out)
+		r.Carried = cost.AddTokens(r.Carried, est.Carried)
+		r.Net = cost.AddTokens(r.Net, est.Net)
 		r.USD += est.USD
 	}
 }

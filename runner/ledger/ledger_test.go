@@ -52,6 +52,7 @@ func TestRecordedRuns(t *testing.T) {
 		{"20261130T110000Z-000006", "a kept digest", cost.Side{In: 2725, Out: -25}, 27000, 29700},
 		{"20261201T100000Z-000007", "an accepted agent run", cost.Side{In: 25, Out: 40}, 650, 715},
 		{"20261201T110000Z-000008", "a screen with no turns left", cost.Side{In: 9775, Out: -15}, 0, 9760},
+		{"20261201T120000Z-000010", "red again", cost.Side{In: -95, Out: -30}, -1250, -1375},
 	} {
 		t.Run(tc.outcome, func(t *testing.T) {
 			e, ok := byRun[tc.run]
@@ -70,6 +71,9 @@ func TestRecordedRuns(t *testing.T) {
 	assert.Equal(t, "accepted", byRun["20261201T100000Z-000007"].Verdict)
 	assert.Equal(t, 200, byRun["20261124T100000Z-000003"].SpanLines)
 	assert.False(t, byRun["20261122T100000Z-000009"].Costed, "a journal from before the estimate")
+	assert.Equal(t, 3, red.Asked)
+	assert.Zero(t, byRun["20261124T100000Z-000003"].Asked, "refused for the context: the model was never asked")
+	assert.False(t, Counts(byRun["20261124T100000Z-000003"]))
 }
 
 func TestSumByMode(t *testing.T) {
@@ -80,18 +84,18 @@ func TestSumByMode(t *testing.T) {
 		rows[r.Key] = r
 	}
 	tr := rows["transform"]
-	assert.Equal(t, 6, tr.Runs)
+	assert.Equal(t, 7, tr.Runs)
 	assert.Equal(t, 2, tr.Kept)
-	assert.Equal(t, 5, tr.Costed)
-	assert.Equal(t, int64(-572-1430-1353-1485-1155), tr.Net, "a losing mode shows as a loss")
+	assert.Equal(t, 6, tr.Costed)
+	assert.Equal(t, int64(-572-1430-1353-1485-1155-1375), tr.Net, "a losing mode shows as a loss")
 	assert.Nil(t, tr.RightRate, "no transform was judged")
 	ag := rows["agent"]
 	require.NotNil(t, ag.RightRate)
 	assert.InDelta(t, 1.0, *ag.RightRate, 1e-9)
-	assert.Equal(t, 9, l.Total.Runs)
+	assert.Equal(t, 10, l.Total.Runs)
 	assert.Equal(t, 1, l.Uncosted)
-	assert.Equal(t, int64(-5995+29700+715+9760), l.Total.Net)
-	assert.Equal(t, int64(2400+7100+12+5200+3000+1800), tr.LocalMs)
+	assert.Equal(t, int64(-7370+29700+715+9760), l.Total.Net)
+	assert.Equal(t, int64(2400+7100+12+5200+3000+1800+6500), tr.LocalMs)
 }
 
 func TestSumByWeekShowsALosingWeek(t *testing.T) {
@@ -109,52 +113,99 @@ func TestSumByWeekShowsALosingWeek(t *testing.T) {
 
 func TestSinceAndMode(t *testing.T) {
 	since, _ := time.Parse(time.RFC3339, "2026-11-30T00:00:00Z")
-	assert.Len(t, read(t, Filter{Since: since}), 4)
-	assert.Len(t, read(t, Filter{Mode: "transform"}), 6)
-	assert.Len(t, read(t, Filter{Newest: 2}), 2)
+	assert.Len(t, read(t, Filter{Since: since}), 5)
+	assert.Len(t, read(t, Filter{Mode: "transform"}), 7)
+	assert.Len(t, read(t, Filter{Journals: 2}), 2)
+	newest := read(t, Filter{Mode: "transform", Limit: 2})
+	require.Len(t, newest, 2, "the newest two transforms, oldest first")
+	assert.Equal(t, "20261130T100000Z-000005", newest[0].Run)
 }
 
 func TestBreakEvenFromTheLedgerAndThePrior(t *testing.T) {
 	rules := BreakEven(read(t, Filter{}), cost.Defaults())
 	got := map[string]cost.Rule{}
 	for _, r := range rules {
-		got[r.Mode+"/"+r.Role] = r
+		got[r.Mode+"/"+r.Role+"/"+r.Model] = r
 	}
-	tr := got["transform/code"]
-	assert.Equal(t, "ledger", tr.History.Basis, "five costed runs replace the prior")
+	tr := got["transform/code/qwen2.5-coder-1.5b"]
+	assert.Equal(t, "ledger", tr.History.Basis, "five runs that asked the model replace the prior; the refusal for the context is not one")
+	assert.Equal(t, 5, tr.History.Runs)
 	assert.InDelta(t, 0.2, tr.KeepRate, 1e-9)
 	require.NotNil(t, tr.PaysAbove)
 	assert.Equal(t, int64(66), *tr.PaysAbove)
 	assert.True(t, tr.Stop)
-	assert.Equal(t, "its last 5 runs kept 1 and cost the host 5995 tokens net (estimated)", tr.Why)
+	assert.Equal(t, tr.PaysAbove, tr.StopBelow)
+	assert.Equal(t, "its last 5 runs kept 1 and cost the host 6017 tokens and $0.0049 net (estimated)", tr.Why)
 
-	sum := got["summarize/prose"]
+	sum := got["summarize/prose/qwen2.5-coder-1.5b"]
 	assert.Equal(t, "prior", sum.History.Basis, "one run is not a history")
 	assert.False(t, sum.Stop)
 	require.NotNil(t, sum.PaysAbove)
-	_, hasAgent := got["agent/agent"]
-	assert.False(t, hasAgent, "the agent has no break-even by size")
+	for k := range got {
+		assert.NotContains(t, k, "agent/", "the agent has no break-even by size")
+	}
 
-	// No journal at all: each mode's prior, for no role in particular.
+	// No journal at all: each mode's prior, for no role or model in particular.
 	rules = BreakEven(nil, cost.Defaults())
 	require.Len(t, rules, 2)
-	assert.Equal(t, "transform for role code pays from 21 span lines at a 50% keep rate (prior)", cost.Rule{Mode: "transform", Role: "code", Unit: "span lines", PaysAbove: rules[1].PaysAbove, KeepRate: rules[1].KeepRate, History: rules[1].History}.Words())
+	assert.Equal(t, "transform pays from 21 span lines at a 50% keep rate (prior)", rules[1].Words())
 }
 
 func TestGate(t *testing.T) {
 	rules := BreakEven(read(t, Filter{}), cost.Defaults())
-	err := Gate(rules, "transform", "code", 5)
+	q := "qwen2.5-coder-1.5b"
+	err := Gate(rules, "transform", "code", q, 5)
 	require.Error(t, err)
 	status, kind, code := engine.Classify(err)
 	assert.Equal(t, engine.StatusRefused, status)
 	assert.Equal(t, KindDoesNotPay, kind)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, err.Error(), "a transform for role code of 5 span lines does not pay: its last 5 runs kept 1")
+	assert.Contains(t, err.Error(), "a transform for role code of 5 span lines on qwen2.5-coder-1.5b does not pay: its last 5 runs kept 1")
 	assert.Contains(t, err.Error(), "it pays from 66 span lines")
 	assert.Contains(t, err.Error(), "--delegate-when")
-	assert.NoError(t, Gate(rules, "transform", "code", 66), "a span at the break-even pays")
-	assert.NoError(t, Gate(rules, "transform", "other", 1), "another role has its own history")
-	assert.NoError(t, Gate(rules, "summarize", "prose", 1), "a role that is not losing is not stopped")
+	assert.NoError(t, Gate(rules, "transform", "code", q, 66), "a span at the break-even pays")
+	assert.NoError(t, Gate(rules, "transform", "code", "another-model", 1), "another model has its own history")
+	assert.NoError(t, Gate(rules, "transform", "other", q, 1), "another role has its own history")
+	assert.NoError(t, Gate(rules, "summarize", "prose", q, 1), "a role that is not losing is not stopped")
+
+	// GateFor reads only what it needs, newest first, and says the same.
+	assert.Error(t, GateFor(runs, "transform", "code", q, 5, cost.Defaults()))
+	assert.NoError(t, GateFor(runs, "transform", "code", q, 70, cost.Defaults()))
+	assert.NoError(t, GateFor(runs, "transform", "code", "another-model", 5, cost.Defaults()))
+}
+
+// A role whose last runs kept nothing pays at no size on its ledger; it is stopped below the
+// prior's size only, so that a large job can still win it back rather than the gate holding it
+// shut for good.
+func TestAStoppedRoleThatKeptNothingMayStillWinItBack(t *testing.T) {
+	var entries []Entry
+	for range 6 {
+		entries = append(entries, Entry{Mode: "transform", Role: "code", Model: "m", Status: "RED", Kind: "red", Asked: 3, Costed: true, SpanLines: 5,
+			Parts: cost.Parts{Read: 150, Write: 150, Call: 120, Result: 400}})
+	}
+	rules := BreakEven(entries, cost.Defaults())
+	var r cost.Rule
+	for _, x := range rules {
+		if x.Mode == "transform" {
+			r = x
+		}
+	}
+	assert.True(t, r.Stop)
+	assert.Nil(t, r.PaysAbove)
+	require.NotNil(t, r.StopBelow)
+	assert.Equal(t, int64(21), *r.StopBelow, "the prior's break-even")
+	err := Gate(rules, "transform", "code", "m", 20)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "at no size on its ledger; a job from the prior's 21 span lines on may still win it back")
+	assert.NoError(t, Gate(rules, "transform", "code", "m", 21))
+	assert.Contains(t, r.Words(), "never pays at a 0% keep rate (ledger); stopped below 21 span lines")
+
+	// Runs that never asked the model (no server) are no history: they do not stop the role.
+	var unasked []Entry
+	for range 6 {
+		unasked = append(unasked, Entry{Mode: "transform", Role: "code", Model: "m", Status: "ERROR", Kind: "no_server", Costed: true, Parts: cost.Parts{Call: 120, Result: 300}})
+	}
+	assert.NoError(t, Gate(BreakEven(unasked, cost.Defaults()), "transform", "code", "m", 1))
 }
 
 // Refusals for cost are left out of the history: they measured nothing, and counting them would
@@ -162,13 +213,38 @@ func TestGate(t *testing.T) {
 func TestDoesNotPayRefusalsAreNotHistory(t *testing.T) {
 	entries := read(t, Filter{Mode: "transform"})
 	for range 20 {
-		entries = append(entries, Entry{Mode: "transform", Role: "code", Status: "REFUSED", Kind: KindDoesNotPay, Costed: true, Parts: cost.Parts{Call: 120, Result: 300}})
+		entries = append(entries, Entry{Mode: "transform", Role: "code", Model: "qwen2.5-coder-1.5b", Status: "REFUSED", Kind: KindDoesNotPay, Asked: 0, Costed: true, Parts: cost.Parts{Call: 120, Result: 300}})
 	}
 	for _, r := range BreakEven(entries, cost.Defaults()) {
 		if r.Mode == "transform" {
-			assert.Equal(t, "its last 5 runs kept 1 and cost the host 5995 tokens net (estimated)", r.Why)
+			assert.Equal(t, "its last 5 runs kept 1 and cost the host 6017 tokens and $0.0049 net (estimated)", r.Why)
 		}
 	}
+	l, err := Sum(entries, "mode", cost.Defaults())
+	require.NoError(t, err)
+	assert.Equal(t, 7, l.Rows[0].Runs, "cost refusals are not runs")
+	assert.Equal(t, 20, l.Rows[0].CostRefusals)
+}
+
+func TestForgedFiguresNeitherOverflowNorPay(t *testing.T) {
+	e, ok := FromEvents("r", []map[string]any{
+		{"event": "run_start", "mode": "transform"},
+		{"event": "run_end", "status": "OK", "details": map[string]any{"lines": "1-2000000000"},
+			"host": map[string]any{"params": map[string]any{"turns_left": float64(1 << 40)}, "parts": map[string]any{"read_bytes": float64(1 << 50), "call_bytes": float64(1 << 36), "done": true}}},
+	})
+	require.True(t, ok)
+	assert.Zero(t, e.Parts.Read, "past 64 GiB a count is no run's")
+	assert.Zero(t, e.TurnsLeft, "past the setting's ceiling")
+	assert.Zero(t, e.SpanLines)
+	var sum Row
+	big := Entry{Costed: true, TurnsLeft: maxTurns, Parts: cost.Parts{Read: maxCount, Write: maxCount, Done: true}}
+	for range 20000 {
+		sum.add(big, cost.Defaults())
+	}
+	assert.Positive(t, sum.Net, "a sum stops at the largest figure rather than wrapping")
+	h := cost.History{Runs: 5, Kept: 5, CallBytes: 1e15, ResultBytes: 1, WritePerRead: 1, BytesPerLine: 1e-9}
+	_, ok = h.PaysAbove(cost.Defaults())
+	assert.False(t, ok, "a break-even past any span is none")
 }
 
 func TestReadSkipsWhatIsNoJournal(t *testing.T) {

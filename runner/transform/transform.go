@@ -266,7 +266,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			// them; it reviews them as the compact diff, without reading the file.
 			ch := Changes(t.display, t.start, t.origSpan, t.span())
 			r.Detail("changes", ch.Text)
-			r.HostWork(engine.HostWork{Read: spanBytes(t.origSpan), Write: ch.Old + ch.New, Review: int64(len(ch.Text))})
+			r.HostWork(engine.HostWork{Read: spanBytes(t.origSpan), Write: ch.Old + ch.New, Review: int64(len(ch.Text)), ReviewInResult: true})
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = 1
