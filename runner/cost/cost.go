@@ -11,7 +11,6 @@ package cost
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -55,16 +54,6 @@ var Families = map[string]Prices{
 	"claude": {Family: "claude", In: 3, Out: 15, Cached: 0.30, Source: "default"},
 	"gpt":    {Family: "gpt", In: 1.25, Out: 10, Cached: 0.125, Source: "default"},
 	"gemini": {Family: "gemini", In: 1.25, Out: 10, Cached: 0.31, Source: "default"},
-}
-
-// FamilyNames lists the families, sorted.
-func FamilyNames() []string {
-	names := make([]string, 0, len(Families))
-	for n := range Families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // Params are what turns bytes into tokens and money.

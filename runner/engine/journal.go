@@ -286,7 +286,11 @@ const maxJournal = 256 << 20
 // line that is not one JSON object, or names a key twice, is skipped.
 func ReadJournal(path string) ([]map[string]any, error) { return readEvents(path) }
 
-func readEvents(path string) ([]map[string]any, error) {
+func readEvents(path string) ([]map[string]any, error) { return ScanJournal(path, nil) }
+
+// ScanJournal is ReadJournal for a reader that wants some events only: a line keep refuses is
+// passed over without being decoded (nil keeps every line).
+func ScanJournal(path string, keep func(line []byte) bool) ([]map[string]any, error) {
 	f, err := untrusted.Open(path)
 	if err != nil {
 		return nil, err
@@ -296,6 +300,9 @@ func readEvents(path string) ([]map[string]any, error) {
 	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
+		if keep != nil && !keep(sc.Bytes()) {
+			continue
+		}
 		var ev map[string]any
 		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
 			events = append(events, ev)

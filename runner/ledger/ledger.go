@@ -7,11 +7,9 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/untrusted"
 )
 
 // Entry is one run as the ledger counts it. Strings come from the journal: untrusted, to be
@@ -87,8 +84,6 @@ const (
 	// maxJournalBytes bounds one journal the ledger reads: a run's journal is kilobytes, an
 	// agent's long conversation a few megabytes; a larger file is not a run's and is skipped.
 	maxJournalBytes = 16 << 20
-	// maxLine bounds one line: a reply's answer is cut at 16 KiB in the journal.
-	maxLine = 1 << 20
 )
 
 // Read reads the entries of the journals in dir, oldest first. A file that is not a readable run
@@ -141,36 +136,23 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 // The events the ledger reads; every other line is passed over without being decoded.
 var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
 
-// readEntry reads one journal's entry: a regular file under maxJournalBytes, streamed a line at
-// a time, decoding only the lines of the events the ledger counts.
+// readEntry reads one journal's entry: a regular file under maxJournalBytes, decoding only the
+// lines of the events the ledger counts.
 func readEntry(path string) (Entry, bool, error) {
-	fh, err := untrusted.Open(path)
+	if st, err := os.Lstat(path); err != nil || st.Size() > maxJournalBytes {
+		return Entry{}, false, fmt.Errorf("%s: missing or over %d bytes: not a run's journal", path, maxJournalBytes)
+	}
+	events, err := engine.ScanJournal(path, func(line []byte) bool {
+		return slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) })
+	})
 	if err != nil {
 		return Entry{}, false, err
 	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || st.Size() > maxJournalBytes {
-		return Entry{}, false, fmt.Errorf("%s: over %d bytes: not a run's journal", path, maxJournalBytes)
-	}
-	var events []map[string]any
-	sc := bufio.NewScanner(io.LimitReader(fh, maxJournalBytes))
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
-			continue
+	for i, ev := range events {
+		if ev["event"] == "reply" {
+			// Only whether the request went out counts: the rest of a reply is not kept.
+			events[i] = map[string]any{"event": "reply", "sent": ev["sent"]}
 		}
-		var ev map[string]any
-		if untrusted.Unmarshal(line, &ev) == nil {
-			if ev["event"] == "reply" {
-				// Only whether the request went out counts: the rest of a reply is not kept.
-				ev = map[string]any{"event": "reply", "sent": ev["sent"]}
-			}
-			events = append(events, ev)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return Entry{}, false, err
 	}
 	e, ok := FromEvents(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events)
 	return e, ok, nil
@@ -462,9 +444,17 @@ type Report struct {
 
 // Build reads the journals in dir and sums them by by, at p.
 func Build(dir string, f Filter, by string, p cost.Params) (Report, error) {
-	entries, unreadable, err := Read(dir, f)
+	// The journals are read once: the break-even is the whole history's, whatever window the
+	// sums show, so the window is applied here rather than by Read.
+	all, unreadable, err := Read(dir, Filter{})
 	if err != nil {
 		return Report{}, err
+	}
+	var entries []Entry
+	for _, e := range all {
+		if (f.Since.IsZero() || !e.Start.Before(f.Since)) && (f.Mode == "" || e.Mode == f.Mode) {
+			entries = append(entries, e)
+		}
 	}
 	l, err := Sum(entries, by, p)
 	if err != nil {
@@ -473,13 +463,6 @@ func Build(dir string, f Filter, by string, p cost.Params) (Report, error) {
 	if !f.Since.IsZero() {
 		since := f.Since.UTC()
 		l.Since = &since
-	}
-	all := entries
-	if !f.Since.IsZero() || f.Mode != "" {
-		// The break-even is the history's, whatever window the sums show.
-		if all, _, err = Read(dir, Filter{}); err != nil {
-			return Report{}, err
-		}
 	}
 	return Report{Ledger: l, BreakEven: BreakEven(all, p), Unreadable: unreadable}, nil
 }
