@@ -51,8 +51,9 @@ func HostParams(s *packs.Settings) cost.Params {
 }
 
 // hostCost fills res.Host from the run's work and the front end's side. What the host reads
-// back includes the estimate itself, so the result is measured with it, until the count holds
-// (twice is enough: the figure's width changes by a byte or two at most).
+// back includes the estimate itself, so the result is measured once with a provisional
+// estimate in place: the final one differs from it by the width of a few figures, a byte or two,
+// and measuring again would render a large result (a million pairs under --json) again.
 func (r *Run) hostCost(res *Result) {
 	side := r.Spec.Host
 	if side == nil || side.ResultBytes == nil {
@@ -66,15 +67,10 @@ func (r *Run) hostCost(res *Result) {
 		res.Host, res.HostSaved = &est, &sum
 	}
 	set()
-	for range 3 {
-		n := side.ResultBytes(res)
-		if r.work.ReviewInResult {
-			n = max(0, n-r.work.Review)
-		}
-		if n == parts.Result {
-			return
-		}
-		parts.Result = n
-		set()
+	n := side.ResultBytes(res)
+	if r.work.ReviewInResult {
+		n = max(0, n-r.work.Review)
 	}
+	parts.Result = n
+	set()
 }

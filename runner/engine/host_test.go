@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,4 +34,27 @@ func TestEveryHostFamilyHasPrices(t *testing.T) {
 	assert.Equal(t, cost.Families["gpt"].In, p.Prices.In, "an unpriced side keeps the family's price")
 	assert.Equal(t, "operator", p.Prices.Source)
 	assert.Equal(t, 3.5, p.BytesPerToken)
+}
+
+// The result is measured once, with a provisional estimate in place: what the journal records is
+// what the host read to within the width of the figures that changed, and the parts the run
+// reported are the journal's.
+func TestHostCostMeasuresTheResultOnce(t *testing.T) {
+	measured := 0
+	host := &HostSide{CallBytes: 120, ResultBytes: func(res *Result) int64 {
+		measured++
+		return int64(len(res.ShortReceipt()) + 400)
+	}}
+	spec := RunSpec{Mode: "transform", JournalPath: filepath.Join(t.TempDir(), "run.jsonl"), Host: host}
+	res := Execute(context.Background(), spec, []Step{{Name: "work", Run: func(_ context.Context, r *Run) error {
+		r.HostWork(HostWork{Read: 150, Write: 60, Review: 40, ReviewInResult: true})
+		return nil
+	}}})
+	require.NotNil(t, res.Host)
+	assert.Equal(t, 1, measured, "one render of the result, however large it is")
+	final := int64(len(res.ShortReceipt())+400) - 40
+	assert.InDelta(t, final, res.Host.Parts.Result, 3, "within the width of the figures that changed")
+	assert.Equal(t, cost.Parts{Read: 150, Write: 60, Call: 120, Result: res.Host.Parts.Result, Review: 40, Done: true}, res.Host.Parts)
+	assert.Equal(t, res.Host.Net, res.HostSaved.Net)
+	assert.Contains(t, res.ShortReceipt(), res.Host.Receipt())
 }
