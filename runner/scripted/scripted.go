@@ -50,6 +50,10 @@ type Reply struct {
 	// Calls is a chat completion whose message makes these native tool calls, in the shape
 	// llama-server sends (content null, finish_reason tool_calls).
 	Calls []Call `json:"calls,omitempty"`
+	// When makes the reply answer only a request whose body contains this text, each time one
+	// does; a route's replies without it answer the other requests in order. Parallel runs reach
+	// a server in no fixed order, so their replies are chosen by what the request asks.
+	When string `json:"when,omitempty"`
 }
 
 // Call is one scripted tool call. Arguments may be a JSON object (sent as its text, as the
@@ -190,23 +194,32 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(s.log, "%s\n", line)
 	}
 	key := r.Method + " " + r.URL.Path
-	replies := s.routes[key]
-	var reply Reply
-	found := len(replies) > 0
-	if found {
-		i := s.served[key]
-		if i >= len(replies) {
-			i = len(replies) - 1
-		}
-		reply = replies[i]
-		s.served[key]++
-	}
+	reply, found := s.pick(key, body)
 	s.mu.Unlock()
 	if !found {
 		http.Error(w, `{"error":{"message":"no scripted reply for `+key+`"}}`, http.StatusNotFound)
 		return
 	}
 	s.write(w, r, reply)
+}
+
+// pick chooses the reply to a request: the first whose When the body contains, else the next of
+// those without When, the last repeating. s.mu is held.
+func (s *Server) pick(key string, body []byte) (Reply, bool) {
+	var seq []Reply
+	for _, r := range s.routes[key] {
+		if r.When == "" {
+			seq = append(seq, r)
+		} else if strings.Contains(string(body), r.When) {
+			return r, true
+		}
+	}
+	if len(seq) == 0 {
+		return Reply{}, false
+	}
+	i := min(s.served[key], len(seq)-1)
+	s.served[key]++
+	return seq[i], true
 }
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
