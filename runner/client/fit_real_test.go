@@ -249,3 +249,11 @@ func TestFitCountsWhatTheRealServerReadsWithoutTools(t *testing.T) {
 		})
 	}
 }
+
+// The recorded llama-server says it decodes four requests at once (total_slots in /props): a
+// workflow's pool sends it that many items at a time.
+func TestProbeReadsTheRealServersSlots(t *testing.T) {
+	info, err := clientFor(t, qwenServer(t)).Probe(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 4, info.Slots)
+}

@@ -37,6 +37,9 @@ type ServerInfo struct {
 	Kind    rails.ServerKind `json:"kind"`
 	Version string           `json:"version,omitempty"`
 	Models  []Model          `json:"models"`
+	// Slots is how many requests the server decodes at once, by its own word (llama-server's
+	// total_slots); 0 where it does not say.
+	Slots int `json:"slots,omitempty"`
 }
 
 // Has reports whether the server lists the model. llama-server answers any model name, so only a
@@ -270,9 +273,10 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, liste
 		Settings struct {
 			NCtx int64 `json:"n_ctx"`
 		} `json:"default_generation_settings"`
-		Build     string `json:"build_info"`
-		ModelPath string `json:"model_path"`
-		Caps      struct {
+		Build      string `json:"build_info"`
+		ModelPath  string `json:"model_path"`
+		TotalSlots int    `json:"total_slots"`
+		Caps       struct {
 			SupportsTools *bool `json:"supports_tools"`
 		} `json:"chat_template_caps"`
 	}
@@ -282,6 +286,9 @@ func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, liste
 		return
 	}
 	info.Version = props.Build
+	if props.TotalSlots > 0 && props.TotalSlots <= 1024 {
+		info.Slots = props.TotalSlots
+	}
 	for i := range info.Models {
 		if props.Settings.NCtx > 0 {
 			info.Models[i].Context = props.Settings.NCtx
