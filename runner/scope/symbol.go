@@ -102,3 +102,60 @@ func receiverType(recv *ast.FieldList) string {
 		}
 	}
 }
+
+// Symbols lists the Go declarations of src that SymbolRange finds once each, in source order: a
+// function, a method as Type.Method, a type, and a const or var block by its first name (the
+// block is one unit). A name declared twice (init, or _) is left out, since it names no one span.
+func Symbols(display string, src []byte) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, display, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, engine.BadInputf("%s does not parse as Go (%v)", display, err)
+	}
+	var names []string
+	count := map[string]int{}
+	add := func(name string) {
+		if name != "_" && name != "" {
+			count[name]++
+			if count[name] == 1 {
+				names = append(names, name)
+			}
+		}
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Recv != nil {
+				if recv := receiverType(d.Recv); recv != "" {
+					add(recv + "." + d.Name.Name)
+				}
+			} else {
+				add(d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for i, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					add(s.Name.Name)
+				case *ast.ValueSpec:
+					// Every name of a block finds the whole block: the first stands for it,
+					// and the others still count, so a name declared twice is seen.
+					for j, id := range s.Names {
+						if i == 0 && j == 0 {
+							add(id.Name)
+						} else if count[id.Name] > 0 {
+							count[id.Name]++
+						}
+					}
+				}
+			}
+		}
+	}
+	out := names[:0]
+	for _, n := range names {
+		if count[n] == 1 {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
