@@ -38,6 +38,8 @@ type Contributes struct {
 	Gates    []Gate                                `json:"gates,omitempty"`
 	Modes    map[string]map[string]json.RawMessage `json:"modes,omitempty"`
 	Roles    map[string]Role                       `json:"roles,omitempty"`
+	// Workflows are named chains of steps (contract 1.2), run by locum run.
+	Workflows map[string]Workflow `json:"workflows,omitempty"`
 }
 
 // RecipeSpec is a verify recipe as a manifest or workspace declares it.
@@ -199,15 +201,19 @@ func load(v *schema.Validator, data []byte, display, ref, dir string, files fs.F
 	if m.Name != name {
 		add("/name", "%q must equal the pack's directory %q; rename one to match the other", m.Name, name)
 	}
-	if contractBefore(m.Portulan.Pack, spec.PackContractLatest) {
+	if contractBefore(m.Portulan.Pack, spec.PackContractModes) {
 		if m.Contributes.Modes != nil {
-			add("/contributes/modes", "modes need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractLatest, m.Portulan.Pack, spec.PackContractLatest)
+			add("/contributes/modes", "modes need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractModes, m.Portulan.Pack, spec.PackContractModes)
 		}
 		if m.Contributes.Roles != nil {
-			add("/contributes/roles", "roles need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractLatest, m.Portulan.Pack, spec.PackContractLatest)
+			add("/contributes/roles", "roles need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractModes, m.Portulan.Pack, spec.PackContractModes)
 		}
 	}
+	if m.Contributes.Workflows != nil && contractBefore(m.Portulan.Pack, spec.PackContractWorkflows) {
+		add("/contributes/workflows", "workflows need pack contract %s, but /portulan/pack says %s; set it to %q", spec.PackContractWorkflows, m.Portulan.Pack, spec.PackContractWorkflows)
+	}
 	problems = append(problems, modeProblems(display, "/contributes/modes", m.Contributes.Modes)...)
+	problems = append(problems, workflowProblems(display, m.Contributes.Workflows)...)
 	problems = append(problems, p.checkPaths()...)
 	seen := map[string]int{}
 	for i, r := range m.Contributes.Verify {

@@ -19,7 +19,7 @@ import (
 
 // Modes are the pack contract's own modes, whose settings the settings table lists. A pack may
 // declare another mode too, one registered with RegisterMode.
-var Modes = []string{"transform", "summarize", "dedup", "eval", "agent"}
+var Modes = []string{"transform", "summarize", "dedup", "eval", "agent", "workflow"}
 
 var (
 	registeredMu sync.RWMutex
@@ -128,6 +128,8 @@ var (
 	HostBytesPerToken = Key{"host_bytes_per_token"}
 	HostTurnsLeft     = Key{"host_turns_left"}
 	DelegateWhen      = Key{"delegate_when"}
+	Jobs              = Key{"jobs"}
+	Servers           = Key{"servers"}
 )
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
@@ -165,7 +167,7 @@ var keySpecs = []keySpec{
 	{key: RoleSetting, kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
 	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
 	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent"}, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent", "workflow"}, ceiling: true, doc: "deadline for each run of the verify command"},
 	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", modes: []string{"transform", "agent"}, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
 	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", modes: []string{"transform", "agent"}, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
 	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
@@ -189,13 +191,15 @@ var keySpecs = []keySpec{
 	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
 	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", modes: []string{"transform", "summarize", "dedup", "agent"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
 	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform"}, doc: "pays: refuse, before any request, a span under the break-even of a role whose recent runs lost the host tokens (locum status shows it); always: never refuse for cost"},
+	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", modes: []string{"workflow"}, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
+	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, modes: []string{"workflow"}, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
-	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
-	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
-	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
-	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
+	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
+	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
+	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
@@ -510,6 +514,12 @@ func modeProblems(file, prefix string, byMode map[string]map[string]json.RawMess
 		}
 	}
 	return out
+}
+
+// Flag is the command-line flag of the setting, without dashes; "" for one with none.
+func (k Key) Flag() string {
+	s, _ := specOf(k.name)
+	return s.flag
 }
 
 // specOf is the declared setting named key.

@@ -10,8 +10,10 @@ import "embed"
 var FS embed.FS
 
 // Contract versions of the pack manifest that this build understands. Contract 1.0 is Portulan's;
-// 1.1 adds contributes.modes and contributes.roles.
+// 1.1 adds contributes.modes and contributes.roles; 1.2 adds contributes.workflows.
 const (
-	PackContractPortulan = "1.0"
-	PackContractLatest   = "1.1"
+	PackContractPortulan  = "1.0"
+	PackContractModes     = "1.1"
+	PackContractWorkflows = "1.2"
+	PackContractLatest    = PackContractWorkflows
 )

@@ -1,0 +1,179 @@
+package packs
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+
+	"github.com/locumdev/locum/schema"
+)
+
+// Workflow is a named chain of steps a pack declares (contract 1.2): each step one mode, run
+// once or for each item of a list, and a final verify on the combined result.
+type Workflow struct {
+	Summary string           `json:"summary,omitempty"`
+	Params  map[string]Param `json:"params,omitempty"`
+	Steps   []WorkflowStep   `json:"steps"`
+	// Verify judges the combined result of a workflow that edits; each edit's own verify
+	// defaults to it.
+	Verify string `json:"verify,omitempty"`
+}
+
+// Param is a value a workflow takes from whoever runs it (locum run --param NAME=VALUE).
+type Param struct {
+	Doc string `json:"doc,omitempty"`
+	// Default, when set, makes the parameter optional.
+	Default *string `json:"default,omitempty"`
+}
+
+// WorkflowStep is one step: a mode, its inputs (templates), and what it runs for each of.
+type WorkflowStep struct {
+	Name    string            `json:"name"`
+	Mode    string            `json:"mode"`
+	ForEach *ForEach          `json:"for_each,omitempty"`
+	With    map[string]string `json:"with,omitempty"`
+}
+
+// ForEach is the list a step runs over: exactly one of its fields is set, a template.
+type ForEach struct {
+	// Files is a glob of repository files (filepath.Match, * not crossing /).
+	Files string `json:"files,omitempty"`
+	// Symbols is a glob of Go files whose top-level declarations are the items (test files left
+	// out), each named as --symbol takes it.
+	Symbols string `json:"symbols,omitempty"`
+	// Lines is a repository file whose non-blank lines are the items.
+	Lines string `json:"lines,omitempty"`
+}
+
+// Kind is which list the step runs over: files, symbols or lines.
+func (f ForEach) Kind() (kind, pattern string) {
+	switch {
+	case f.Files != "":
+		return "files", f.Files
+	case f.Symbols != "":
+		return "symbols", f.Symbols
+	}
+	return "lines", f.Lines
+}
+
+// ItemVars are the names an item gives a step's templates, by kind of list.
+var ItemVars = map[string][]string{
+	"files":   {"item", "file"},
+	"symbols": {"item", "file", "symbol"},
+	"lines":   {"item", "line"},
+}
+
+// templateRef is one {{name}} in a template.
+var templateRef = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.-]*)\s*\}\}`)
+
+// StepOutput is the template name of an earlier step's output.
+func StepOutput(step string) string { return "steps." + step + ".output" }
+
+// TemplateError is a template that names a value it is not given.
+type TemplateError struct {
+	Template string
+	Name     string
+}
+
+func (e *TemplateError) Error() string {
+	return fmt.Sprintf("%q names {{%s}}, which is not given here", e.Template, e.Name)
+}
+
+// Expand fills every {{name}} of template from vars; a name vars does not hold is an error.
+func Expand(template string, vars map[string]string) (string, error) {
+	var missing string
+	out := templateRef.ReplaceAllStringFunc(template, func(m string) string {
+		name := templateRef.FindStringSubmatch(m)[1]
+		v, ok := vars[name]
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", &TemplateError{Template: template, Name: missing}
+	}
+	return out, nil
+}
+
+// workflowProblems checks what the schema cannot: step names unique, and every template naming
+// only a parameter, the step's item or an earlier step's output.
+func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem {
+	var problems []schema.Problem
+	add := func(ptr, format string, args ...any) {
+		problems = append(problems, schema.Problem{File: display, Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+	}
+	names := make([]string, 0, len(wfs))
+	for name := range wfs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		wf := wfs[name]
+		base := "/contributes/workflows/" + name
+		known := map[string]bool{}
+		for p := range wf.Params {
+			known[p] = true
+		}
+		check := func(ptr, tmpl string, extra []string) {
+			for _, m := range templateRef.FindAllStringSubmatch(tmpl, -1) {
+				if !known[m[1]] && !slices.Contains(extra, m[1]) {
+					add(ptr, "{{%s}} is not a parameter of workflow %s, this step's item, or an earlier step's output", m[1], name)
+				}
+			}
+		}
+		seen := map[string]int{}
+		for i, st := range wf.Steps {
+			ptr := fmt.Sprintf("%s/steps/%d", base, i)
+			if j, dup := seen[st.Name]; dup {
+				add(ptr+"/name", "step name %q is used twice (also step %d); give each step its own name", st.Name, j)
+			}
+			seen[st.Name] = i
+			var item []string
+			if st.ForEach != nil {
+				kind, pattern := st.ForEach.Kind()
+				check(ptr+"/for_each/"+kind, pattern, nil)
+				item = ItemVars[kind]
+			}
+			keys := make([]string, 0, len(st.With))
+			for k := range st.With {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				check(ptr+"/with/"+k, st.With[k], item)
+			}
+			known[StepOutput(st.Name)] = true
+		}
+		check(base+"/verify", wf.Verify, nil)
+	}
+	return problems
+}
+
+// Workflow finds the workflow name among the composed packs, the last pack that declares it
+// winning, as a setting does; ok is false when none does.
+func (c *Composition) Workflow(name string) (wf Workflow, from string, ok bool) {
+	for _, p := range c.Packs {
+		if w, found := p.Contributes.Workflows[name]; found {
+			wf, from, ok = w, p.Ref, true
+		}
+	}
+	return wf, from, ok
+}
+
+// WorkflowNames lists the composed packs' workflows, sorted.
+func (c *Composition) WorkflowNames() []string {
+	set := map[string]bool{}
+	for _, p := range c.Packs {
+		for name := range p.Contributes.Workflows {
+			set[name] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for name := range set {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
