@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 
 	"github.com/locumdev/locum/packs"
@@ -99,6 +100,15 @@ type Call struct {
 	Argv        []string
 	Observer    engine.Observer
 	Progress    io.Writer
+	// BaseURL is the endpoint of the operator's pool of servers this job goes to, in place of
+	// the one the settings name; "" keeps that one. It is the operator's choice, so it passes
+	// the loopback rail as the operator's endpoint does, no further.
+	BaseURL string
+	// Parent names the workflow run this job is an item of.
+	Parent *engine.ParentRun
+	// Batch says the job is one item of a workflow: the host's one call is shared by all of
+	// them, so the break-even of a call of its own does not gate it.
+	Batch bool
 }
 
 // CallModelRefusal is a tool call that names a model where the operator did not allow one.
@@ -124,13 +134,21 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 	if err != nil {
 		return nil, err
 	}
-	set, err := c.ResolveCall(mode.Name, l.op.Env, l.op.Flags, call.Args)
+	flags := l.op.Flags
+	if call.BaseURL != "" {
+		flags = maps.Clone(flags)
+		if flags == nil {
+			flags = map[string]string{}
+		}
+		flags[packs.BaseURL.Flag()] = call.BaseURL
+	}
+	set, err := c.ResolveCall(mode.Name, l.op.Env, flags, call.Args)
 	if err != nil {
 		return nil, err
 	}
 	spec := engine.RunSpec{Mode: mode.Name, Root: c.Root, Settings: set, ArgName: call.ArgName,
 		JournalPath: call.JournalPath, Args: call.Argv, Version: l.op.Version, Stderr: l.op.Stderr,
-		Observer: call.Observer, Progress: call.Progress}
+		Observer: call.Observer, Progress: call.Progress, Parent: call.Parent}
 	switch mode.Model {
 	case engine.ChatModel:
 		spec.Model, spec.Routing, err = routing.Choose(ctx, l.v, c, set, routing.Choice{Model: call.Model, RoleGiven: call.RoleGiven, Arg: call.ArgName})
@@ -188,15 +206,25 @@ func (p *Prepared) Check(j engine.Job) error {
 // Run checks j (Check) and runs it under ctx. A refusal before the run is an error and no
 // result; every run that began ends in its one result.
 func (p *Prepared) Run(ctx context.Context, j engine.Job) (*engine.Result, error) {
+	return p.RunIn(ctx, j, "")
+}
+
+// RunIn is Run with the job placed in tree, a worktree of the repository (its paths resolve
+// from tree's root), while its journal stays the repository's; "" is the repository itself.
+func (p *Prepared) RunIn(ctx context.Context, j engine.Job, tree string) (*engine.Result, error) {
 	if err := p.Check(j); err != nil {
 		return nil, err
 	}
-	place := engine.Place{Root: p.comp.Root, Cwd: p.layer.op.Dir, Settings: p.spec.Settings,
+	root, cwd := p.comp.Root, p.layer.op.Dir
+	if tree != "" {
+		root, cwd = tree, tree
+	}
+	place := engine.Place{Root: root, Cwd: cwd, Settings: p.spec.Settings,
 		RollbackKey: func() []byte { return p.layer.rollbackKey(p.spec.Mode) }}
 	if dirs, err := packs.FindUserDirs(p.layer.op.Env); err == nil {
 		place.CacheDir = dirs.Cache
 	}
-	if s := p.spec.Settings; s.String(packs.DelegateWhen) == "pays" {
+	if s := p.spec.Settings; s.String(packs.DelegateWhen) == "pays" && !p.call.Batch {
 		place.PayGate = func(lines int) error { return payGate(p.comp.Root, p.spec, lines) }
 	}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil

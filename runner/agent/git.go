@@ -113,3 +113,7 @@ func DeleteBranch(ctx context.Context, root, branch string) error {
 	_, err := Git(ctx, root, "branch", "-D", branch)
 	return err
 }
+
+// Identity is the committer to give git in dir: none where the repository has one configured,
+// else locum's own, so a commit on a fresh machine still goes through.
+func Identity(ctx context.Context, dir string) []string { return identity(ctx, dir) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/locumdev/locum/runner/engine"
 )
@@ -66,6 +67,28 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s does not merge cleanly into the current branch; the merge was aborted and nothing changed. Merge it by hand (git merge %s) or reject it", e.Branch, e.Branch)
 }
 
+// reviewed are the modes whose runs leave a branch to review, each with how its branch is named
+// from a run id: the agent's own, and any a package above registers (RegisterReview).
+var (
+	reviewedMu sync.RWMutex
+	reviewed   = map[string]func(id string) string{Mode.Name: Branch}
+)
+
+// RegisterReview makes the runs of mode, whose completed runs leave a branch named branch(id)
+// with the same journal events as an agent run (worktree with its base, commit, and run_end's
+// details.status), reviewable with runs show --diff, accept and reject.
+func RegisterReview(mode string, branch func(id string) string) {
+	reviewedMu.Lock()
+	defer reviewedMu.Unlock()
+	reviewed[mode] = branch
+}
+
+func reviewBranch(mode string) func(string) string {
+	reviewedMu.RLock()
+	defer reviewedMu.RUnlock()
+	return reviewed[mode]
+}
+
 // FindReview reads run id's journal (id may be a unique prefix) and names its branch.
 func FindReview(ctx context.Context, root, id string) (*Review, error) {
 	dir, err := engine.RunsDir(root)
@@ -80,12 +103,15 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 	if !ValidRunID(runID) {
 		return nil, &NotAgentRunError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
 	}
-	rv := &Review{Root: root, RunID: runID, Branch: Branch(runID)}
+	rv := &Review{Root: root, RunID: runID}
 	agentRun := false
 	for _, ev := range events {
 		switch ev["event"] {
 		case "run_start":
-			agentRun = ev["mode"] == "agent"
+			mode, _ := ev["mode"].(string)
+			if branch := reviewBranch(mode); branch != nil {
+				agentRun, rv.Branch = true, branch(runID)
+			}
 		case "run_end":
 			if d, ok := ev["details"].(map[string]any); ok {
 				rv.Status, _ = d["status"].(string)
@@ -101,7 +127,7 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 		}
 	}
 	if !agentRun {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent run", runID), NotARun: true}
+		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent or workflow run", runID), NotARun: true}
 	}
 	if _, err := Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch); err != nil {
 		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s has no branch %s: it did not complete, or it was accepted or rejected", runID, rv.Branch)}

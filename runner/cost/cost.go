@@ -158,6 +158,14 @@ type Summary struct {
 	USD    float64 `json:"usd"`
 }
 
+// Receipt is the sum as the receipt prints it (Estimate.Receipt).
+func (s Summary) Receipt() string { return fmt.Sprintf("saved=%+dt(est)", s.Net) }
+
+// Add is the sum of two runs' sums: a workflow's own and its items'.
+func (s Summary) Add(o Summary) Summary {
+	return Summary{Method: s.Method, Net: AddTokens(s.Net, o.Net), USD: s.USD + o.USD}
+}
+
 // Summary is the estimate's sum.
 func (e Estimate) Summary() Summary { return Summary{Method: e.Method, Net: e.Net, USD: e.USD} }
 

@@ -16,11 +16,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 )
 
 // Step is one named step of a mode's workflow.
@@ -58,6 +60,15 @@ type RunSpec struct {
 	// Host, when set, is the front end's side of the host's cost: with it the result and the
 	// journal carry the host-cost estimate.
 	Host *HostSide
+	// Parent, when set, is the workflow run this run is one item of; run_start records it.
+	Parent *ParentRun
+}
+
+// ParentRun names the workflow run, step and item a run was started for.
+type ParentRun struct {
+	Run  string `json:"run"`
+	Step string `json:"step"`
+	Item string `json:"item"`
 }
 
 // Run is a run in progress. Steps read and extend it.
@@ -91,6 +102,9 @@ type Run struct {
 	step    string // the step of the request in flight, for progress
 	// work is what the host would have spent on the job itself (HostWork).
 	work HostWork
+	// itemsSaved sums what a workflow's items saved the host (AddItemSaved).
+	itemsMu    sync.Mutex
+	itemsSaved *cost.Summary
 }
 
 type guard struct {
@@ -272,7 +286,7 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		settings = spec.Settings.All()
 	}
 	run.Journal.Event("run_start", map[string]any{"journal_version": JournalVersion, "mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
-		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root})
+		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root, "parent": spec.Parent})
 
 	err := run.steps(ctx, steps)
 	if gerr := run.runGuards(); gerr != nil {

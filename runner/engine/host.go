@@ -22,6 +22,22 @@ type HostWork struct {
 	ReviewInResult      bool
 }
 
+// AddItemSaved counts, in the run's result, what one of its items saved the host, as that
+// item's own run recorded it: a workflow's result then says what the whole call saved, while its
+// journal keeps only its own parts (the call, the result), so that the ledger, which adds every
+// run's parts, counts each item once.
+func (r *Run) AddItemSaved(s *cost.Summary) {
+	if s == nil {
+		return
+	}
+	r.itemsMu.Lock()
+	defer r.itemsMu.Unlock()
+	if r.itemsSaved == nil {
+		r.itemsSaved = &cost.Summary{}
+	}
+	*r.itemsSaved = r.itemsSaved.Add(*s)
+}
+
 // HostWork records what the host would have spent on the job itself (see HostWork).
 func (r *Run) HostWork(w HostWork) { r.work = w }
 
@@ -73,4 +89,8 @@ func (r *Run) hostCost(res *Result) {
 	}
 	parts.Result = n
 	set()
+	if r.itemsSaved != nil {
+		sum := res.HostSaved.Add(*r.itemsSaved)
+		res.HostSaved = &sum
+	}
 }

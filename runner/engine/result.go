@@ -112,7 +112,10 @@ func (r *Result) receipt(full bool) string {
 		}
 		fmt.Fprintf(&b, " spend=%s", r.Spend)
 	}
-	if r.Host != nil {
+	switch {
+	case r.HostSaved != nil:
+		b.WriteString(" " + r.HostSaved.Receipt())
+	case r.Host != nil:
 		b.WriteString(" " + r.Host.Receipt())
 	}
 	if r.Baseline != nil {
