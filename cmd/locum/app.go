@@ -307,6 +307,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.statusCommand(),
 			e.transformCommand(),
 			e.agentCommand(),
+			e.runCommand(),
 			e.summarizeCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),

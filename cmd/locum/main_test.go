@@ -44,6 +44,7 @@ func scriptParams() testscript.Params {
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,
+			"envfile":    cmdEnvFile,
 			"serve":      cmdServe,
 			"waitfile":   cmdWaitFile,
 			"waitgrep":   cmdWaitGrep,
@@ -152,18 +153,34 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdEnvFile sets an environment variable of the script to a file's first line: envfile NAME FILE.
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "envfile")
+	if len(args) != 2 {
+		ts.Fatalf("usage: envfile NAME FILE")
+	}
+	line, _, _ := strings.Cut(ts.ReadFile(args[1]), "\n")
+	ts.Setenv(args[0], strings.TrimSpace(line))
+}
+
 // cmdServe starts a scripted OpenAI-compatible server for the rest of the script and points
-// LOCUM_BASE_URL at it: serve [-addr HOST:PORT] [-mimic KIND] [SCRIPT.json], or serve -refused
-// for an address where nothing listens. Every request it receives is appended to
-// $WORK/requests.jsonl.
+// LOCUM_BASE_URL at it: serve [-addr HOST:PORT] [-mimic KIND] [-log FILE] [SCRIPT.json], or
+// serve -refused for an address where nothing listens. Every request it receives is appended to
+// FILE, $WORK/requests.jsonl unless -log names another (a second server's, say).
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! serve")
 	}
 	var script scripted.Script
-	addr := ""
+	addr, logName := "", "requests.jsonl"
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
+		case "-log":
+			if i+1 >= len(args) {
+				ts.Fatalf("serve: -log needs a file")
+			}
+			logName = args[i+1]
+			i++
 		case "-addr":
 			if i+1 >= len(args) {
 				ts.Fatalf("serve: -addr needs HOST:PORT")
@@ -190,7 +207,7 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	srv, err := scripted.StartAt(addr, script)
 	ts.Check(err)
-	log, err := os.OpenFile(ts.MkAbs("requests.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	log, err := os.OpenFile(ts.MkAbs(logName), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	ts.Check(err)
 	srv.SetLog(log)
 	ts.Defer(func() {

@@ -33,8 +33,8 @@ type rule struct {
 func rules() []rule {
 	helpers := []string{"runner/scripted", "runner/internal/runtest"}
 	shared := append([]string{"runner/client", "runner/cost", "runner/engine", "runner/scope"}, helpers...)
-	// Above the runner: the model choice, the job layer, then the front ends.
-	above := []string{"routing", "job", "mcp", "cmd/locum"}
+	// Above the runner: the model choice, the job layer, workflows over it, then the front ends.
+	above := []string{"routing", "job", "workflow", "mcp", "cmd/locum"}
 	rs := []rule{
 		{pkg: "runner/client", mayOnly: helpers, never: above},
 		// The host-cost arithmetic is a leaf: numbers in, numbers out.
@@ -49,7 +49,9 @@ func rules() []rule {
 		// why these two rules look at their own imports.
 		{"routing", append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), above[1:], true},
 		{"job", append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger"}, helpers...), above[2:], true},
-		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
+		// A workflow's items are jobs of the modes it builds, through the job layer.
+		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
+		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[4:]},
 	}
 	for _, m := range modes {
 		rs = append(rs, rule{pkg: m, mayOnly: shared, never: above})

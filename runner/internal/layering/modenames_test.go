@@ -23,6 +23,7 @@ var modeHomes = map[string]string{
 	"dedup":     "runner/dedup",
 	"agent":     "runner/agent",
 	"eval":      "evals",
+	"workflow":  "workflow",
 }
 
 // modeNameComparisons lists each place in src (a file of package dir) that compares a value

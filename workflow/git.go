@@ -1,0 +1,133 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/locumdev/locum/runner/agent"
+)
+
+// BranchPrefix starts the branch a workflow run offers its combined result on.
+const BranchPrefix = "locum/run/"
+
+// Branch is the branch of workflow run id.
+func Branch(id string) string { return BranchPrefix + id }
+
+// itemRefPrefix holds the commits of a run's green items until they are combined: refs outside
+// refs/heads, so they neither crowd git branch nor leave the commits to git gc, and they outlive
+// an interrupted run for its resume.
+const itemRefPrefix = "refs/locum/items/"
+
+func itemRef(runID, step string, index int) string {
+	return fmt.Sprintf("%s%s/%s/%04d", itemRefPrefix, runID, step, index)
+}
+
+// repo runs the git commands of one workflow run on the repository at root. Commands that change
+// what the repository's own git directory holds (worktrees, refs) take turns; those inside one
+// worktree do not need to.
+type repo struct {
+	root string
+	mu   sync.Mutex
+}
+
+func (g *repo) locked(ctx context.Context, dir string, args ...string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return agent.Git(ctx, dir, args...)
+}
+
+// head is the commit dir's HEAD is at.
+func head(ctx context.Context, dir string) (string, error) {
+	out, err := agent.Git(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	return strings.TrimSpace(out), err
+}
+
+// addWorktree checks commit out, detached, in a new worktree at path.
+func (g *repo) addWorktree(ctx context.Context, path, commit string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("making the worktree folder: %w", err)
+	}
+	if _, err := g.locked(ctx, g.root, "worktree", "add", "--quiet", "--detach", path, commit); err != nil {
+		return "", fmt.Errorf("creating the worktree: %w", err)
+	}
+	return filepath.EvalSymlinks(path)
+}
+
+// addBranchWorktree checks commit out in a new worktree at path on a new branch.
+func (g *repo) addBranchWorktree(ctx context.Context, path, branch, commit string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("making the worktree folder: %w", err)
+	}
+	if _, err := g.locked(ctx, g.root, "worktree", "add", "--quiet", "-b", branch, path, commit); err != nil {
+		return "", fmt.Errorf("creating the worktree: %w", err)
+	}
+	return filepath.EvalSymlinks(path)
+}
+
+func (g *repo) removeWorktree(ctx context.Context, path string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return agent.RemoveWorktree(ctx, g.root, path)
+}
+
+// commitFile commits file (relative to the worktree) in worktree wt on its detached HEAD and
+// returns the commit; "" when the file is as HEAD has it.
+func commitFile(ctx context.Context, wt, file, message string) (string, error) {
+	if _, err := agent.Git(ctx, wt, "add", "--", ":(literal)"+file); err != nil {
+		return "", err
+	}
+	if _, err := agent.Git(ctx, wt, "diff", "--cached", "--quiet"); err == nil {
+		return "", nil
+	}
+	args := append(agent.Identity(ctx, wt), "commit", "--quiet", "--no-verify", "-m", message)
+	if _, err := agent.Git(ctx, wt, args...); err != nil {
+		return "", err
+	}
+	return head(ctx, wt)
+}
+
+// pick applies commit onto the branch checked out in wt. A commit that does not apply cleanly is
+// a conflict: the pick is aborted, the branch stays as it was, and conflict is true.
+func pick(ctx context.Context, wt, commit string) (conflict bool, err error) {
+	args := append(agent.Identity(ctx, wt), "cherry-pick", "--allow-empty", "--keep-redundant-commits", commit)
+	if _, err := agent.Git(ctx, wt, args...); err != nil {
+		var ge *agent.GitError
+		if !errors.As(err, &ge) {
+			return false, err
+		}
+		if _, aerr := agent.Git(ctx, wt, "cherry-pick", "--abort"); aerr != nil {
+			return false, errors.Join(err, aerr)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// refCommit is the commit ref points at, "" when there is no such ref.
+func refCommit(ctx context.Context, root, ref string) string {
+	out, err := agent.Git(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// deleteItemRefs drops every item ref of run id.
+func (g *repo) deleteItemRefs(ctx context.Context, id string) error {
+	out, err := agent.Git(ctx, g.root, "for-each-ref", "--format=%(refname)", itemRefPrefix+id+"/")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ref := range strings.Fields(out) {
+		if _, err := g.locked(ctx, g.root, "update-ref", "-d", ref); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

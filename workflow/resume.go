@@ -1,0 +1,136 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// readPrior reads the journal of the run to resume: the workflow and parameters it ran with, its
+// base, and its green items. The journal is the repository's file, so what it says is checked
+// before use: the run must be a workflow run that did not end, its base a full commit id, and
+// each green item's commit the one locum's own ref for that item still holds; an item that fails
+// a check is run again.
+func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[string]string, error) {
+	dir, err := engine.RunsDir(w.place.Root)
+	if err != nil {
+		return "", nil, err
+	}
+	path, events, err := engine.ReadRun(dir, w.job.Resume)
+	if err != nil {
+		return "", nil, engine.BadInputf("--resume %s: %v", untrusted.Escape(w.job.Resume), err)
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if !agent.ValidRunID(id) {
+		return "", nil, engine.BadInputf("--resume: %q is not the name of a run journal locum writes", filepath.Base(path))
+	}
+	var (
+		name   string
+		params = map[string]string{}
+		isWF   bool
+		ended  string
+		prior  = map[string]ItemResult{}
+	)
+	for _, ev := range events {
+		switch ev["event"] {
+		case "run_start":
+			isWF = ev["mode"] == Mode.Name
+		case "workflow":
+			name, _ = ev["name"].(string)
+			if ps, ok := ev["params"].(map[string]any); ok {
+				for k, v := range ps {
+					if s, ok := v.(string); ok {
+						params[k] = s
+					}
+				}
+			}
+			if base, _ := ev["base"].(string); agent.ValidSHA(base) {
+				w.base = base
+			}
+		case "item_end":
+			it := ItemResult{}
+			it.Step, _ = ev["step"].(string)
+			it.Item, _ = ev["item"].(string)
+			it.Status, _ = ev["status"].(string)
+			it.RunID, _ = ev["run_id"].(string)
+			it.Commit, _ = ev["commit"].(string)
+			it.Outcome, _ = ev["outcome"].(string)
+			it.Output, _ = ev["output"].(string)
+			idx, _ := ev["index"].(float64)
+			it.Index = int(idx)
+			if !it.Green() || it.Step == "" || it.Item == "" {
+				continue
+			}
+			if it.Commit != "" && (!agent.ValidSHA(it.Commit) || refCommit(ctx, w.place.Root, itemRef(id, it.Step, it.Index)) != it.Commit) {
+				continue
+			}
+			it.Output = capBytes(it.Output, maxOutputBytes)
+			prior[priorKey(it.Step, it.Item)] = it
+		case "run_end":
+			if d, ok := ev["details"].(map[string]any); ok {
+				ended, _ = d["status"].(string)
+			}
+			if ended == "" {
+				ended = "ended"
+			}
+		}
+	}
+	switch {
+	case !isWF:
+		return "", nil, engine.BadInputf("--resume: run %s is not a workflow run", id)
+	case ended != "" && ended != StatusInterrupted:
+		return "", nil, engine.Refusalf("--resume: run %s ended (%s): nothing to resume; start the workflow again with locum run %s", id, untrusted.Escape(ended), untrusted.Escape(name))
+	case name == "" || w.base == "":
+		return "", nil, engine.BadInputf("--resume: the journal of run %s does not name its workflow and base commit", id)
+	}
+	if _, _, ok := c.Workflow(name); !ok {
+		return "", nil, engine.BadInputf("--resume: run %s ran workflow %q, which no composed pack declares now", id, untrusted.Escape(name))
+	}
+	w.prior, w.resumedOf = prior, id
+	// A run killed outright left its worktrees and its branch; both are locum's, made again.
+	if err := removeRunWorktrees(ctx, w.g, id); err != nil {
+		return "", nil, fmt.Errorf("removing the worktrees run %s left: %w", id, err)
+	}
+	if err := agent.DeleteBranch(ctx, w.place.Root, Branch(id)); err != nil {
+		return "", nil, err
+	}
+	return name, params, nil
+}
+
+// keepPrior gives a reused item's commit a ref of this run, so a resume of this run finds it too.
+func (w *run) keepPrior(ctx context.Context, it ItemResult) error {
+	if it.Commit == "" {
+		return nil
+	}
+	_, err := w.g.locked(ctx, w.place.Root, "update-ref", itemRef(w.r.ID, it.Step, it.Index), it.Commit)
+	return err
+}
+
+// removeRunWorktrees removes every worktree under run id's folder, and the folder.
+func removeRunWorktrees(ctx context.Context, g *repo, id string) error {
+	dir := agent.WorktreeDir(g.root, id)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, g.removeWorktree(ctx, filepath.Join(dir, e.Name())))
+		}
+	}
+	errs = append(errs, os.RemoveAll(dir))
+	_, perr := g.locked(ctx, g.root, "worktree", "prune")
+	return errors.Join(append(errs, perr)...)
+}
