@@ -127,8 +127,10 @@ type Prepared struct {
 // Prepare resolves mode's settings for call and chooses its model. A refusal or a contradiction
 // is an error engine.Classify decides on; the run has not begun.
 func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prepared, error) {
-	if mode.Model == engine.ChatModel && call.Tool && call.Model != "" && !call.RoleGiven && !l.op.CallModels {
-		return nil, errCallModel
+	if mode.Model == engine.ChatModel {
+		if err := l.CheckCallModel(call); err != nil {
+			return nil, err
+		}
 	}
 	c, err := l.Composition()
 	if err != nil {
@@ -159,6 +161,15 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 		spec.Model = set.String(packs.EmbedModel)
 	}
 	return &Prepared{layer: l, call: call, comp: c, spec: spec}, nil
+}
+
+// CheckCallModel refuses a tool call that names a model where the operator did not allow one:
+// Prepare does for a chat mode's job, and a job made of several (a workflow) asks before any.
+func (l *Layer) CheckCallModel(call Call) error {
+	if call.Tool && call.Model != "" && !call.RoleGiven && !l.op.CallModels {
+		return errCallModel
+	}
+	return nil
 }
 
 // Settings are the run's resolved settings.

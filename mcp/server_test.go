@@ -144,7 +144,7 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 		schema, _ := json.Marshal(tool.InputSchema)
 		assert.NotContains(t, string(schema), "allow_remote", "only the operator widens the loopback rail")
 	}
-	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "runs_show", "ledger"}, keys(byName))
+	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "run", "runs_show", "ledger"}, keys(byName))
 	in := byName["transform"].InputSchema.(map[string]any)
 	assert.ElementsMatch(t, []any{"file", "verify", "task"}, in["required"])
 	props := in["properties"].(map[string]any)

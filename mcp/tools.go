@@ -24,6 +24,7 @@ import (
 	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/spec"
 	"github.com/locumdev/locum/untrusted"
+	"github.com/locumdev/locum/workflow"
 )
 
 // The arguments of each tool are the CLI's flags in snake_case; a setting named here goes through
@@ -96,6 +97,16 @@ type DedupArgs struct {
 	NoCache       bool     `json:"no_cache,omitempty" jsonschema:"embed every file again instead of reusing cached embeddings"`
 	BaseURL       string   `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
 	Timeout       string   `json:"timeout,omitempty" jsonschema:"deadline for each embeddings request, such as 10m"`
+	HostArgs
+}
+
+// RunArgs are the arguments of the run tool.
+type RunArgs struct {
+	Workflow string            `json:"workflow,omitempty" jsonschema:"the workflow to run, as a composed pack declares it (go-tidy, notes-digest, or the workspace's own); omit it with resume"`
+	Params   map[string]string `json:"params,omitempty" jsonschema:"the workflow's parameters by name, such as {\"dir\": \"pkg/calc\"}"`
+	Resume   string            `json:"resume,omitempty" jsonschema:"instead of workflow, the run_id of an interrupted workflow run to go on with; its green items are not run again"`
+	Jobs     *int              `json:"jobs,omitempty" jsonschema:"items run at once across the operator's servers; at most the operator's setting"`
+	Model    string            `json:"model,omitempty" jsonschema:"a model every item runs as an operator's choice; only when the operator started the server with its allow-model option. By default each step runs its role's model"`
 	HostArgs
 }
 
@@ -192,6 +203,21 @@ func (s *Server) addTools() error {
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		OutputSchema: result(),
 	}, s.dedup)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:  "run",
+		Title: "Run a pack's workflow: many items in one call, each verified, combined on one branch",
+		Description: "Run a workflow a composed pack declares (status lists none; the README and locum run list them): " +
+			"steps of transform, summarize or dedup, each once or for each file, Go declaration or line, every item in " +
+			"a git worktree of its own, spread over the operator's servers, each edit kept only if its verify passes. " +
+			"The green edits are combined on the branch locum/run/RUN_ID, which the workflow's verify judges again; only " +
+			"then is it offered (details.branch): read it with runs_show, and ask the person to run locum runs accept RUN_ID. " +
+			"Prefer one run call to many transform calls for the same kind of edit over many declarations or files: you " +
+			"write one call and read one line per item. Progress notifications say each item's end. details.items has every " +
+			"item (status, outcome, run_id); isError with RED when an item or the final verify was not green (the branch still " +
+			"holds the green items when details.status is completed). It never edits your working tree.",
+		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		OutputSchema: result(),
+	}, s.runWorkflow)
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name:  "runs_show",
 		Title: "Read back one run's journal",
@@ -346,6 +372,8 @@ type toolJob struct {
 	argv []string
 	// note is what the text says beside the summary that the structured content does not hold.
 	note func(*engine.Result) string
+	// hear, when set, is given the call's progress notifier, for a job that narrates its items.
+	hear func(say func(string))
 }
 
 // run hands a call's job to the job layer, as the CLI does: the settings, the model choice and
@@ -357,6 +385,9 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (
 	mode := t.job.Mode()
 	p := progress(ctx, req)
 	call := job.Call{Tool: true, Model: t.model, RoleGiven: t.role != "", ArgName: argName, Argv: t.argv, Observer: p.observer()}
+	if t.hear != nil {
+		t.hear(p.say)
+	}
 	refuse := func(err error) (*sdk.CallToolResult, any, error) {
 		res := s.jobs.NotStarted(mode, call, err)
 		return fail("%s: %s", res.Status, res.Error.Message), res, nil
@@ -441,7 +472,10 @@ func summaryLine(res *engine.Result) string {
 		line = res.Mode
 	}
 	line = string(res.Status) + ": " + line
-	if res.Host != nil {
+	switch {
+	case res.HostSaved != nil:
+		line += "; " + res.HostSaved.Receipt()
+	case res.Host != nil:
 		line += "; " + res.Host.Receipt()
 	}
 	return line
@@ -564,6 +598,27 @@ func dedupNotes(found *dedup.Result) string {
 		notes = append(notes, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
 	}
 	return strings.Join(notes, "; ")
+}
+
+func (s *Server) runWorkflow(ctx context.Context, req *sdk.CallToolRequest, args RunArgs) (*sdk.CallToolResult, any, error) {
+	if (args.Workflow == "") == (args.Resume == "") {
+		return fail("ERROR: give workflow (with its params) or resume, one of them"), nil, nil
+	}
+	if args.Resume != "" && len(args.Params) > 0 {
+		return fail("ERROR: resume runs the workflow and params of the run it resumes: give no params"), nil, nil
+	}
+	j := &workflow.Job{Layer: s.jobs, Call: job.Call{Tool: true, ArgName: argName, Model: args.Model}, Name: args.Workflow, Params: args.Params, Resume: args.Resume}
+	argv := []string{args.Workflow}
+	if args.Resume != "" {
+		argv = []string{"--resume", args.Resume}
+	}
+	return s.run(ctx, req, toolJob{job: j, model: args.Model, args: args, argv: argv, hear: func(say func(string)) {
+		j.Progress = func(p workflow.Progress) {
+			if p.Item != nil {
+				say(fmt.Sprintf("%s (%d of %d done, %d running, %d red)", workflow.ItemLine(*p.Item), p.Done, p.Total, p.Running, p.Red))
+			}
+		}
+	}})
 }
 
 func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {

@@ -157,6 +157,9 @@ func priorKey(step, item string) string { return step + "\x00" + item }
 func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	w.r = r
 	r.Guard("worktrees", w.cleanup)
+	if err := w.job.Layer.CheckCallModel(w.job.Call); err != nil {
+		return err
+	}
 	c, err := w.job.Layer.Composition()
 	if err != nil {
 		return err

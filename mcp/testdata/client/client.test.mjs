@@ -44,7 +44,7 @@ const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.
 test("lists the five tools with typed schemas, and no allow_remote", async () => {
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "runs_show", "status", "summarize", "transform"]);
+  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "run", "runs_show", "status", "summarize", "transform"]);
   const transform = byName.transform;
   assert.deepEqual([...transform.inputSchema.required].sort(), ["file", "task", "verify"]);
   for (const arg of ["lines", "model", "role", "base_url", "max_attempts", "effort"]) {
