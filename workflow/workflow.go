@@ -462,6 +462,9 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, vars 
 		return
 	}
 	res.Output = capBytes(out(), maxOutputBytes)
+	if res.Outcome == "" && res.Output != "" {
+		res.Outcome = st.Mode + ": " + oneLine(res.Output)
+	}
 	if !mode.EditsInPlace {
 		return
 	}
@@ -736,6 +739,9 @@ func outcome(r *engine.Result) string {
 		return ""
 	}
 	items, _ := d["items"].([]ItemResult)
+	if len(items) == 0 {
+		return ""
+	}
 	green, red := 0, 0
 	for _, it := range items {
 		if it.Green() {
