@@ -147,6 +147,9 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 // printRun is one run's analysis, one fact a line.
 func printRun(w io.Writer, r analyze.Run) {
 	fmt.Fprintf(w, "run %s  %s  %s  %s\n", esc(r.ID), esc(orDash(r.Mode)), esc(orDash(r.Model)), esc(r.Status))
+	if r.Parent != "" {
+		fmt.Fprintf(w, "item of        %s\n", esc(r.Parent))
+	}
 	fmt.Fprintf(w, "attempts       %d\n", r.Attempts)
 	fmt.Fprintf(w, "primary stage  %s\n", esc(r.Primary))
 	fmt.Fprintf(w, "final stage    %s\n", esc(r.Final))
@@ -186,6 +189,13 @@ func printRun(w io.Writer, r analyze.Run) {
 		p := r.Host.Parts
 		fmt.Fprintf(w, "host cost      %s\n", esc(r.Host.Words()))
 		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Review)
+	}
+	for _, it := range r.Items {
+		line := fmt.Sprintf("item           %s %d %s %s", esc(it.Step), it.Index, esc(it.Status), esc(it.Item))
+		if it.RunID != "" {
+			line += " run " + esc(it.RunID)
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -77,6 +77,20 @@ type Run struct {
 	// Host is what the run saved or cost the host, as its journal's parts give it (estimated);
 	// null for a journal that recorded none.
 	Host *cost.Estimate `json:"host"`
+	// Parent is the workflow run this run was an item of, "" for a call of its own; Items are a
+	// workflow run's items as they ended, each with its own run.
+	Parent string `json:"parent,omitempty"`
+	Items  []Item `json:"items,omitempty"`
+}
+
+// Item is one item of a workflow run, as its item_end event says.
+type Item struct {
+	Step   string `json:"step"`
+	Index  int    `json:"index"`
+	Item   string `json:"item"`
+	Status string `json:"status"`
+	RunID  string `json:"run_id"`
+	Commit string `json:"commit"`
 }
 
 // Figures are the run's measured numbers, summed over its replies; nil where the server did not
@@ -152,6 +166,12 @@ func (st *state) observe(ev map[string]any) {
 		st.run.Mode = str(ev["mode"])
 		st.run.Model = str(ev["model"])
 		st.run.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+		if parent, ok := ev["parent"].(map[string]any); ok {
+			st.run.Parent = str(parent["run"])
+		}
+	case "item_end":
+		st.run.Items = append(st.run.Items, Item{Step: str(ev["step"]), Index: int(num(ev["index"])), Item: str(ev["item"]),
+			Status: str(ev["status"]), RunID: str(ev["run_id"]), Commit: str(ev["commit"])})
 	case "scope":
 		if m, ok := engine.LookupMode(st.run.Mode); ok && m.EditsInPlace {
 			if f := str(ev["file"]); f != "" {

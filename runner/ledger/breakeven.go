@@ -26,9 +26,12 @@ const (
 )
 
 // Counts says a run is part of a mode and role's history: the model was asked (a run stopped
-// before any request, for want of a server or for its size, says nothing of it), and it was not
-// refused for its cost.
-func Counts(e Entry) bool { return e.Costed && e.Asked > 0 && e.Kind != KindDoesNotPay }
+// before any request, for want of a server or for its size, says nothing of it), it was not
+// refused for its cost, and it was a call of its own: a workflow's item shares its host's one
+// call with the other items, so it says nothing of what a call of that size costs.
+func Counts(e Entry) bool {
+	return e.Costed && e.Asked > 0 && e.Kind != KindDoesNotPay && e.Parent == ""
+}
 
 // BreakEven states, for each registered mode with a break-even by size and each role and model
 // its runs used, where a run pays the host: from the last Window runs that count, or the mode's

@@ -49,6 +49,8 @@ type Entry struct {
 	Parts     cost.Parts `json:"parts"`
 	TurnsLeft int64      `json:"turns_left"`
 	Costed    bool       `json:"costed"`
+	// Parent is the workflow run the run was an item of; "" for a call of its own.
+	Parent string `json:"parent,omitempty"`
 }
 
 // Kept says the run's work was shown done.
@@ -168,6 +170,9 @@ func FromEvents(id string, events []map[string]any) (Entry, bool) {
 			started = true
 			e.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
 			e.Mode, e.Model = str(ev["mode"]), str(ev["model"])
+			if parent, ok := ev["parent"].(map[string]any); ok {
+				e.Parent = str(parent["run"])
+			}
 			if settings, ok := ev["settings"].([]any); ok {
 				for _, s := range settings {
 					m, _ := s.(map[string]any)
