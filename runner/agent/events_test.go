@@ -70,7 +70,7 @@ func TestEveryEventKindIsDocumented(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
 		documented[m[1]] = true
 	}
-	kinds := emittedKinds(t, "../engine", "../client", "../scope", "../transform", "../summarize", "../dedup", ".")
+	kinds := emittedKinds(t, "../engine", "../client", "../scope", "../transform", "../summarize", "../dedup", ".", "../../workflow")
 	// The transcript kinds the issue names must be among them, so the scan itself is checked.
 	for _, want := range []string{"run_start", "assistant", "tool_call", "tool_result", "guardrail_block", "nudge", "verify", "run_end", "fold"} {
 		assert.Contains(t, kinds, want)
