@@ -14,6 +14,7 @@ func FuzzLoadManifest(f *testing.F) {
 	f.Add([]byte(`{"portulan":{"pack":"1.1"},"name":"x","category":"tools","contributes":{"modes":{"dedup":{"threshold":0.5}},"roles":{"r":{"tasks":["t"]}}}}`))
 	f.Add([]byte(`{"portulan":{"pack":"9.9"}}`))
 	f.Add([]byte(`{`))
+	f.Add([]byte(`{"portulan":{"pack":"1.2"},"name":"x","category":"tools","contributes":{"workflows":{"w":{"params":{"dir":{}},"steps":[{"name":"a","mode":"transform","for_each":{"symbols":"{{dir}}/*.go"},"with":{"task":"{{symbol}} {{steps.a.output}}"}}],"verify":"{{dir}}"}}}}`))
 	v, err := schema.New()
 	if err != nil {
 		f.Fatal(err)

@@ -1,0 +1,66 @@
+package packs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExpandTemplates(t *testing.T) {
+	vars := map[string]string{"dir": "pkg", "steps.d.output": "- x\n"}
+	for _, c := range []struct {
+		in, want, missing string
+	}{
+		{"{{dir}}/*.go", "pkg/*.go", ""},
+		{"{{ dir }}", "pkg", ""},
+		{"use: {{steps.d.output}}", "use: - x\n", ""},
+		{"no template", "no template", ""},
+		{"{{nope}}", "", "nope"},
+		{"{{dir}} and {{nope}}", "", "nope"},
+	} {
+		got, err := Expand(c.in, vars)
+		if c.missing != "" {
+			var te *TemplateError
+			require.ErrorAs(t, err, &te, c.in)
+			assert.Equal(t, c.missing, te.Name)
+			continue
+		}
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.want, got, c.in)
+	}
+}
+
+func TestWorkflowProblems(t *testing.T) {
+	ok := Workflow{Params: map[string]Param{"dir": {}}, Verify: "go test ./{{dir}}", Steps: []WorkflowStep{
+		{Name: "d", Mode: "summarize", ForEach: &ForEach{Files: "{{dir}}/*.md"}, With: map[string]string{"file": "{{file}}"}},
+		{Name: "t", Mode: "transform", ForEach: &ForEach{Symbols: "{{dir}}/*.go"}, With: map[string]string{"task": "{{symbol}}: {{steps.d.output}}"}},
+	}}
+	assert.Empty(t, workflowProblems("p.json", map[string]Workflow{"w": ok}))
+
+	for _, c := range []struct {
+		name string
+		wf   Workflow
+		want string
+	}{
+		{"a step named twice", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "dedup"}, {Name: "a", Mode: "dedup"}}},
+			`/contributes/workflows/w/steps/1/name: step name "a" is used twice`},
+		{"an unknown parameter", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "dedup", With: map[string]string{"dir": "{{folder}}"}}}},
+			`/contributes/workflows/w/steps/0/with/dir: {{folder}} is not a parameter`},
+		{"an item outside a for_each", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "transform", With: map[string]string{"task": "{{symbol}}"}}}},
+			"{{symbol}} is not"},
+		{"a later step's output", Workflow{Steps: []WorkflowStep{
+			{Name: "a", Mode: "transform", With: map[string]string{"task": "{{steps.b.output}}"}}, {Name: "b", Mode: "summarize"}}},
+			"{{steps.b.output}} is not"},
+		{"a line in a symbols step", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Symbols: "*.go"}, With: map[string]string{"task": "{{line}}"}}}},
+			"{{line}} is not"},
+		{"the item in the final verify", Workflow{Verify: "{{file}}", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
+			"/contributes/workflows/w/verify: {{file}} is not"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			problems := workflowProblems("p.json", map[string]Workflow{"w": c.wf})
+			require.NotEmpty(t, problems)
+			assert.Contains(t, problems[0].Pointer+": "+problems[0].Message, c.want)
+		})
+	}
+}
