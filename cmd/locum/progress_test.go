@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/workflow"
 )
 
 // observerFor parses args as a transform command line and returns the observer the CLI would
@@ -114,4 +115,17 @@ func TestAgentSummaryClearsTheLiveLine(t *testing.T) {
 	i := strings.Index(written, "agent: kept")
 	require.GreaterOrEqual(t, i, 0, "%q", written)
 	assert.Contains(t, written[:i], "\r", "the live line is cleared before the summary: %q", stderr.String())
+}
+
+// A workflow's progress is a line per item that ended, with its step's counts and each server's;
+// an item that starts prints nothing.
+func TestWorkflowProgressLines(t *testing.T) {
+	var b strings.Builder
+	servers := []workflow.Server{{URL: "http://127.0.0.1:1/v1", Running: 1, Done: 2}, {URL: "http://127.0.0.1:2/v1", Red: 1}}
+	printProgress(&b, workflow.Progress{Step: "fix", Total: 8, Done: 2, Running: 1, Red: 1, Servers: servers})
+	assert.Empty(t, b.String())
+	item := workflow.ItemResult{Step: "fix", Index: 3, Item: "a.go#F\x1b[31m", Status: "RED", Outcome: "transform: restored a.go lines 1-3"}
+	printProgress(&b, workflow.Progress{Step: "fix", Total: 8, Done: 2, Running: 1, Red: 1, Servers: servers, Item: &item})
+	assert.Equal(t, "run: fix 3 RED a.go#F\\x1b[31m: transform: restored a.go lines 1-3 [2 of 8 done, 1 running, 1 red; "+
+		"http://127.0.0.1:1/v1 1 running 2 done 0 red; http://127.0.0.1:2/v1 0 running 0 done 1 red]\n", b.String())
 }
