@@ -653,9 +653,28 @@ type FlagSpec struct {
 // SettingFlags lists the flags of the settings a mode has ("" for the shared ones), in a fixed
 // order, so every command declares them the same way and passes on exactly those the user set.
 func SettingFlags(mode string) []FlagSpec {
+	return flagSpecs(func(s keySpec) bool {
+		if mode == "" {
+			return s.global && len(s.modes) == 0
+		}
+		return s.appliesTo(mode)
+	})
+}
+
+// ServeFlags lists the flags a server of tool calls takes from its operator: the shared settings
+// and every operator-only setting of any mode. No call may set an operator-only setting, so
+// without its flag the operator of a long-lived server could set it only by environment or the
+// user config.
+func ServeFlags() []FlagSpec {
+	return flagSpecs(func(s keySpec) bool {
+		return s.global && (len(s.modes) == 0 || s.operatorOnly)
+	})
+}
+
+func flagSpecs(include func(keySpec) bool) []FlagSpec {
 	var out []FlagSpec
 	for _, s := range keySpecs {
-		if s.flag == "" || (mode == "" && (!s.global || len(s.modes) > 0)) || (mode != "" && !s.appliesTo(mode)) {
+		if s.flag == "" || !include(s) {
 			continue
 		}
 		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool, OperatorOnly: s.operatorOnly}

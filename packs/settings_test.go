@@ -180,3 +180,35 @@ func TestCapProblems(t *testing.T) {
 		})
 	}
 }
+
+func TestSettingFlagLists(t *testing.T) {
+	names := func(specs []FlagSpec) map[string]bool {
+		out := map[string]bool{}
+		for _, f := range specs {
+			out[f.Name] = true
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		specs    []FlagSpec
+		has, not []string
+	}{
+		{"shared", SettingFlags(""), []string{"base-url", "allow-remote", "host-family"}, []string{"servers", "sandbox", "timeout", "jobs"}},
+		{"workflow", SettingFlags("workflow"), []string{"servers", "jobs", "sandbox", "verify-timeout"}, []string{"delegate-when", "cache-max-mib"}},
+		// A tool call takes no operator-only setting, so a server lists them all, and no setting a
+		// call may set for itself.
+		{"serve", ServeFlags(), []string{"base-url", "allow-remote", "servers", "sandbox", "verify-network", "delegate-when", "cache-max-mib"}, []string{"timeout", "jobs", "max-input-bytes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := names(tt.specs)
+			for _, n := range tt.has {
+				assert.True(t, got[n], "lists --%s", n)
+			}
+			for _, n := range tt.not {
+				assert.False(t, got[n], "does not list --%s", n)
+			}
+		})
+	}
+}

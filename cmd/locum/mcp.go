@@ -9,21 +9,24 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/mcp"
+	"github.com/locumdev/locum/packs"
 )
 
 func (e *env) mcpCommand() *cli.Command {
-	flags := settingFlags("")
+	flags := declareFlags(packs.ServeFlags())
 	flags = append(flags, &cli.BoolFlag{Name: "allow-model", Usage: "let a tool call name a model (routing=operator); without it a call runs only a role's earned model"})
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
 		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
-			"writes the host's .mcp.json). Its tools are status, transform, summarize, dedup and runs_show:\n" +
-			"the same runs as the commands, with the same rails, journal and receipt. A call's arguments are\n" +
-			"the flags in snake_case, except allow_remote: only these operator flags widen a rail.\n" +
+			"writes the host's .mcp.json). Its tools are status, transform, summarize, dedup, run, runs_show\n" +
+			"and ledger: the same runs as the commands, with the same rails, journal and receipt. A call's\n" +
+			"arguments are the flags in snake_case, and a call may only narrow a rail: the flags below that\n" +
+			"no call takes (the endpoint's reach, the pool of servers, the sandbox, the host's prices) are\n" +
+			"the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n\n" +
 			"Exit 0 when the host closes the session; 2 could not start.",
-		UsageText:    "locum mcp [--allow-model] [--base-url URL] [--allow-remote]",
+		UsageText:    "locum mcp [--allow-model] [--base-url URL] [--allow-remote] [--servers URL,URL]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -41,7 +44,7 @@ func (e *env) mcp(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	srv, err := mcp.New(mcp.Options{
-		Dir: wd, Env: e.lookup, Flags: setFlags(cmd, ""), AllowModel: cmd.Bool("allow-model"),
+		Dir: wd, Env: e.lookup, Flags: givenFlags(cmd, packs.ServeFlags()), AllowModel: cmd.Bool("allow-model"),
 		Version: version(), Log: e.stderr,
 	})
 	if err != nil {

@@ -14,9 +14,13 @@ import (
 // in package packs checks them, so a bad value is refused the same way whether it came from a
 // flag, the environment or a file.
 func settingFlags(mode string, skip ...string) []cli.Flag {
+	return declareFlags(packs.SettingFlags(mode), skip...)
+}
+
+func declareFlags(specs []packs.FlagSpec, skip ...string) []cli.Flag {
 	var out []cli.Flag
 next:
-	for _, f := range packs.SettingFlags(mode) {
+	for _, f := range specs {
 		for _, s := range skip {
 			if s == f.Name {
 				continue next
@@ -51,10 +55,14 @@ next:
 	return out
 }
 
-// setFlags collects the setting flags the user gave.
+// setFlags collects the setting flags of a mode the user gave.
 func setFlags(cmd *cli.Command, mode string) map[string]string {
+	return givenFlags(cmd, packs.SettingFlags(mode))
+}
+
+func givenFlags(cmd *cli.Command, specs []packs.FlagSpec) map[string]string {
 	out := map[string]string{}
-	for _, f := range packs.SettingFlags(mode) {
+	for _, f := range specs {
 		if !cmd.IsSet(f.Name) {
 			continue
 		}
