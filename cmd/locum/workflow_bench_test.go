@@ -23,7 +23,8 @@ const (
 // BenchmarkWorkflowPool measures what a pool of servers buys: the wall time of `locum run` over
 // the 8 declarations of a file with --jobs 4 across two scripted servers, against the same items
 // run one by one, as `locum run --jobs 1` on one server and as 8 `locum transform --symbol`
-// calls in a row (what a host does without a workflow). Each server answers every request after
+// calls in a row (what a host does without a workflow), and the bytes a host writes and reads
+// for the one workflow call against the 8 transform calls. Each server answers every request after
 // benchLatency; every item is the real thing: a worktree, the baseline verify, the edit, the
 // verify, the commit, the combine, and the final verify.
 func BenchmarkWorkflowPool(b *testing.B) {
@@ -54,13 +55,17 @@ func BenchmarkWorkflowPool(b *testing.B) {
 		writeBenchRepo(b, root)
 		return root
 	}
-	locum := func(root string, args ...string) {
+	// locum runs one call and counts what a host pays for it in bytes: the command line it
+	// writes and the stdout and stderr it reads back.
+	locum := func(root string, args ...string) int {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "LOCUM_BASE_URL="+servers[0].BaseURL(), "LOCUM_DELEGATE_WHEN=always")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			b.Fatalf("locum %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return len(shellLine(append([]string{"locum"}, args...))) + len(out)
 	}
 	pool := servers[0].BaseURL() + "," + servers[1].BaseURL()
 	timed := func(run func()) time.Duration {
@@ -71,18 +76,20 @@ func BenchmarkWorkflowPool(b *testing.B) {
 	// The three are interleaved, one of each per iteration, so a change in the machine's load
 	// weighs on all alike.
 	var parallel, serial, calls time.Duration
+	var runBytes, callsBytes int
 	b.ResetTimer()
 	for range b.N {
 		root := repo()
 		parallel += timed(func() {
-			locum(root, "run", "fix-all", "--param", "dir=calc", "--servers", pool, "--jobs", "4", "--model", "m")
+			runBytes = locum(root, "run", "fix-all", "--param", "dir=calc", "--servers", pool, "--jobs", "4", "--model", "m")
 		})
 		root = repo()
 		serial += timed(func() { locum(root, "run", "fix-all", "--param", "dir=calc", "--jobs", "1", "--model", "m") })
 		root = repo()
 		calls += timed(func() {
+			callsBytes = 0
 			for i := 1; i <= benchItems; i++ {
-				locum(root, "transform", "--file", "calc/calc.go", "--symbol", fmt.Sprintf("F%d", i),
+				callsBytes += locum(root, "transform", "--file", "calc/calc.go", "--symbol", fmt.Sprintf("F%d", i),
 					"--verify", fmt.Sprintf("grep -q done%d calc/calc.go", i), "--model", "m", fmt.Sprintf("make F%d return its number", i))
 			}
 		})
@@ -94,6 +101,9 @@ func BenchmarkWorkflowPool(b *testing.B) {
 	b.ReportMetric(per(calls), "8-transforms-ms")
 	b.ReportMetric(float64(parallel)/float64(serial), "jobs4/jobs1")
 	b.ReportMetric(float64(parallel)/float64(calls), "jobs4/transforms")
+	b.ReportMetric(float64(runBytes), "run-host-bytes")
+	b.ReportMetric(float64(callsBytes), "transforms-host-bytes")
+	b.ReportMetric(float64(runBytes)/float64(callsBytes), "run/transforms-bytes")
 }
 
 // writeBenchRepo makes a git repository at root with a package of benchItems functions and a
