@@ -231,7 +231,8 @@ func (p *Prepared) RunIn(ctx context.Context, j engine.Job, tree string) (*engin
 		root, cwd = tree, tree
 	}
 	place := engine.Place{Root: root, Cwd: cwd, Settings: p.spec.Settings,
-		RollbackKey: func() []byte { return p.layer.rollbackKey(p.spec.Mode) }}
+		RollbackKey: func() []byte { return p.layer.rollbackKey(p.spec.Mode) },
+		OperatorKey: p.layer.operatorKey}
 	if dirs, err := packs.FindUserDirs(p.layer.op.Env); err == nil {
 		place.CacheDir = dirs.Cache
 	}
@@ -244,15 +245,23 @@ func (p *Prepared) RunIn(ctx context.Context, j engine.Job, tree string) (*engin
 // rollbackKey is the operator's key for crash records, made on first use; nil, with a warning,
 // when there is none to be had: the in-process restore still protects the file.
 func (l *Layer) rollbackKey(mode string) []byte {
-	dirs, err := packs.FindUserDirs(l.op.Env)
+	key, err := l.operatorKey()
 	if err == nil {
-		var key []byte
-		if key, err = rails.LoadRollbackKey(dirs.State, true); err == nil {
-			return key
-		}
+		return key
 	}
 	fmt.Fprintf(l.op.Stderr, "locum %s: warning: no crash record will be kept (%v); the file is still restored on every exit this process sees\n", mode, err)
 	return nil
+}
+
+// operatorKey is the operator's secret in the user state directory, made on first use: what
+// locum writes in a repository for itself to read back is authenticated with it, since the
+// repository could have written the same file.
+func (l *Layer) operatorKey() ([]byte, error) {
+	dirs, err := packs.FindUserDirs(l.op.Env)
+	if err != nil {
+		return nil, err
+	}
+	return rails.LoadRollbackKey(dirs.State, true)
 }
 
 // NotStarted is the result of a job refused before its run began, in the front end's words. It

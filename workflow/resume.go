@@ -16,9 +16,10 @@ import (
 
 // readPrior reads the journal of the run to resume: the workflow and parameters it ran with, its
 // base, and its green items. The journal is the repository's file, so what it says is checked
-// before use: the run must be a workflow run that did not end, its base a full commit id, and
-// each green item's commit the one locum's own ref for that item still holds; an item that fails
-// a check is run again.
+// before use: the run must be a workflow run that did not end, its workflow event sealed with the
+// operator's key (so the base and parameters are the ones locum ran with), and each green item
+// sealed too, its commit the one locum's own ref for that item still holds; an item that fails a
+// check is run again.
 func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[string]string, error) {
 	dir, err := engine.RunsDir(w.place.Root)
 	if err != nil {
@@ -35,10 +36,15 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 	var (
 		name   string
 		params = map[string]string{}
+		base   string
+		sealed bool
 		isWF   bool
 		ended  string
 		prior  = map[string]ItemResult{}
 	)
+	if w.noSeal != nil {
+		return "", nil, engine.Refusalf("--resume: %s: no operator key to check the journal of run %s with", oneLine(w.noSeal.Error()), id)
+	}
 	for _, ev := range events {
 		switch ev["event"] {
 		case "run_start":
@@ -52,9 +58,9 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 					}
 				}
 			}
-			if base, _ := ev["base"].(string); agent.ValidSHA(base) {
-				w.base = base
-			}
+			base, _ = ev["base"].(string)
+			got, _ := ev["seal"].(string)
+			sealed = agent.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, base, params)...)
 		case "item_end":
 			it := ItemResult{}
 			it.Step, _ = ev["step"].(string)
@@ -67,6 +73,9 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			idx, _ := ev["index"].(float64)
 			it.Index = int(idx)
 			if !it.Green() || it.Step == "" || it.Item == "" {
+				continue
+			}
+			if got, _ := ev["seal"].(string); !w.seal.ok(got, w.seal.itemFields(id, it)...) {
 				continue
 			}
 			if it.Commit != "" && (!agent.ValidSHA(it.Commit) || refCommit(ctx, w.place.Root, itemRef(id, it.Step, it.Index)) != it.Commit) {
@@ -88,9 +97,12 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 		return "", nil, engine.BadInputf("--resume: run %s is not a workflow run", id)
 	case ended != "" && ended != StatusInterrupted:
 		return "", nil, engine.Refusalf("--resume: run %s ended (%s): nothing to resume; start the workflow again with locum run %s", id, untrusted.Escape(ended), untrusted.Escape(name))
-	case name == "" || w.base == "":
+	case name == "" || base == "":
 		return "", nil, engine.BadInputf("--resume: the journal of run %s does not name its workflow and base commit", id)
+	case !sealed:
+		return "", nil, engine.Refusalf("--resume: the journal of run %s does not carry this operator's seal over its workflow, parameters and base: it is not a run locum made here, or it was changed since; start the workflow again with locum run %s", id, untrusted.Escape(name))
 	}
+	w.base = base
 	if _, _, ok := c.Workflow(name); !ok {
 		return "", nil, engine.BadInputf("--resume: run %s ran workflow %q, which no composed pack declares now", id, untrusted.Escape(name))
 	}
@@ -116,17 +128,26 @@ func (w *run) keepPrior(ctx context.Context, it ItemResult) error {
 
 // removeRunWorktrees removes every worktree under run id's folder, and the folder.
 func removeRunWorktrees(ctx context.Context, g *repo, id string) error {
-	dir := agent.WorktreeDir(g.root, id)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	dir, err := agent.WorktreeDir(g.root, id)
+	if err != nil {
+		// No place locum may write: it made no worktree there, and follows no link to look.
 		return nil
 	}
+	if st, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder locum made", dir)
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.IsDir() {
+		// Only the folders git made: a link here leads to someone else's files.
+		if e.Type().IsDir() {
 			errs = append(errs, g.removeWorktree(ctx, filepath.Join(dir, e.Name())))
 		}
 	}

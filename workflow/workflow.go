@@ -149,7 +149,11 @@ type run struct {
 	status    string
 	// started says an item began, so an end before the last step leaves work to resume.
 	started bool
-	mu      sync.Mutex
+	// seal authenticates what a resume reads back; noSeal says why this run has none, in which
+	// case it cannot be resumed.
+	seal   seal
+	noSeal error
+	mu     sync.Mutex
 }
 
 func priorKey(step, item string) string { return step + "\x00" + item }
@@ -163,6 +167,16 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	c, err := w.job.Layer.Composition()
 	if err != nil {
 		return err
+	}
+	w.noSeal = errors.New("no operator key")
+	if w.place.OperatorKey != nil {
+		var key []byte
+		if key, w.noSeal = w.place.OperatorKey(); w.noSeal == nil {
+			w.seal = seal{key: key}
+		}
+	}
+	if w.noSeal != nil {
+		r.Detail("resume", "no operator key to seal its journal with ("+oneLine(w.noSeal.Error())+")")
 	}
 	name, params := w.job.Name, w.job.Params
 	if w.job.Resume != "" {
@@ -182,6 +196,11 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.edits() && strings.TrimSpace(wf.Verify) == "" {
 		return engine.BadInputf("workflow %s edits files but declares no verify: its combined result cannot be judged", name)
 	}
+	// Every item runs in a worktree of its own: refuse before the first where there is no place
+	// for one that stays in the repository's git directory.
+	if _, err := agent.WorktreeDir(w.place.Root, r.ID); err != nil {
+		return err
+	}
 	if w.base == "" {
 		if w.base, err = head(ctx, w.place.Root); err != nil {
 			return fmt.Errorf("the repository has no commit to start the workflow's worktrees from: %w", err)
@@ -195,7 +214,8 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.resumedOf != "" {
 		r.Detail("resumed_from", w.resumedOf)
 	}
-	r.Event("workflow", map[string]any{"name": name, "pack": from, "params": w.params, "base": w.base, "resumed_from": nilIfEmpty(w.resumedOf)})
+	r.Event("workflow", map[string]any{"name": name, "pack": from, "params": w.params, "base": w.base, "resumed_from": nilIfEmpty(w.resumedOf),
+		"seal": nilIfEmpty(w.seal.run(r.ID, name, w.base, w.params))})
 	return nil
 }
 
@@ -334,7 +354,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 				prev.Status, prev.Outcome, prev.Commit = string(engine.StatusError), "its change from the run resumed could not be kept: "+oneLine(err.Error()), ""
 			}
 			results[i] = prev
-			w.r.Event("item_end", itemEvent(prev))
+			w.r.Event("item_end", w.itemEvent(prev))
 			mu.Lock()
 			done++
 			mu.Unlock()
@@ -361,7 +381,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 			w.runItem(ctx, st, it, vars, res)
 			// Journaled before the server is free for the next item: a run killed after this
 			// line has the item on record for its resume.
-			w.r.Event("item_end", itemEvent(*res))
+			w.r.Event("item_end", w.itemEvent(*res))
 			w.pool.release(srv, res.Green())
 			mu.Lock()
 			running--
@@ -378,9 +398,10 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 	return results
 }
 
-func itemEvent(it ItemResult) map[string]any {
+func (w *run) itemEvent(it ItemResult) map[string]any {
 	return map[string]any{"step": it.Step, "index": it.Index, "item": it.Item, "server": it.Server, "run_id": nilIfEmpty(it.RunID),
-		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output)}
+		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output),
+		"seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
 func nilIfEmpty(s string) any {
@@ -419,7 +440,10 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, vars 
 		fail(err)
 		return
 	}
-	wt, err := w.g.addWorktree(ctx, agent.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index)), w.head)
+	wt, err := agent.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index))
+	if err == nil {
+		wt, err = w.g.addWorktree(ctx, wt, w.head)
+	}
 	if err != nil {
 		fail(err)
 		return
@@ -564,7 +588,10 @@ func (w *run) combineStep(ctx context.Context, st packs.WorkflowStep, results []
 			continue
 		}
 		if w.combine == "" {
-			wt, err := w.g.addBranchWorktree(ctx, agent.WorktreeDir(w.place.Root, w.r.ID+"/combine"), w.branch, w.base)
+			wt, err := agent.WorktreeDir(w.place.Root, w.r.ID+"/combine")
+			if err == nil {
+				wt, err = w.g.addBranchWorktree(ctx, wt, w.branch, w.base)
+			}
 			if err != nil {
 				return err
 			}
@@ -725,9 +752,9 @@ func capBytes(s string, n int) string {
 
 // ItemLine is one item's line in a run's output: its step, number, status and outcome.
 func ItemLine(it ItemResult) string {
-	line := fmt.Sprintf("%s %d %s %s", it.Step, it.Index, it.Status, untrusted.Escape(it.Item))
+	line := fmt.Sprintf("%s %d %s %s", untrusted.Escape(it.Step), it.Index, untrusted.Escape(it.Status), untrusted.Escape(it.Item))
 	if it.Outcome != "" {
-		line += ": " + it.Outcome
+		line += ": " + untrusted.Escape(it.Outcome)
 	}
 	return line
 }
@@ -764,6 +791,10 @@ func outcome(r *engine.Result) string {
 	case StatusNoChange:
 		line += "; no change to combine"
 	case StatusInterrupted:
+		if why, ok := d["resume"].(string); ok {
+			line += "; interrupted, and it cannot be resumed: " + why
+			break
+		}
 		line += fmt.Sprintf("; interrupted: locum run --resume %s goes on without redoing the green items", r.RunID)
 	}
 	return line

@@ -232,17 +232,33 @@ func nilIfZero(n int64) any {
 }
 
 // WorktreeDir is where run id's worktree lives: under the git directory, so the user's working
-// tree never sees it.
-func WorktreeDir(root, id string) string {
-	if p := engine.GitPath(root, "locum/worktrees/"+id); p != "" {
-		return p
+// tree never sees it. Where no such place stays inside a git directory locum trusts after
+// symbolic links (a link planted at .git/locum, say), there is none: a checkout made, or a
+// folder removed, by following it would land outside the repository.
+func WorktreeDir(root, id string) (string, error) {
+	// No link on the way at all, even one that stays inside: the folder is removed whole when
+	// the run ends, and a link could name the git directory's own objects.
+	p, gitDir := engine.GitPath(root, "locum/worktrees/"+id), engine.GitPath(root, ".")
+	if p == "" || gitDir == "" || p != filepath.Join(gitDir, "locum", "worktrees", filepath.FromSlash(id)) {
+		return "", &WorktreePlaceError{Root: root, ID: id}
 	}
-	return filepath.Join(root, ".git", "locum", "worktrees", id)
+	return p, nil
+}
+
+// WorktreePlaceError is a repository with no place for a run's worktree that locum may write.
+type WorktreePlaceError struct{ Root, ID string }
+
+func (e *WorktreePlaceError) Error() string {
+	return fmt.Sprintf("no place for the worktree of run %s: %s has no git directory with a locum/worktrees folder reached without a symbolic link", e.ID, e.Root)
 }
 
 func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 	a.branch = Branch(r.ID)
-	a.wt = WorktreeDir(a.opts.Root, r.ID)
+	wt, err := WorktreeDir(a.opts.Root, r.ID)
+	if err != nil {
+		return err
+	}
+	a.wt = wt
 	if err := os.MkdirAll(filepath.Dir(a.wt), 0o755); err != nil {
 		return fmt.Errorf("making the worktree folder: %w", err)
 	}

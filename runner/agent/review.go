@@ -185,7 +185,7 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	if err := RemoveWorktree(ctx, rv.Root, WorktreeDir(rv.Root, rv.RunID)); err != nil {
+	if err := rv.removeWorktree(ctx); err != nil {
 		return how, err
 	}
 	_, err = Git(ctx, rv.Root, "branch", "-D", rv.Branch)
@@ -194,8 +194,18 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 
 // Reject deletes the run's worktree (if kept) and its branch.
 func (rv *Review) Reject(ctx context.Context) error {
-	if err := RemoveWorktree(ctx, rv.Root, WorktreeDir(rv.Root, rv.RunID)); err != nil {
+	if err := rv.removeWorktree(ctx); err != nil {
 		return err
 	}
 	return DeleteBranch(ctx, rv.Root, rv.Branch)
+}
+
+// removeWorktree removes the run's worktree if it kept one. Where the repository has no place
+// locum may write one, locum made none, and nothing is removed by following a link out.
+func (rv *Review) removeWorktree(ctx context.Context) error {
+	wt, err := WorktreeDir(rv.Root, rv.RunID)
+	if err != nil {
+		return nil
+	}
+	return RemoveWorktree(ctx, rv.Root, wt)
 }

@@ -119,6 +119,10 @@ type Place struct {
 	// edits a file in place calls it. Nil, or a nil key, keeps no crash record: the in-process
 	// restore only.
 	RollbackKey func() []byte
+	// OperatorKey loads the same operator secret (made on first use) for a mode that seals what
+	// it journals for itself to read back, such as a workflow's resume, and reports why there is
+	// none. Nil: there is none.
+	OperatorKey func() ([]byte, error)
 	// PayGate, when set, refuses a job of this many span lines that the ledger says costs the
 	// host more than it saves; a mode with a break-even by size calls it once it knows the span.
 	PayGate func(lines int) error
