@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/locumdev/locum/schema"
 )
@@ -82,6 +83,28 @@ func (e *TemplateError) Error() string {
 
 // Expand fills every {{name}} of template from vars; a name vars does not hold is an error.
 func Expand(template string, vars map[string]string) (string, error) {
+	return expand(template, vars, func(_, v string) string { return v })
+}
+
+// ExpandCommand fills a shell command's template: a value asWritten names goes in as it is (a
+// parameter, the caller's own text, as a verify it could give itself), every other (an item's
+// file, symbol or line, an earlier step's output, which a model may have written) as one
+// single-quoted shell word, so no value is ever run as shell.
+func ExpandCommand(template string, vars map[string]string, asWritten func(name string) bool) (string, error) {
+	return expand(template, vars, func(name, v string) string {
+		if asWritten(name) {
+			return v
+		}
+		return ShellQuote(v)
+	})
+}
+
+// ShellQuote is s as one POSIX shell word.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func expand(template string, vars map[string]string, put func(name, v string) string) (string, error) {
 	var missing string
 	out := templateRef.ReplaceAllStringFunc(template, func(m string) string {
 		name := templateRef.FindStringSubmatch(m)[1]
@@ -89,7 +112,7 @@ func Expand(template string, vars map[string]string) (string, error) {
 		if !ok && missing == "" {
 			missing = name
 		}
-		return v
+		return put(name, v)
 	})
 	if missing != "" {
 		return "", &TemplateError{Template: template, Name: missing}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
@@ -61,7 +63,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			base, _ = ev["base"].(string)
 			got, _ := ev["seal"].(string)
 			sealed = agent.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, base, params)...)
-		case "item_end":
+		case "item_end", "item_carried":
 			it := ItemResult{}
 			it.Step, _ = ev["step"].(string)
 			it.Item, _ = ev["item"].(string)
@@ -70,6 +72,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			it.Commit, _ = ev["commit"].(string)
 			it.Outcome, _ = ev["outcome"].(string)
 			it.Output, _ = ev["output"].(string)
+			it.Inputs, _ = ev["inputs"].(string)
 			idx, _ := ev["index"].(float64)
 			it.Index = int(idx)
 			if !it.Green() || it.Step == "" || it.Item == "" {
@@ -115,6 +118,24 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 		return "", nil, err
 	}
 	return name, params, nil
+}
+
+// carry makes every green item of the run resumed this run's before any item starts: its commit
+// gets a ref of this run and its record a sealed item_carried line of this journal, and the old
+// run's refs go. A stop of this run at any point then loses none of them to a resume of it, and
+// no ref outlives a chain of resumes.
+func (w *run) carry(ctx context.Context) error {
+	keys := slices.Sorted(maps.Keys(w.prior))
+	for _, k := range keys {
+		it := w.prior[k]
+		if it.Commit != "" {
+			if _, err := w.g.locked(ctx, w.place.Root, "update-ref", itemRef(w.r.ID, it.Step, it.Index), it.Commit); err != nil {
+				return err
+			}
+		}
+		w.r.Event("item_carried", w.itemEvent(it))
+	}
+	return w.g.deleteItemRefs(ctx, w.resumedOf)
 }
 
 // keepPrior gives a reused item's commit a ref of this run, so a resume of this run finds it too.

@@ -8,7 +8,7 @@ import (
 )
 
 // seal authenticates what a run journals for its resume to read back: the workflow, parameters
-// and base it ran with, and each green item's commit, outcome and output. The journal and the
+// and base it ran with, and each green item's commit, outcome, output and the fingerprint of its inputs. The journal and the
 // item refs are the repository's files, which anyone who wrote the repository could have
 // written too; the key is the operator's (the user state directory's), so a resume takes only
 // what a run of this operator recorded, and runs again any item whose seal does not hold.
@@ -41,7 +41,7 @@ func (s seal) runFields(runID, name, base string, params map[string]string) []an
 }
 
 func (s seal) itemFields(runID string, it ItemResult) []any {
-	return []any{"item", runID, it.Step, it.Index, it.Item, it.Commit, it.Outcome, it.Output}
+	return []any{"item", runID, it.Step, it.Index, it.Item, it.Commit, it.Outcome, it.Output, it.Inputs}
 }
 
 // run is the seal of a run's workflow event.

@@ -1,9 +1,13 @@
 package workflow
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
 )
 
 func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
@@ -42,4 +46,50 @@ func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
 	assert.True(t, s.ok(run, s.runFields("RUN", "fix-all", "abc", map[string]string{"dir": "calc"})...))
 	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "abd", params)...), "another base")
 	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "abc", map[string]string{"dir": "calc", "x": ""})...), "another parameter")
+}
+
+func TestItemInputsFingerprint(t *testing.T) {
+	newRun := func() *run {
+		return &run{params: map[string]string{"dir": "calc", "check": "go test ./..."}, headTree: "tree1",
+			wf: packs.Workflow{Verify: "{{check}} && grep -q done {{file}}"}}
+	}
+	w := newRun()
+	st := packs.WorkflowStep{Name: "fix", Mode: "transform", With: map[string]string{"task": "use {{steps.sum.output}}"}}
+	it := Item{Key: "calc/a.go#A", Vars: map[string]string{"file": "calc/a.go", "symbol": "A"}}
+	vars := map[string]string{"dir": "calc", "check": "go test ./...", "steps.sum.output": "digest one"}
+	in, err := w.inputs(st, it, vars)
+	require.NoError(t, err)
+	// The parameter goes in as the caller wrote it, the item's file as one quoted word.
+	assert.Equal(t, "go test ./... && grep -q done 'calc/a.go'", in.verify)
+
+	tests := []struct {
+		name   string
+		change func(w *run, st *packs.WorkflowStep, vars map[string]string)
+	}{
+		{"an earlier step's output", func(_ *run, _ *packs.WorkflowStep, v map[string]string) { v["steps.sum.output"] = "digest two" }},
+		{"the tree the item starts at", func(w *run, _ *packs.WorkflowStep, _ map[string]string) { w.headTree = "tree2" }},
+		{"the step's task", func(_ *run, st *packs.WorkflowStep, _ map[string]string) {
+			st.With = map[string]string{"task": "other"}
+		}},
+		{"the workflow's verify", func(w *run, _ *packs.WorkflowStep, _ map[string]string) { w.wf.Verify = "true" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w2, st2, v2 := newRun(), st, maps.Clone(vars)
+			tt.change(w2, &st2, v2)
+			other, err := w2.inputs(st2, it, v2)
+			require.NoError(t, err)
+			assert.NotEqual(t, in.fingerprint, other.fingerprint)
+		})
+	}
+	again, err := w.inputs(st, it, maps.Clone(vars))
+	require.NoError(t, err)
+	assert.Equal(t, in.fingerprint, again.fingerprint)
+
+	// A model's digest in a verify is one quoted word, never shell.
+	st.With = map[string]string{"verify": "grep -qF {{steps.sum.output}} {{file}}"}
+	vars["steps.sum.output"] = "x' $(id >> pwned) '"
+	in, err = w.inputs(st, it, vars)
+	require.NoError(t, err)
+	assert.Equal(t, `grep -qF 'x'\'' $(id >> pwned) '\''' 'calc/a.go'`, in.with["verify"])
 }

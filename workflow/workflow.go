@@ -8,6 +8,9 @@ package workflow
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,6 +101,8 @@ type ItemResult struct {
 	Commit string `json:"commit"`
 	// Output is what the item passes to later steps (a digest, the groups); bounded.
 	Output string `json:"output,omitempty"`
+	// Inputs is the fingerprint of the item's expanded inputs and the tree it ran at.
+	Inputs string `json:"-"`
 }
 
 // Green says the item's work stands: its run was OK (or reused from a run where it was).
@@ -137,6 +142,9 @@ type run struct {
 	params     map[string]string
 	base       string
 	head       string
+	// headTree is head's tree: cherry-picking the same changes onto the same base gives it
+	// again, so a resumed run's item fingerprints match where the work before them did.
+	headTree string
 	// combine is the worktree of the branch, made when the first change is combined.
 	combine, branch string
 	offered         bool
@@ -216,6 +224,11 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	}
 	r.Event("workflow", map[string]any{"name": name, "pack": from, "params": w.params, "base": w.base, "resumed_from": nilIfEmpty(w.resumedOf),
 		"seal": nilIfEmpty(w.seal.run(r.ID, name, w.base, w.params))})
+	if w.resumedOf != "" {
+		if err := w.carry(ctx); err != nil {
+			return fmt.Errorf("keeping the green items of run %s: %w", w.resumedOf, err)
+		}
+	}
 	return nil
 }
 
@@ -304,7 +317,12 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 	for _, st := range w.wf.Steps {
 		vars := maps.Clone(w.params)
 		maps.Copy(vars, w.outputs)
-		list, err := expand(w.place.Root, st, vars)
+		tree, err := agent.Git(ctx, w.place.Root, "rev-parse", "--verify", w.head+"^{tree}")
+		if err != nil {
+			return err
+		}
+		w.headTree = strings.TrimSpace(tree)
+		list, err := w.list(ctx, st, vars)
 		if err != nil {
 			return err
 		}
@@ -346,21 +364,45 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		mu.Unlock()
 		w.job.Progress(p)
 	}
+	ended := func(i int) {
+		w.r.Event("item_end", w.itemEvent(results[i]))
+		mu.Lock()
+		if results[i].Green() {
+			done++
+		} else {
+			red++
+		}
+		mu.Unlock()
+		report(&results[i])
+	}
+	// First what needs no server: an item whose inputs do not expand, and one the run resumed
+	// did with the same inputs, journaled and given this run's ref before any item waits for a
+	// server, so a stop while the others wait loses none of them.
+	inputs := make([]itemInputs, len(list))
+	var todo []int
 	for i, it := range list {
 		results[i] = ItemResult{Step: st.Name, Index: i + 1, Item: it.Key}
-		if prev, ok := w.prior[priorKey(st.Name, it.Key)]; ok {
-			prev.Index, prev.Status, prev.Server = i+1, ItemReused, ""
-			if err := w.keepPrior(ctx, prev); err != nil {
-				prev.Status, prev.Outcome, prev.Commit = string(engine.StatusError), "its change from the run resumed could not be kept: "+oneLine(err.Error()), ""
-			}
-			results[i] = prev
-			w.r.Event("item_end", w.itemEvent(prev))
-			mu.Lock()
-			done++
-			mu.Unlock()
-			report(&results[i])
+		in, err := w.inputs(st, it, vars)
+		if err != nil {
+			results[i].Status, results[i].Outcome = string(engine.StatusError), oneLine(err.Error())
+			ended(i)
 			continue
 		}
+		inputs[i], results[i].Inputs = in, in.fingerprint
+		prev, ok := w.prior[priorKey(st.Name, it.Key)]
+		if !ok || prev.Inputs != in.fingerprint {
+			todo = append(todo, i)
+			continue
+		}
+		prev.Index, prev.Status, prev.Server = i+1, ItemReused, ""
+		if err := w.keepPrior(context.WithoutCancel(ctx), prev); err != nil {
+			prev.Status, prev.Outcome, prev.Commit = string(engine.StatusError), "its change from the run resumed could not be kept: "+oneLine(err.Error()), ""
+		}
+		w.started = true
+		results[i] = prev
+		ended(i)
+	}
+	for _, i := range todo {
 		srv := w.pool.acquire(ctx)
 		if srv < 0 {
 			results[i].Status = string(engine.StatusError)
@@ -369,39 +411,101 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		}
 		w.started = true
 		results[i].Server = w.pool.servers[srv].URL
-		w.r.Event("item_start", map[string]any{"step": st.Name, "index": i + 1, "item": it.Key, "server": results[i].Server})
+		w.r.Event("item_start", map[string]any{"step": st.Name, "index": i + 1, "item": list[i].Key, "server": results[i].Server})
 		mu.Lock()
 		running++
 		mu.Unlock()
 		report(nil)
 		wg.Add(1)
-		go func(i, srv int, it Item) {
+		go func(i, srv int) {
 			defer wg.Done()
-			res := &results[i]
-			w.runItem(ctx, st, it, vars, res)
-			// Journaled before the server is free for the next item: a run killed after this
-			// line has the item on record for its resume.
-			w.r.Event("item_end", w.itemEvent(*res))
-			w.pool.release(srv, res.Green())
+			w.runItem(ctx, st, list[i], inputs[i], &results[i])
 			mu.Lock()
 			running--
-			if res.Green() {
-				done++
-			} else {
-				red++
-			}
 			mu.Unlock()
-			report(res)
-		}(i, srv, it)
+			// Journaled before the server is free for the next item: a run killed after this
+			// line has the item on record for its resume.
+			ended(i)
+			w.pool.release(srv, results[i].Green())
+		}(i, srv)
 	}
 	wg.Wait()
 	return results
 }
 
+// list is a step's items, as the commit its items start from has them: a file the working tree
+// holds and the commit does not is no item, as it would be none in the item's worktree.
+func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]string) ([]Item, error) {
+	if st.ForEach == nil {
+		return expand(w.place.Root, st, vars)
+	}
+	wt, err := agent.WorktreeDir(w.place.Root, w.r.ID+"/list-"+st.Name)
+	if err == nil {
+		wt, err = w.g.addWorktree(ctx, wt, w.head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = w.g.removeWorktree(cctx, wt)
+	}()
+	return expand(wt, st, vars)
+}
+
+// itemInputs are one item's inputs, expanded, and their fingerprint: a resumed run's item is
+// taken only where it had the same, at the same tree.
+type itemInputs struct {
+	vars map[string]string
+	with map[string]string
+	// verify is the workflow's verify, for a transform step that gives none of its own.
+	verify      string
+	fingerprint string
+}
+
+func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (itemInputs, error) {
+	iv := maps.Clone(vars)
+	maps.Copy(iv, it.Vars)
+	in := itemInputs{vars: iv, with: map[string]string{}}
+	asWritten := func(name string) bool {
+		_, param := w.params[name]
+		_, item := it.Vars[name]
+		return param && !item
+	}
+	for k, tmpl := range st.With {
+		var v string
+		var err error
+		if k == "verify" {
+			v, err = packs.ExpandCommand(tmpl, iv, asWritten)
+		} else {
+			v, err = packs.Expand(tmpl, iv)
+		}
+		if err != nil {
+			return in, engine.BadInputf("step %s: with.%s: %v", st.Name, k, err)
+		}
+		in.with[k] = v
+	}
+	if _, own := st.With["verify"]; !own && st.Mode == transform.Mode.Name {
+		v, err := packs.ExpandCommand(w.wf.Verify, iv, asWritten)
+		if err != nil {
+			return in, engine.BadInputf("verify: %v", err)
+		}
+		in.verify = v
+	}
+	data, err := json.Marshal([]any{st.Mode, it.Key, in.with, in.verify, w.headTree})
+	if err != nil {
+		return in, err
+	}
+	sum := sha256.Sum256(data)
+	in.fingerprint = hex.EncodeToString(sum[:])
+	return in, nil
+}
+
 func (w *run) itemEvent(it ItemResult) map[string]any {
 	return map[string]any{"step": it.Step, "index": it.Index, "item": it.Item, "server": it.Server, "run_id": nilIfEmpty(it.RunID),
 		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output),
-		"seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
+		"inputs": nilIfEmpty(it.Inputs), "seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
 func nilIfEmpty(s string) any {
@@ -413,29 +517,13 @@ func nilIfEmpty(s string) any {
 
 // runItem runs one item in a worktree of its own at the branch's head, through the job layer as
 // a call of its mode to the item's server, and commits what a green edit changed.
-func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, vars map[string]string, res *ItemResult) {
+func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in itemInputs, res *ItemResult) {
 	fail := func(err error) {
 		status, _, _ := engine.Classify(err)
 		res.Status = string(status)
 		res.Outcome = oneLine(err.Error())
 	}
-	iv := maps.Clone(vars)
-	maps.Copy(iv, it.Vars)
-	with := map[string]string{}
-	for k, tmpl := range st.With {
-		v, err := packs.Expand(tmpl, iv)
-		if err != nil {
-			fail(engine.BadInputf("step %s: with.%s: %v", st.Name, k, err))
-			return
-		}
-		with[k] = v
-	}
-	verify, err := packs.Expand(w.wf.Verify, iv)
-	if err != nil {
-		fail(engine.BadInputf("verify: %v", err))
-		return
-	}
-	j, args, out, err := itemJob(st, with, iv, verify)
+	j, args, out, err := itemJob(st, in.with, in.vars, in.verify)
 	if err != nil {
 		fail(err)
 		return
@@ -646,12 +734,20 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 	}
 	start := time.Now()
 	r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "verify"})
-	command, err := packs.Expand(w.wf.Verify, w.params)
+	vars := maps.Clone(w.params)
+	maps.Copy(vars, w.outputs)
+	command, err := packs.ExpandCommand(w.wf.Verify, vars, func(name string) bool { _, param := w.params[name]; return param })
 	if err != nil {
 		return engine.BadInputf("verify: %v", err)
 	}
 	vr, err := r.Verify(ctx, command, w.combine)
+	if err == nil && (vr.Canceled || ctx.Err() != nil) {
+		err = context.Cause(ctx)
+	}
 	if err != nil {
+		// Stopped while it judged the branch: the items stand, for a resume to judge again.
+		w.status = StatusInterrupted
+		r.Detail("status", w.status)
 		return err
 	}
 	var exit any
@@ -660,6 +756,7 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 	}
 	r.Event("verify", map[string]any{"round": 1, "verdict": vr.Verdict(), "exit": exit, "duration_ms": time.Since(start).Milliseconds(), "tail": string(vr.Output)})
 	r.Detail("verify_exit", exit)
+	r.Detail("verify_verdict", vr.Verdict())
 	if !vr.Exited || vr.ExitCode != 0 {
 		w.status = StatusVerifyFailed
 		r.Detail("status", w.status)
@@ -787,7 +884,7 @@ func outcome(r *engine.Result) string {
 			line += fmt.Sprintf("; the final verify passed on %s (%v kept): read it with locum runs show --diff %s, then runs accept or runs reject", b, d["kept"], r.RunID)
 		}
 	case StatusVerifyFailed:
-		line += fmt.Sprintf("; the final verify failed on the combined branch (exit %v), which was dropped", d["verify_exit"])
+		line += fmt.Sprintf("; the final verify failed on the combined branch (%v), which was dropped", cmp.Or(fmt.Sprint(d["verify_verdict"]), "no verdict"))
 	case StatusNoChange:
 		line += "; no change to combine"
 	case StatusInterrupted:

@@ -222,13 +222,14 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 // reaches it on a loaded machine, so it never decides an outcome.
 const hangDeadline = 2 * time.Minute
 
-// cmdWaitFile waits for a file to appear: waitfile PATH.
+// cmdWaitFile waits for a file to appear: waitfile PATH, where PATH may be a glob (a file under
+// a run's worktree, whose id the script does not know yet).
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	refuseNegation(ts, neg, "waitfile")
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitfile PATH")
 	}
-	if !waitFor(hangDeadline, func() bool { _, err := os.Stat(ts.MkAbs(args[0])); return err == nil }) {
+	if !waitFor(hangDeadline, func() bool { m, err := filepath.Glob(ts.MkAbs(args[0])); return err == nil && len(m) > 0 }) {
 		ts.Fatalf("%s did not appear", args[0])
 	}
 }
