@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -384,7 +385,8 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		results[i] = ItemResult{Step: st.Name, Index: i + 1, Item: it.Key}
 		in, err := w.inputs(st, it, vars)
 		if err != nil {
-			results[i].Status, results[i].Outcome = string(engine.StatusError), oneLine(err.Error())
+			status, _, _ := engine.Classify(err)
+			results[i].Status, results[i].Outcome = string(status), oneLine(err.Error())
 			ended(i)
 			continue
 		}
@@ -483,6 +485,11 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 		}
 		if err != nil {
 			return in, engine.BadInputf("step %s: with.%s: %v", st.Name, k, err)
+		}
+		// A pack wrote the path: it names the repository's own files, from its root, whatever
+		// the mode would take from the operator.
+		if (k == "file" || k == "dir") && !filepath.IsLocal(v) && v != "." {
+			return in, engine.Refusalf("step %s: with.%s %s: outside the repository; a workflow's item reads the repository's files only, named from its root", st.Name, k, untrusted.Escape(v))
 		}
 		in.with[k] = v
 	}
