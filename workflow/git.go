@@ -81,7 +81,7 @@ func commitFile(ctx context.Context, wt, file, message string) (string, error) {
 	if _, err := agent.Git(ctx, wt, "add", "--", ":(literal)"+file); err != nil {
 		return "", err
 	}
-	if _, err := agent.Git(ctx, wt, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := agent.Git(ctx, wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet"); err == nil {
 		return "", nil
 	}
 	args := append(agent.Identity(ctx, wt), "commit", "--quiet", "--no-verify", "-m", message)

@@ -344,7 +344,7 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 			}
 		}
 	}
-	names, err := Git(ctx, a.wt, "diff", "--cached", "--name-only", "-z", a.base)
+	names, err := Git(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--name-only", "-z", a.base)
 	if err != nil {
 		return err
 	}
@@ -362,9 +362,9 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	if shown := engine.Shown(a.baseline); shown != "" {
 		r.Detail("shown", shown)
 	}
-	stat, _ := Git(ctx, a.wt, "diff", "--cached", "--shortstat", a.base)
+	stat, _ := Git(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--shortstat", a.base)
 	r.Detail("diff_stat", strings.TrimSpace(stat))
-	if diff, err := Git(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", a.base); err == nil {
+	if diff, err := Git(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", a.base); err == nil {
 		r.HostWork(hostWork(a.wt, files, diff))
 	}
 	msg := fmt.Sprintf("locum agent: %s\n\n%s\n\nRun %s; verify `%s` exited 0.\n", firstLine(a.opts.Task, 60), strings.TrimSpace(summary), r.ID, a.opts.Verify)

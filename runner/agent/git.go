@@ -3,10 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,12 +34,63 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-// Git runs git in dir. Hooks and the fsmonitor are switched off: both run programs a repository's
-// config names, and the repository is not trusted to choose what locum runs.
+// safeConfig switches off what a repository's config could make git run beside the command
+// asked for: hooks, the fsmonitor, signing, automatic housekeeping. (Every diff locum asks for
+// passes --no-ext-diff --no-textconv, so no diff driver runs either.)
+var safeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false",
+	"-c", "tag.gpgSign=false", "-c", "log.showSignature=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+
+// driverKey is a config key naming a program git runs for a file an attribute hands to the
+// driver: a filter's clean, smudge or process, or a merge driver.
+var driverKey = regexp.MustCompile(`^(filter|merge)\..+\.(clean|smudge|process|driver)$`)
+
+// Git runs git in dir with nothing the repository's config names run beside it: hooks, the
+// fsmonitor and signing are switched off, every filter the config declares is emptied (a file
+// goes in and out as it is), and every merge driver is /bin/false's (the merge of such a file is
+// a conflict, reported, never a program of the repository's choosing).
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false"}, args...)
+	neutral, err := emptyDrivers(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	return run(ctx, dir, append(append(slices.Clone(safeConfig), neutral...), args...), args)
+}
+
+// emptyDrivers lists the -c settings that neutralise every driver dir's config declares. An
+// emptied filter is also not required, so git keeps the file as it is rather than fail.
+func emptyDrivers(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, append(slices.Clone(safeConfig), "config", "--null", "--name-only", "--get-regexp", `^(filter|merge)\.`), nil)
+	var ge *GitError
+	if errors.As(err, &ge) {
+		var exit *exec.ExitError
+		if errors.As(ge.Err, &exit) && exit.ExitCode() == 1 {
+			return nil, nil // no such key
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var set []string
+	for _, key := range strings.Split(out, "\x00") {
+		key = strings.TrimSpace(key)
+		if !driverKey.MatchString(key) {
+			continue
+		}
+		if strings.HasPrefix(key, "merge.") {
+			set = append(set, "-c", key+"=false")
+			continue
+		}
+		set = append(set, "-c", key+"=", "-c", key[:strings.LastIndex(key, ".")]+".required=false")
+	}
+	return set, nil
+}
+
+func run(ctx context.Context, dir string, full, args []string) (string, error) {
+	if args == nil {
+		args = full
+	}
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
