@@ -34,6 +34,9 @@ const (
 	StageTurns = "turns"
 	// StageNoChange is a reply that left the span as it was, or an agent whose run changed no file.
 	StageNoChange = "no_change"
+	// StageItems is a workflow whose branch holds only some of its items: the others did not
+	// end green, or did not apply on it.
+	StageItems    = "items"
 	StageRefused  = "refused"
 	StageSignal   = "signal"
 	StageRestore  = "restore"
@@ -172,6 +175,15 @@ func (st *state) observe(ev map[string]any) {
 	case "item_end":
 		st.run.Items = append(st.run.Items, Item{Step: str(ev["step"]), Index: int(num(ev["index"])), Item: str(ev["item"]),
 			Status: str(ev["status"]), RunID: str(ev["run_id"]), Commit: str(ev["commit"])})
+	case "combine":
+		// A green item whose change did not apply on the branch ends a conflict.
+		if conflict, _ := ev["conflict"].(bool); conflict {
+			for i := range st.run.Items {
+				if it := &st.run.Items[i]; it.Step == str(ev["step"]) && it.Index == int(num(ev["index"])) {
+					it.Status = "CONFLICT"
+				}
+			}
+		}
 	case "scope":
 		if m, ok := engine.LookupMode(st.run.Mode); ok && m.EditsInPlace {
 			if f := str(ev["file"]); f != "" {
@@ -390,6 +402,8 @@ func (st *state) finalStage() string {
 		return StageTurns
 	case k == "unchanged", k == "no_change":
 		return StageNoChange
+	case k == "partial":
+		return StageItems
 	case k == "repeated":
 		return StageVerifyRed
 	case k == "off_loopback", k == "no_server", k == "redirect", k == "loading":
