@@ -2,6 +2,7 @@ package packs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -67,6 +68,16 @@ var ItemVars = map[string][]string{
 
 // templateRef is one {{name}} in a template.
 var templateRef = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.-]*)\s*\}\}`)
+
+// stepModes are the modes a workflow step runs (the schema's list), with whether each edits
+// files; the workflow package holds this to the modes' own registrations.
+var stepModes = map[string]bool{"transform": true, "summarize": false, "dedup": false}
+
+// StepEdits says a workflow step of mode edits files, so its workflow must have a verify.
+func StepEdits(mode string) bool { return stepModes[mode] }
+
+// StepModes are the modes a workflow step may run.
+func StepModes() []string { return slices.Sorted(maps.Keys(stepModes)) }
 
 // StepOutput is the template name of an earlier step's output.
 func StepOutput(step string) string { return "steps." + step + ".output" }
@@ -170,6 +181,33 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 			known[StepOutput(st.Name)] = true
 		}
 		check(base+"/verify", wf.Verify, nil)
+		edits := false
+		for i, st := range wf.Steps {
+			if !StepEdits(st.Mode) {
+				continue
+			}
+			edits = true
+			if _, own := st.With["verify"]; own {
+				continue
+			}
+			// The step's items are judged by the workflow's verify, before this step and the
+			// ones after it have an output to give it.
+			named := map[string]bool{}
+			for _, m := range templateRef.FindAllStringSubmatch(wf.Verify, -1) {
+				named[m[1]] = true
+			}
+			for _, later := range wf.Steps[i:] {
+				if named[StepOutput(later.Name)] {
+					add(base+"/verify", "step %s's items are judged by this verify (it gives no with.verify), so it cannot name {{%s}}, which step %s has not given yet", st.Name, StepOutput(later.Name), st.Name)
+				}
+			}
+		}
+		switch {
+		case edits && strings.TrimSpace(wf.Verify) == "":
+			add(base, "workflow %s edits files (a transform step) but declares no verify: its combined result could not be judged", name)
+		case !edits && strings.TrimSpace(wf.Verify) != "":
+			add(base+"/verify", "workflow %s edits no file, so its verify would judge a tree no step changed; leave it out", name)
+		}
 	}
 	return problems
 }

@@ -56,6 +56,12 @@ func TestWorkflowProblems(t *testing.T) {
 			"{{line}} is not"},
 		{"the item in the final verify", Workflow{Verify: "{{file}}", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
 			"/contributes/workflows/w/verify: {{file}} is not"},
+		{"an edit with no verify", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
+			"/contributes/workflows/w: workflow w edits files (a transform step) but declares no verify"},
+		{"a verify with no edit", Workflow{Verify: "false", Steps: []WorkflowStep{{Name: "a", Mode: "summarize", ForEach: &ForEach{Files: "*.md"}}}},
+			"/contributes/workflows/w/verify: workflow w edits no file"},
+		{"a step's own output in the verify its items run", Workflow{Verify: "grep -q {{steps.a.output}} x", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
+			"/contributes/workflows/w/verify: step a's items are judged by this verify"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			problems := workflowProblems("p.json", map[string]Workflow{"w": c.wf})
