@@ -48,7 +48,7 @@ func TestRunToolRunsAWorkflow(t *testing.T) {
 	}
 	f.llm.On("POST", "/v1/chat/completions", replies...)
 
-	res, err := f.call(t, context.Background(), "run", map[string]any{"workflow": "fix", "params": map[string]any{"file": "calc.go"}, "model": "qwen3-coder-30b"}, "tok-run")
+	res, err := f.call(t, context.Background(), "run", map[string]any{"workflow": "fix", "params": map[string]any{"file": "calc.go"}, "model": "qwen3-coder-30b", "host_turns_left": 3}, "tok-run")
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	assert.Regexp(t, `^OK: workflow fix: 2 of 2 items green; the final verify passed on locum/run/\S+ \(2 kept\)`, text(res))
@@ -59,6 +59,14 @@ func TestRunToolRunsAWorkflow(t *testing.T) {
 	assert.Len(t, details["items"], 2)
 	f.waitProgress(t, "fix 1 OK calc.go#A")
 	f.waitProgress(t, "fix 2 OK calc.go#B")
+
+	// The host's turns weigh each item's result as the workflow's.
+	for _, it := range details["items"].([]any) {
+		id := it.(map[string]any)["run_id"].(string)
+		journal, err := os.ReadFile(filepath.Join(f.root, ".git", "locum", "runs", id+".jsonl"))
+		require.NoError(t, err)
+		assert.Contains(t, string(journal), `{"key":"host_turns_left","value":"3","source":"argument host_turns_left"}`)
+	}
 
 	branch := details["branch"].(string)
 	show, err := exec.Command("git", "-C", f.root, "show", branch+":calc.go").Output()

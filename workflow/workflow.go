@@ -16,6 +16,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -550,7 +551,14 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	}()
 	call := w.job.Call
 	call.BaseURL = res.Server
-	call.Args = args
+	// An item's result is re-read over the host's turns as the workflow's is.
+	call.Args = maps.Clone(args)
+	if call.Args == nil {
+		call.Args = map[string]string{}
+	}
+	if s := w.place.Settings; s != nil {
+		call.Args[packs.HostTurnsLeft.String()] = strconv.FormatInt(s.Int(packs.HostTurnsLeft), 10)
+	}
 	call.Batch = true
 	call.JournalPath = ""
 	call.Observer, call.Progress = nil, nil
@@ -825,6 +833,9 @@ func (w *run) sawModel(m string) {
 
 // addUsage counts an item in the run's receipt, with its tokens where the server reported them.
 func (w *run) addUsage(res *engine.Result) {
+	if res.In == nil && res.Out == nil && res.Attempts == 0 {
+		return // asked no model: nothing to count, and no unknown to count either
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.r.AddUsage(client.Usage{In: res.In, Out: res.Out}, time.Duration(res.TimeMs)*time.Millisecond)
