@@ -131,6 +131,31 @@ func expand(template string, vars map[string]string, put func(name, v string) st
 	return out, nil
 }
 
+// quotedTemplates lists the {{names}} of a shell command that sit inside single or double
+// quotes. A value that goes in as a quoted word (ExpandCommand) would close the quotes around it
+// there and be run as shell, so a verify may put only a parameter inside quotes.
+func quotedTemplates(command string) []string {
+	var names []string
+	var quote byte
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		switch {
+		case quote == 0 && c == '\\', quote == '"' && c == '\\':
+			i++ // the next byte is escaped
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote = c
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0 && strings.HasPrefix(command[i:], "{{"):
+			if m := templateRef.FindStringSubmatchIndex(command[i:]); m != nil && m[0] == 0 {
+				names = append(names, command[i+m[2]:i+m[3]])
+				i += m[1] - 1
+			}
+		}
+	}
+	return names
+}
+
 // workflowProblems checks what the schema cannot: step names unique, and every template naming
 // only a parameter, the step's item or an earlier step's output.
 func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem {
@@ -157,6 +182,14 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 				}
 			}
 		}
+		checkCommand := func(ptr, command string, extra []string) {
+			check(ptr, command, extra)
+			for _, n := range quotedTemplates(command) {
+				if _, param := wf.Params[n]; !param {
+					add(ptr, "{{%s}} is inside quotes: in a verify, a value other than a parameter goes in as one quoted shell word already, so write it bare ({{%s}}, not '{{%s}}')", n, n, n)
+				}
+			}
+		}
 		seen := map[string]int{}
 		for i, st := range wf.Steps {
 			ptr := fmt.Sprintf("%s/steps/%d", base, i)
@@ -176,11 +209,15 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
+				if k == "verify" {
+					checkCommand(ptr+"/with/"+k, st.With[k], item)
+					continue
+				}
 				check(ptr+"/with/"+k, st.With[k], item)
 			}
 			known[StepOutput(st.Name)] = true
 		}
-		check(base+"/verify", wf.Verify, nil)
+		checkCommand(base+"/verify", wf.Verify, nil)
 		edits := false
 		for i, st := range wf.Steps {
 			if !StepEdits(st.Mode) {

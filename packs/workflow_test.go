@@ -37,6 +37,12 @@ func TestWorkflowProblems(t *testing.T) {
 		{Name: "t", Mode: "transform", ForEach: &ForEach{Symbols: "{{dir}}/*.go"}, With: map[string]string{"task": "{{symbol}}: {{steps.d.output}}"}},
 	}}
 	assert.Empty(t, workflowProblems("p.json", map[string]Workflow{"w": ok}))
+	// A parameter may sit in quotes; an escaped quote opens none.
+	quotedParam := Workflow{Params: map[string]Param{"pat": {}}, Verify: `grep -q "{{pat}}" x && grep -q \'{{file}} y`, Steps: []WorkflowStep{
+		{Name: "t", Mode: "transform", ForEach: &ForEach{Files: "*.go"}, With: map[string]string{"verify": `grep -q "{{pat}}" {{file}}`}}}}
+	problems := workflowProblems("p.json", map[string]Workflow{"w": quotedParam})
+	require.Len(t, problems, 1, "%v", problems)
+	assert.Contains(t, problems[0].Message, "{{file}} is not a parameter", "only the final verify's item, which it cannot have")
 
 	for _, c := range []struct {
 		name string
@@ -56,6 +62,11 @@ func TestWorkflowProblems(t *testing.T) {
 			"{{line}} is not"},
 		{"the item in the final verify", Workflow{Verify: "{{file}}", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
 			"/contributes/workflows/w/verify: {{file}} is not"},
+		{"an output inside double quotes in a verify", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "d", Mode: "summarize"},
+			{Name: "a", Mode: "transform", With: map[string]string{"verify": `echo "note: {{steps.d.output}}"; true`}}}},
+			"/contributes/workflows/w/steps/1/with/verify: {{steps.d.output}} is inside quotes"},
+		{"a file inside single quotes in a verify", Workflow{Verify: "grep -q x '{{file}}'", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}, With: map[string]string{"verify": "grep -q x '{{file}}'"}}}},
+			"/contributes/workflows/w/steps/0/with/verify: {{file}} is inside quotes"},
 		{"an edit with no verify", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
 			"/contributes/workflows/w: workflow w edits files (a transform step) but declares no verify"},
 		{"a verify with no edit", Workflow{Verify: "false", Steps: []WorkflowStep{{Name: "a", Mode: "summarize", ForEach: &ForEach{Files: "*.md"}}}},

@@ -156,7 +156,7 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 	if rv.Status != StatusCompleted {
 		return "", &NotAgentRunError{Reason: fmt.Sprintf("run %s did not complete (status %q); only a run whose verify passed is accepted. Read it with runs show --diff, or reject it", rv.RunID, rv.Status)}
 	}
-	status, err := Git(ctx, rv.Root, "status", "--porcelain", "--untracked-files=no")
+	status, err := Git(ctx, rv.Root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all")
 	if err != nil {
 		return "", err
 	}
