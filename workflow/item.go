@@ -1,0 +1,390 @@
+package workflow
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/dedup"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/summarize"
+	"github.com/locumdev/locum/runner/transform"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// runStep runs a step's items, at most jobs at once over the pool, and returns them in order.
+func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, vars map[string]string) []ItemResult {
+	results := make([]ItemResult, len(list))
+	var wg sync.WaitGroup
+	var done, red, running int
+	var mu sync.Mutex
+	report := func(it *ItemResult) {
+		if w.job.Progress == nil {
+			return
+		}
+		mu.Lock()
+		p := Progress{Step: st.Name, Total: len(list), Done: done, Red: red, Running: running, Servers: w.pool.snapshot(), Item: it}
+		mu.Unlock()
+		w.job.Progress(p)
+	}
+	ended := func(i int) {
+		w.r.Event("item_end", w.itemEvent(results[i]))
+		mu.Lock()
+		if results[i].Green() {
+			done++
+		} else {
+			red++
+		}
+		mu.Unlock()
+		report(&results[i])
+	}
+	// First what needs no server: an item whose inputs do not expand, and one the run resumed
+	// did with the same inputs, journaled and given this run's ref before any item waits for a
+	// server, so a stop while the others wait loses none of them.
+	inputs := make([]itemInputs, len(list))
+	var todo []int
+	for i, it := range list {
+		results[i] = ItemResult{Step: st.Name, Index: i + 1, Item: it.Key}
+		in, err := w.inputs(st, it, vars)
+		if err != nil {
+			status, _, _ := engine.Classify(err)
+			results[i].Status, results[i].Outcome = string(status), oneLine(err.Error())
+			ended(i)
+			continue
+		}
+		inputs[i], results[i].Inputs = in, in.fingerprint
+		prev, ok := w.prior[priorKey(st.Name, it.Key)]
+		if !ok || prev.Inputs != in.fingerprint {
+			todo = append(todo, i)
+			continue
+		}
+		prev.Index, prev.Status, prev.Server = i+1, ItemReused, ""
+		if err := w.keepPrior(context.WithoutCancel(ctx), prev); err != nil {
+			prev.Status, prev.Outcome, prev.Commit = string(engine.StatusError), "its change from the run resumed could not be kept: "+oneLine(err.Error()), ""
+		}
+		w.started = true
+		results[i] = prev
+		ended(i)
+	}
+	for _, i := range todo {
+		srv := w.pool.acquire(ctx)
+		if srv < 0 {
+			results[i].Status = string(engine.StatusError)
+			results[i].Outcome = "not started: the run was stopped"
+			continue
+		}
+		w.started = true
+		results[i].Server = w.pool.servers[srv].URL
+		w.r.Event("item_start", map[string]any{"step": st.Name, "index": i + 1, "item": list[i].Key, "server": results[i].Server})
+		mu.Lock()
+		running++
+		mu.Unlock()
+		report(nil)
+		wg.Add(1)
+		go func(i, srv int) {
+			defer wg.Done()
+			w.runItem(ctx, st, list[i], inputs[i], &results[i])
+			mu.Lock()
+			running--
+			mu.Unlock()
+			// Journaled before the server is free for the next item: a run killed after this
+			// line has the item on record for its resume.
+			ended(i)
+			w.pool.release(srv, results[i].Green())
+		}(i, srv)
+	}
+	wg.Wait()
+	return results
+}
+
+// list is a step's items, as the commit its items start from has them: a file the working tree
+// holds and the commit does not is no item, as it would be none in the item's worktree.
+func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]string) ([]Item, error) {
+	if st.ForEach == nil {
+		return expand(w.place.Root, st, vars)
+	}
+	wt, err := agent.WorktreeDir(w.place.Root, w.r.ID+"/list-"+st.Name)
+	if err == nil {
+		wt, err = w.g.addWorktree(ctx, wt, w.head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = w.g.removeWorktree(cctx, wt)
+	}()
+	return expand(wt, st, vars)
+}
+
+// itemInputs are one item's inputs, expanded, and their fingerprint: a resumed run's item is
+// taken only where it had the same, at the same tree.
+type itemInputs struct {
+	vars map[string]string
+	with map[string]string
+	// verify is the workflow's verify, for a transform step that gives none of its own.
+	verify      string
+	fingerprint string
+}
+
+func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (itemInputs, error) {
+	iv := maps.Clone(vars)
+	maps.Copy(iv, it.Vars)
+	in := itemInputs{vars: iv, with: map[string]string{}}
+	asWritten := func(name string) bool {
+		_, param := w.params[name]
+		_, item := it.Vars[name]
+		return param && !item
+	}
+	for k, tmpl := range st.With {
+		var v string
+		var err error
+		if k == "verify" {
+			v, err = packs.ExpandCommand(tmpl, iv, asWritten)
+		} else {
+			v, err = packs.Expand(tmpl, iv)
+		}
+		if err != nil {
+			return in, engine.BadInputf("step %s: with.%s: %v", st.Name, k, err)
+		}
+		// A pack wrote the path: it names the repository's own files, from its root, whatever
+		// the mode would take from the operator.
+		if (k == "file" || k == "dir") && !filepath.IsLocal(v) && v != "." {
+			return in, engine.Refusalf("step %s: with.%s %s: outside the repository; a workflow's item reads the repository's files only, named from its root", st.Name, k, untrusted.Escape(v))
+		}
+		in.with[k] = v
+	}
+	if _, own := st.With["verify"]; !own && st.Mode == transform.Mode.Name {
+		v, err := packs.ExpandCommand(w.wf.Verify, iv, asWritten)
+		if err != nil {
+			return in, engine.BadInputf("verify: %v", err)
+		}
+		in.verify = v
+	}
+	data, err := json.Marshal([]any{st.Mode, it.Key, in.with, in.verify, w.headTree})
+	if err != nil {
+		return in, err
+	}
+	sum := sha256.Sum256(data)
+	in.fingerprint = hex.EncodeToString(sum[:])
+	return in, nil
+}
+
+func (w *run) itemEvent(it ItemResult) map[string]any {
+	return map[string]any{"step": it.Step, "index": it.Index, "item": it.Item, "server": it.Server, "run_id": nilIfEmpty(it.RunID),
+		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output),
+		"inputs": nilIfEmpty(it.Inputs), "seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// runItem runs one item in a worktree of its own at the branch's head, through the job layer as
+// a call of its mode to the item's server, and commits what a green edit changed.
+func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in itemInputs, res *ItemResult) {
+	fail := func(err error) {
+		status, _, _ := engine.Classify(err)
+		res.Status = string(status)
+		res.Outcome = oneLine(err.Error())
+	}
+	j, args, out, err := itemJob(st, in.with, in.vars, in.verify)
+	if err != nil {
+		fail(err)
+		return
+	}
+	wt, err := agent.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index))
+	if err == nil {
+		wt, err = w.g.addWorktree(ctx, wt, w.head)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = w.g.removeWorktree(cctx, wt)
+	}()
+	call := w.job.Call
+	call.BaseURL = res.Server
+	// An item's result is re-read over the host's turns as the workflow's is.
+	call.Args = maps.Clone(args)
+	if call.Args == nil {
+		call.Args = map[string]string{}
+	}
+	if s := w.place.Settings; s != nil {
+		call.Args[packs.HostTurnsLeft.String()] = strconv.FormatInt(s.Int(packs.HostTurnsLeft), 10)
+	}
+	call.Batch = true
+	call.JournalPath = ""
+	call.Observer, call.Progress = nil, nil
+	call.Argv = []string{"run", w.name, "--step", st.Name, "--item", it.Key}
+	call.Parent = &engine.ParentRun{Run: w.r.ID, Step: st.Name, Item: it.Key}
+	mode, _ := engine.LookupMode(st.Mode)
+	p, err := w.job.Layer.Prepare(ctx, mode, call)
+	if err != nil {
+		fail(err)
+		return
+	}
+	p.SetHost(&engine.HostSide{ResultBytes: func(r *engine.Result) int64 {
+		return int64(len(ItemLine(ItemResult{Step: st.Name, Index: res.Index, Item: it.Key, Status: string(r.Status), Outcome: r.Outcome()}))) + 1
+	}})
+	r, err := p.RunIn(ctx, j, wt)
+	if err != nil {
+		fail(err)
+		return
+	}
+	res.RunID, res.Status = r.RunID, string(r.Status)
+	res.Outcome = oneLine(cmp.Or(r.Outcome(), errMessage(r)))
+	if r.Model != nil {
+		w.sawModel(*r.Model)
+	}
+	w.addUsage(r)
+	w.r.AddItemSaved(r.HostSaved)
+	if r.ExitCode != 0 {
+		return
+	}
+	res.Output = capBytes(out(), maxOutputBytes)
+	if res.Outcome == "" && res.Output != "" {
+		res.Outcome = st.Mode + ": " + oneLine(res.Output)
+	}
+	if !mode.EditsInPlace {
+		return
+	}
+	file, _ := r.Details["file"].(string)
+	if file == "" {
+		return
+	}
+	sha, err := commitFile(ctx, wt, file, commitMessage(w.name, st.Name, it.Key))
+	if err != nil {
+		res.Status, res.Outcome = string(engine.StatusError), "the green edit could not be committed: "+oneLine(err.Error())
+		return
+	}
+	if sha == "" {
+		return
+	}
+	if _, err := w.g.locked(ctx, w.place.Root, "update-ref", itemRef(w.r.ID, st.Name, res.Index), sha); err != nil {
+		res.Status, res.Outcome = string(engine.StatusError), "the green edit's commit could not be kept: "+oneLine(err.Error())
+		return
+	}
+	res.Commit = sha
+}
+
+// itemJob is the job of a step's mode for one item, the settings its inputs set (dedup's glob),
+// and what the item passes forward once its run is green.
+func itemJob(st packs.WorkflowStep, with, vars map[string]string, verify string) (engine.Job, map[string]string, func() string, error) {
+	pick := func(key, fallback string) string {
+		if v, ok := with[key]; ok {
+			return v
+		}
+		return vars[fallback]
+	}
+	build, ok := builders[st.Mode]
+	if !ok {
+		return nil, nil, nil, engine.BadInputf("step %s: a workflow runs transform, summarize and dedup steps, not %s", st.Name, untrusted.Escape(st.Mode))
+	}
+	return build(pick, verify)
+}
+
+type fieldFunc func(key, fallback string) string
+
+// builders make each mode's job from a step's inputs; a mode a step names must have one.
+var builders = map[string]func(field fieldFunc, verify string) (engine.Job, map[string]string, func() string, error){
+	transform.Mode.Name: func(field fieldFunc, verify string) (engine.Job, map[string]string, func() string, error) {
+		j := transform.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol"),
+			Verify: cmp.Or(field("verify", ""), verify), Task: field("task", "")}
+		return j, nil, func() string { return "" }, nil
+	},
+	summarize.Mode.Name: func(field fieldFunc, _ string) (engine.Job, map[string]string, func() string, error) {
+		j := &summarize.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol")}
+		return j, nil, func() string {
+			var b strings.Builder
+			for _, c := range j.Claims {
+				if c.Supported() {
+					fmt.Fprintf(&b, "- %s (lines %d-%d)\n", c.Text, c.Lines[0], c.Lines[1])
+				}
+			}
+			return b.String()
+		}, nil
+	},
+	dedup.Mode.Name: func(field fieldFunc, _ string) (engine.Job, map[string]string, func() string, error) {
+		j := &dedup.Job{Dir: field("dir", "")}
+		var args map[string]string
+		if g := field("glob", ""); g != "" {
+			args = map[string]string{packs.Glob.String(): g}
+		}
+		return j, args, func() string {
+			var b strings.Builder
+			for i, g := range j.Found.Groups {
+				fmt.Fprintf(&b, "group %d: %s\n", i+1, strings.Join(g.Files, " "))
+			}
+			return b.String()
+		}, nil
+	},
+}
+
+// stepOutput is what a step passes to the steps after it: its one item's output, or each green
+// item's under its name.
+func stepOutput(st packs.WorkflowStep, results []ItemResult) string {
+	if st.ForEach == nil && len(results) == 1 {
+		return results[0].Output
+	}
+	var b strings.Builder
+	for _, it := range results {
+		if it.Green() && it.Output != "" {
+			fmt.Fprintf(&b, "%s:\n%s\n", it.Item, strings.TrimRight(it.Output, "\n"))
+		}
+	}
+	return capBytes(b.String(), maxStepOutputBytes)
+}
+
+// sawModel records the model the items ran, when they all ran one.
+func (w *run) sawModel(m string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch w.r.Spec.Model {
+	case "":
+		w.r.Spec.Model = m
+	case m:
+	default:
+		w.r.Spec.Model = "(several)"
+	}
+}
+
+// addUsage counts an item in the run's receipt, with its tokens where the server reported them.
+func (w *run) addUsage(res *engine.Result) {
+	if res.In == nil && res.Out == nil && res.Attempts == 0 {
+		return // asked no model: nothing to count, and no unknown to count either
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.r.AddUsage(client.Usage{In: res.In, Out: res.Out}, time.Duration(res.TimeMs)*time.Millisecond)
+}
+
+func errMessage(r *engine.Result) string {
+	if r.Error != nil {
+		return r.Error.Message
+	}
+	return ""
+}
+
+func commitMessage(workflow, step, item string) string {
+	return fmt.Sprintf("locum run %s: %s %s", workflow, step, item)
+}

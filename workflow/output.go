@@ -1,0 +1,73 @@
+package workflow
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// oneLine is the first line of s, its control characters escaped.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return untrusted.Escape(s)
+}
+
+func capBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n[cut at " + fmt.Sprint(n) + " bytes]\n"
+}
+
+// ItemLine is one item's line in a run's output: its step, number, status and outcome.
+func ItemLine(it ItemResult) string {
+	line := fmt.Sprintf("%s %d %s %s", untrusted.Escape(it.Step), it.Index, untrusted.Escape(it.Status), untrusted.Escape(it.Item))
+	if it.Outcome != "" {
+		line += ": " + untrusted.Escape(it.Outcome)
+	}
+	return line
+}
+
+// outcome is the run's one line: what it combined, and what the person does next.
+func outcome(r *engine.Result) string {
+	d := r.Details
+	if d == nil || d["workflow"] == nil {
+		return ""
+	}
+	items, _ := d["items"].([]ItemResult)
+	if len(items) == 0 {
+		return ""
+	}
+	green, red := 0, 0
+	for _, it := range items {
+		if it.Green() {
+			green++
+		} else {
+			red++
+		}
+	}
+	line := fmt.Sprintf("workflow %s: %d of %d items green", untrusted.Escape(fmt.Sprint(d["workflow"])), green, len(items))
+	if red > 0 {
+		line += fmt.Sprintf(", %d not", red)
+	}
+	switch d["status"] {
+	case StatusCompleted:
+		if b, ok := d["branch"].(string); ok {
+			line += fmt.Sprintf("; the final verify passed on %s (%v kept): read it with locum runs show --diff %s, then runs accept or runs reject", b, d["kept"], r.RunID)
+		}
+	case StatusVerifyFailed:
+		line += fmt.Sprintf("; the final verify failed on the combined branch (%v), which was dropped", cmp.Or(fmt.Sprint(d["verify_verdict"]), "no verdict"))
+	case StatusNoChange:
+		line += "; no change to combine"
+	case StatusInterrupted:
+		if why, ok := d["resume"].(string); ok {
+			line += "; interrupted, and it cannot be resumed: " + why
+			break
+		}
+		line += fmt.Sprintf("; interrupted: locum run --resume %s goes on without redoing the green items", r.RunID)
+	}
+	return line
+}
