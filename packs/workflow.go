@@ -218,6 +218,10 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 			known[StepOutput(st.Name)] = true
 		}
 		checkCommand(base+"/verify", wf.Verify, nil)
+		named := map[string]bool{}
+		for _, m := range templateRef.FindAllStringSubmatch(wf.Verify, -1) {
+			named[m[1]] = true
+		}
 		edits := false
 		for i, st := range wf.Steps {
 			if !StepEdits(st.Mode) {
@@ -229,10 +233,6 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 			}
 			// The step's items are judged by the workflow's verify, before this step and the
 			// ones after it have an output to give it.
-			named := map[string]bool{}
-			for _, m := range templateRef.FindAllStringSubmatch(wf.Verify, -1) {
-				named[m[1]] = true
-			}
 			for _, later := range wf.Steps[i:] {
 				if named[StepOutput(later.Name)] {
 					add(base+"/verify", "step %s's items are judged by this verify (it gives no with.verify), so it cannot name {{%s}}, which step %s has not given yet", st.Name, StepOutput(later.Name), st.Name)

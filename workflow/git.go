@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/locumdev/locum/runner/agent"
 )
@@ -73,6 +74,14 @@ func (g *repo) removeWorktree(ctx context.Context, path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return agent.RemoveWorktree(ctx, g.root, path)
+}
+
+// dropWorktree removes a worktree a step is done with, even once ctx is cancelled: a stopped
+// run leaves none behind. What it fails to remove, the run's clean-up removes.
+func (g *repo) dropWorktree(ctx context.Context, path string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	_ = g.removeWorktree(ctx, path)
 }
 
 // commitFile commits file (relative to the worktree) in worktree wt on its detached HEAD and

@@ -122,11 +122,7 @@ func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]s
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_ = w.g.removeWorktree(cctx, wt)
-	}()
+	defer w.g.dropWorktree(ctx, wt)
 	return expand(wt, st, vars)
 }
 
@@ -217,11 +213,7 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 		fail(err)
 		return
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_ = w.g.removeWorktree(cctx, wt)
-	}()
+	defer w.g.dropWorktree(ctx, wt)
 	call := w.job.Call
 	call.BaseURL = res.Server
 	// An item's result is re-read over the host's turns as the workflow's is.
