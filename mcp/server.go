@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,8 +54,13 @@ type Server struct {
 	sdk   *sdk.Server
 	locks fileLocks
 	calls sync.WaitGroup
-	// life is the context Run serves under: when it ends (a signal), its cause, not the host's
-	// cancellation, is what stopped the runs in flight.
+	// inFlight is how many calls calls waits for, which a WaitGroup does not tell: a stop that
+	// could not wait for them all says it.
+	inFlight atomic.Int64
+	// stopWait bounds how long Run waits for the calls it stopped (see defaultStopWait).
+	stopWait time.Duration
+	// life is the context Run serves under: when it ends (a signal), every call's context ends
+	// with it, and its cause, not the host's cancellation, is what stopped the runs in flight.
 	life context.Context
 }
 
@@ -75,12 +81,13 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, jobs: jobs, root: jobs.Root(), life: context.Background()}
+	s := &Server{opts: opts, jobs: jobs, root: jobs.Root(), life: context.Background(), stopWait: defaultStopWait}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions + breakEvenWords(s.breakEven()),
 		// Tools only: no logging capability, so a host gets nothing it has to route.
 		Capabilities: &sdk.ServerCapabilities{},
 	})
+	s.sdk.AddReceivingMiddleware(s.withLife)
 	if err := s.addTools(); err != nil {
 		return nil, err
 	}
@@ -113,20 +120,67 @@ func (s *Server) SDK() *sdk.Server { return s.sdk }
 // Root is the repository root the server works in.
 func (s *Server) Root() string { return s.root }
 
+// defaultStopWait bounds how long Run waits, once its context has ended, for the calls it
+// stopped: a verify is stopped within seconds and a file restored at once, so only a call stuck
+// in the system reaches it. What such a call leaves, its rollback record restores at the next
+// locum command.
+const defaultStopWait = 10 * time.Second
+
 // Run serves one session over t until the client goes away or ctx ends, then waits for the calls
 // in flight: a transform cancelled by the session's end still restores its file before Run
-// returns.
+// returns. When ctx ends (a signal), every call in flight is stopped at once, whether or not the
+// host still holds the session open, and Run returns ctx's cause once they are done, or after
+// defaultStopWait if one is not.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	s.life = ctx
-	err := s.sdk.Run(ctx, t)
-	s.calls.Wait()
-	return err
+	done := make(chan error, 1)
+	go func() {
+		err := s.sdk.Run(ctx, t)
+		s.calls.Wait()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+		return context.Cause(ctx)
+	case <-time.After(s.stopWait):
+		return fmt.Errorf("%w; calls still running %s later, left as they were: %d (the next locum command restores a file a call left edited)",
+			context.Cause(ctx), s.stopWait, s.inFlight.Load())
+	}
+}
+
+// withLife ends each request's context when the server's ends, with its cause. The SDK gives a
+// handler a context that the end of its session does not cancel, and when its Run's context
+// ends it waits for the handlers before it closes the session: without this a signal waited
+// for every call to finish on its own, however long its verify or its model request took.
+func (s *Server) withLife(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		life := s.life
+		ctx, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
+		defer func() {
+			stop()
+			cancel(nil)
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // begin counts a call in flight, so Run waits for it.
 func (s *Server) begin() func() {
 	s.calls.Add(1)
-	return s.calls.Done
+	s.inFlight.Add(1)
+	return func() {
+		s.inFlight.Add(-1)
+		s.calls.Done()
+	}
 }
 
 // cancelled is the host's notifications/cancelled, given to the engine as the signal that

@@ -58,6 +58,7 @@ func scriptParams() testscript.Params {
 			"owner":      cmdOwner,
 			"chown":      cmdChown,
 			"mkfifo":     cmdMkfifo,
+			"holdopen":   cmdHoldOpen,
 			"keygen":     cmdKeygen,
 			"trust":      cmdTrust,
 			"mkrouting":  cmdMkRouting,
@@ -378,6 +379,23 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mkfifo PATH")
 	}
 	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+}
+
+// cmdHoldOpen writes a file into a named pipe and keeps the pipe open for writing until the
+// script ends, as a host keeps a server's stdin open: holdopen FIFO FILE. A process reading the
+// pipe gets the file's lines and then no end of input.
+func cmdHoldOpen(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "holdopen")
+	if len(args) != 2 {
+		ts.Fatalf("usage: holdopen FIFO FILE")
+	}
+	// Read and write, so the open does not wait for a reader; what is written waits in the
+	// pipe for the reader that comes.
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
+	ts.Check(err)
+	ts.Defer(func() { f.Close() })
+	_, err = f.WriteString(ts.ReadFile(args[1]))
+	ts.Check(err)
 }
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.

@@ -24,8 +24,10 @@ func (e *env) mcpCommand() *cli.Command {
 			"arguments are the flags in snake_case, and a call may only narrow a rail: the flags below that\n" +
 			"no call takes (the endpoint's reach, the pool of servers, the sandbox, the host's prices) are\n" +
 			"the operator's, with the environment and the user config.\n" +
-			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n\n" +
-			"Exit 0 when the host closes the session; 2 could not start.",
+			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
+			"SIGTERM, SIGINT or SIGHUP stops every call in flight at once, as it stops a command (each\n" +
+			"verify stopped, each file restored), whether or not the host still holds stdin open.\n\n" +
+			"Exit 0 when the host closes stdin; 2 could not start, or a signal stopped it.",
 		UsageText:    "locum mcp [--allow-model] [--base-url URL] [--allow-remote] [--servers URL,URL]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -51,8 +53,13 @@ func (e *env) mcp(ctx context.Context, cmd *cli.Command) error {
 		return withCode(exitCouldNot, err)
 	}
 	err = srv.Run(ctx, mcp.Stdio(ctx, e.stdin, e.unbuffered()))
-	// The host ends a session by closing stdin or with a signal: both are the normal end of a server.
-	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
+		// A signal stops the server as it stops any command: the calls in flight are stopped
+		// and their files restored first, and Run's error says so.
+		return withCode(exitCouldNot, fmt.Errorf("locum mcp: %w", err))
+	case err == nil || errors.Is(err, io.EOF):
+		// The host ends a session by closing stdin.
 		return nil
 	}
 	return withCode(exitCouldNot, fmt.Errorf("locum mcp: %w", err))
