@@ -16,6 +16,7 @@ require (
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.42.0
 	gonum.org/v1/gonum v0.17.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

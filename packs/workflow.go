@@ -100,14 +100,22 @@ func Expand(template string, vars map[string]string) (string, error) {
 // ExpandCommand fills a shell command's template: a value asWritten names goes in as it is (a
 // parameter, the caller's own text, as a verify it could give itself), every other (an item's
 // file, symbol or line, an earlier step's output, which a model may have written) as one
-// single-quoted shell word, so no value is ever run as shell.
+// single-quoted shell word, which CheckCommand holds to a place where bash reads it as one
+// argument, so no value is ever run as shell.
 func ExpandCommand(template string, vars map[string]string, asWritten func(name string) bool) (string, error) {
-	return expand(template, vars, func(name, v string) string {
+	out, err := expand(template, vars, func(name, v string) string {
 		if asWritten(name) {
 			return v
 		}
 		return ShellQuote(v)
 	})
+	if err != nil {
+		return "", err
+	}
+	if err := CheckCommand(template, vars, asWritten); err != nil {
+		return "", err
+	}
+	return out, nil
 }
 
 // ShellQuote is s as one POSIX shell word.
@@ -129,31 +137,6 @@ func expand(template string, vars map[string]string, put func(name, v string) st
 		return "", &TemplateError{Template: template, Name: missing}
 	}
 	return out, nil
-}
-
-// quotedTemplates lists the {{names}} of a shell command that sit inside single or double
-// quotes. A value that goes in as a quoted word (ExpandCommand) would close the quotes around it
-// there and be run as shell, so a verify may put only a parameter inside quotes.
-func quotedTemplates(command string) []string {
-	var names []string
-	var quote byte
-	for i := 0; i < len(command); i++ {
-		c := command[i]
-		switch {
-		case quote == 0 && c == '\\', quote == '"' && c == '\\':
-			i++ // the next byte is escaped
-		case quote == 0 && (c == '\'' || c == '"'):
-			quote = c
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0 && strings.HasPrefix(command[i:], "{{"):
-			if m := templateRef.FindStringSubmatchIndex(command[i:]); m != nil && m[0] == 0 {
-				names = append(names, command[i+m[2]:i+m[3]])
-				i += m[1] - 1
-			}
-		}
-	}
-	return names
 }
 
 // workflowProblems checks what the schema cannot: step names unique, and every template naming
@@ -182,12 +165,20 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 				}
 			}
 		}
+		// A parameter goes in as written: its default where it has one, else a plain word; it
+		// is checked again with the value given when the workflow runs.
+		params := map[string]string{}
+		for p, decl := range wf.Params {
+			params[p] = "param"
+			if decl.Default != nil {
+				params[p] = *decl.Default
+			}
+		}
 		checkCommand := func(ptr, command string, extra []string) {
 			check(ptr, command, extra)
-			for _, n := range quotedTemplates(command) {
-				if _, param := wf.Params[n]; !param {
-					add(ptr, "{{%s}} is inside quotes: in a verify, a value other than a parameter goes in as one quoted shell word already, so write it bare ({{%s}}, not '{{%s}}')", n, n, n)
-				}
+			asWritten := func(n string) bool { _, param := params[n]; return param && !slices.Contains(extra, n) }
+			if err := CheckCommand(command, params, asWritten); err != nil {
+				add(ptr, "%v", err)
 			}
 		}
 		seen := map[string]int{}

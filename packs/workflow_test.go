@@ -38,12 +38,13 @@ func TestWorkflowProblems(t *testing.T) {
 	}}
 	assert.Empty(t, workflowProblems("p.json", map[string]Workflow{"w": ok}))
 	// A parameter may sit in quotes; an escaped quote opens none.
-	quotedParam := Workflow{Params: map[string]Param{"pat": {}}, Verify: `grep -q "{{pat}}" x && grep -q \'{{file}} y`, Steps: []WorkflowStep{
+	quotedParam := Workflow{Params: map[string]Param{"pat": {}}, Verify: `grep -q "{{pat}}" x && grep -q \' {{file}} y`, Steps: []WorkflowStep{
 		{Name: "t", Mode: "transform", ForEach: &ForEach{Files: "*.go"}, With: map[string]string{"verify": `grep -q "{{pat}}" {{file}}`}}}}
 	problems := workflowProblems("p.json", map[string]Workflow{"w": quotedParam})
 	require.Len(t, problems, 1, "%v", problems)
 	assert.Contains(t, problems[0].Message, "{{file}} is not a parameter", "only the final verify's item, which it cannot have")
 
+	ptr := func(s string) *string { return &s }
 	for _, c := range []struct {
 		name string
 		wf   Workflow
@@ -64,9 +65,21 @@ func TestWorkflowProblems(t *testing.T) {
 			"/contributes/workflows/w/verify: {{file}} is not"},
 		{"an output inside double quotes in a verify", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "d", Mode: "summarize"},
 			{Name: "a", Mode: "transform", With: map[string]string{"verify": `echo "note: {{steps.d.output}}"; true`}}}},
-			"/contributes/workflows/w/steps/1/with/verify: {{steps.d.output}} is inside quotes"},
+			"/contributes/workflows/w/steps/1/with/verify: {{steps.d.output}} is inside double quotes"},
 		{"a file inside single quotes in a verify", Workflow{Verify: "grep -q x '{{file}}'", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}, With: map[string]string{"verify": "grep -q x '{{file}}'"}}}},
-			"/contributes/workflows/w/steps/0/with/verify: {{file}} is inside quotes"},
+			"/contributes/workflows/w/steps/0/with/verify: {{file}} is inside single quotes"},
+		{"an output in a here-document of a step's verify", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "d", Mode: "summarize"},
+			{Name: "a", Mode: "transform", With: map[string]string{"verify": "cat <<EOF >notes\n{{steps.d.output}}\nEOF\ntrue"}}}},
+			"/contributes/workflows/w/steps/1/with/verify: {{steps.d.output}} is in a here-document"},
+		{"an output in a here-document of the final verify", Workflow{Verify: "cat <<EOF >notes\n{{steps.d.output}}\nEOF\ntrue", Steps: []WorkflowStep{{Name: "d", Mode: "summarize"},
+			{Name: "a", Mode: "transform", With: map[string]string{"verify": "true"}}}},
+			"/contributes/workflows/w/verify: {{steps.d.output}} is in a here-document"},
+		{"an apostrophe in a comment before an output", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "d", Mode: "summarize"},
+			{Name: "a", Mode: "transform", With: map[string]string{"verify": "# it's checked\ngrep -q x notes' {{steps.d.output}}'"}}}},
+			"/contributes/workflows/w/steps/1/with/verify: {{steps.d.output}} is inside single quotes"},
+		{"an item that the parameter's default puts inside quotes", Workflow{Params: map[string]Param{"open": {Default: ptr("grep -q '")}}, Verify: "true",
+			Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}, With: map[string]string{"verify": "{{open}} x {{file}}'"}}}},
+			"/contributes/workflows/w/steps/0/with/verify: {{file}} is inside single quotes"},
 		{"an edit with no verify", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
 			"/contributes/workflows/w: workflow w edits files (a transform step) but declares no verify"},
 		{"a verify with no edit", Workflow{Verify: "false", Steps: []WorkflowStep{{Name: "a", Mode: "summarize", ForEach: &ForEach{Files: "*.md"}}}},

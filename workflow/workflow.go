@@ -22,6 +22,7 @@ import (
 	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -198,6 +199,9 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.edits() && strings.TrimSpace(wf.Verify) == "" {
 		return engine.BadInputf("workflow %s edits files but declares no verify: its combined result cannot be judged", name)
 	}
+	if err := w.checkVerifies(); err != nil {
+		return err
+	}
 	// Every item runs in a worktree of its own: refuse before the first where there is no place
 	// for one that stays in the repository's git directory.
 	if _, err := agent.WorktreeDir(w.place.Root, r.ID); err != nil {
@@ -224,6 +228,37 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	return nil
+}
+
+// checkVerifies holds every verify the run will expand to packs.CheckCommand with the
+// parameters' values, before any item runs: the pack was checked as it loaded with their
+// defaults, and a value given now is shell text that can move what follows it. Each expansion
+// checks again.
+func (w *run) checkVerifies() error {
+	check := func(what, tmpl string, item []string) error {
+		asWritten := func(n string) bool { _, param := w.params[n]; return param && !slices.Contains(item, n) }
+		if err := packs.CheckCommand(tmpl, w.params, asWritten); err != nil {
+			return engine.Refusalf("%s, with the parameters given: %v", what, err)
+		}
+		return nil
+	}
+	for _, st := range w.wf.Steps {
+		var item []string
+		if st.ForEach != nil {
+			kind, _ := st.ForEach.Kind()
+			item = packs.ItemVars[kind]
+		}
+		if v, own := st.With["verify"]; own {
+			if err := check("step "+st.Name+"'s verify", v, item); err != nil {
+				return err
+			}
+		} else if st.Mode == transform.Mode.Name {
+			if err := check("the verify of step "+st.Name+"'s items", w.wf.Verify, item); err != nil {
+				return err
+			}
+		}
+	}
+	return check("the workflow's verify", w.wf.Verify, nil)
 }
 
 // edits says a step of the workflow runs a mode that edits files.
