@@ -19,8 +19,8 @@ import (
 // readPrior reads the journal of the run to resume: the workflow and parameters it ran with, its
 // base, and its green items. The journal is the repository's file, so what it says is checked
 // before use: the run must be a workflow run that did not end, its workflow event sealed with the
-// operator's key (so the base and parameters are the ones locum ran with), and each green item
-// sealed too, its commit the one locum's own ref for that item still holds; an item that fails a
+// operator's key (so the base and parameters are the ones locum ran with), the workflow's
+// definition the one that event's fingerprint names, and each green item sealed too, its commit the one locum's own ref for that item still holds; an item that fails a
 // check is run again.
 func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[string]string, error) {
 	dir, err := engine.RunsDir(w.place.Root)
@@ -37,6 +37,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 	}
 	var (
 		name   string
+		def    string
 		params = map[string]string{}
 		base   string
 		sealed bool
@@ -61,8 +62,9 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 				}
 			}
 			base, _ = ev["base"].(string)
+			def, _ = ev["definition"].(string)
 			got, _ := ev["seal"].(string)
-			sealed = agent.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, base, params)...)
+			sealed = agent.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, def, base, params)...)
 		case "item_end", "item_carried":
 			it := ItemResult{}
 			it.Step, _ = ev["step"].(string)
@@ -102,13 +104,19 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 		return "", nil, engine.Refusalf("--resume: run %s ended (%s): nothing to resume; start the workflow again with locum run %s", id, untrusted.Escape(ended), untrusted.Escape(name))
 	case name == "" || base == "":
 		return "", nil, engine.BadInputf("--resume: the journal of run %s does not name its workflow and base commit", id)
+	case !sealed && def == "":
+		return "", nil, engine.Refusalf("--resume: the journal of run %s does not carry this operator's seal over its workflow, parameters and base as this locum seals them: it names no fingerprint of the workflow's definition, as a run an earlier locum interrupted does, or it is not a run locum made here; start the workflow again with locum run %s", id, untrusted.Escape(name))
 	case !sealed:
 		return "", nil, engine.Refusalf("--resume: the journal of run %s does not carry this operator's seal over its workflow, parameters and base: it is not a run locum made here, or it was changed since; start the workflow again with locum run %s", id, untrusted.Escape(name))
 	}
-	w.base = base
-	if _, _, ok := c.Workflow(name); !ok {
+	wf, _, ok := c.Workflow(name)
+	if !ok {
 		return "", nil, engine.BadInputf("--resume: run %s ran workflow %q, which no composed pack declares now", id, untrusted.Escape(name))
 	}
+	if now, err := definition(wf); err != nil || now != def {
+		return "", nil, engine.Refusalf("--resume: workflow %s changed since run %s began (its steps, parameters or verify are not the ones the run was sealed with), and its green items were made and judged under the old definition; start the workflow anew with locum run %s", untrusted.Escape(name), id, untrusted.Escape(name))
+	}
+	w.base = base
 	w.prior, w.resumedOf = prior, id
 	// A run killed outright left its worktrees and its branch; both are locum's, made again.
 	if err := removeRunWorktrees(ctx, w.g, id); err != nil {

@@ -1,6 +1,10 @@
 package workflow
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"testing"
 
@@ -43,10 +47,70 @@ func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
 	assert.Empty(t, s.item("RUN", ItemResult{Status: "RED"}), "a red item is run again, never sealed")
 
 	params := map[string]string{"dir": "calc"}
-	run := s.run("RUN", "fix-all", "abc", params)
-	assert.True(t, s.ok(run, s.runFields("RUN", "fix-all", "abc", map[string]string{"dir": "calc"})...))
-	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "abd", params)...), "another base")
-	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "abc", map[string]string{"dir": "calc", "x": ""})...), "another parameter")
+	run := s.run("RUN", "fix-all", "def1", "abc", params)
+	assert.True(t, s.ok(run, s.runFields("RUN", "fix-all", "def1", "abc", map[string]string{"dir": "calc"})...))
+	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "def1", "abd", params)...), "another base")
+	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "def1", "abc", map[string]string{"dir": "calc", "x": ""})...), "another parameter")
+	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "def2", "abc", params)...), "another definition")
+	assert.False(t, s.ok(run, s.runFields("RUN", "fix-all", "", "abc", params)...), "no definition")
+
+	// A seal of the layout before the definition was sealed, over the same key, holds for nothing.
+	old := func(fields ...any) string {
+		data, err := json.Marshal(append([]any{"locum workflow resume 1"}, fields...))
+		require.NoError(t, err)
+		m := hmac.New(sha256.New, s.key)
+		m.Write(data)
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	assert.False(t, s.ok(old("workflow", "RUN", "fix-all", "abc", params), s.runFields("RUN", "fix-all", "", "abc", params)...))
+	assert.False(t, s.ok(old(s.itemFields("RUN", it)...), s.itemFields("RUN", it)...))
+}
+
+func TestDefinitionCoversTheWholeWorkflow(t *testing.T) {
+	def := func(s string) *string { return &s }
+	base := func() packs.Workflow {
+		return packs.Workflow{
+			Params: map[string]packs.Param{"dir": {Doc: "the package"}, "check": {Default: def("go test ./...")}},
+			Steps: []packs.WorkflowStep{
+				{Name: "sum", Mode: "summarize", With: map[string]string{"file": "README.md"}},
+				{Name: "fix", Mode: "transform", ForEach: &packs.ForEach{Symbols: "{{dir}}/*.go"},
+					With: map[string]string{"task": "use {{steps.sum.output}}", "verify": "grep -q done {{file}}"}},
+			},
+			Verify: "{{check}}",
+		}
+	}
+	want, err := definition(base())
+	require.NoError(t, err)
+	for range 20 {
+		again, err := definition(base())
+		require.NoError(t, err)
+		require.Equal(t, want, again, "the same definition, whatever the maps' order")
+	}
+	for _, c := range []struct {
+		name   string
+		change func(*packs.Workflow)
+	}{
+		{"the final verify", func(w *packs.Workflow) { w.Verify = "{{check}} && true" }},
+		{"a step's verify", func(w *packs.Workflow) { w.Steps[1].With["verify"] = "true" }},
+		{"a step's task", func(w *packs.Workflow) { w.Steps[1].With["task"] = "other" }},
+		{"a step's input added", func(w *packs.Workflow) { w.Steps[0].With["lines"] = "1-9" }},
+		{"a step's list", func(w *packs.Workflow) { w.Steps[1].ForEach = &packs.ForEach{Files: "{{dir}}/*.go"} }},
+		{"a step's mode", func(w *packs.Workflow) { w.Steps[0].Mode = "dedup" }},
+		{"a step's name", func(w *packs.Workflow) { w.Steps[0].Name = "digest" }},
+		{"the steps' order", func(w *packs.Workflow) { w.Steps[0], w.Steps[1] = w.Steps[1], w.Steps[0] }},
+		{"a step added", func(w *packs.Workflow) { w.Steps = append(w.Steps, packs.WorkflowStep{Name: "more", Mode: "dedup"}) }},
+		{"a parameter's default", func(w *packs.Workflow) { w.Params["check"] = packs.Param{Default: def("true")} }},
+		{"a default given to a parameter", func(w *packs.Workflow) { w.Params["dir"] = packs.Param{Doc: "the package", Default: def("")} }},
+		{"a parameter declared", func(w *packs.Workflow) { w.Params["extra"] = packs.Param{} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wf := base()
+			c.change(&wf)
+			got, err := definition(wf)
+			require.NoError(t, err)
+			assert.NotEqual(t, want, got)
+		})
+	}
 }
 
 func TestItemInputsFingerprint(t *testing.T) {

@@ -134,6 +134,8 @@ type run struct {
 
 	name, from string
 	wf         packs.Workflow
+	// definition is the fingerprint of wf, sealed with the run for its resume.
+	definition string
 	params     map[string]string
 	base       string
 	head       string
@@ -193,6 +195,9 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 		return engine.BadInputf("no composed pack declares a workflow %q; the workflows are: %s", untrusted.Escape(name), cmp.Or(strings.Join(names, ", "), "none"))
 	}
 	w.name, w.from, w.wf = name, from, wf
+	if w.definition, err = definition(wf); err != nil {
+		return err
+	}
 	if w.params, err = bindParams(name, wf, params); err != nil {
 		return err
 	}
@@ -220,8 +225,8 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.resumedOf != "" {
 		r.Detail("resumed_from", w.resumedOf)
 	}
-	r.Event("workflow", map[string]any{"name": name, "pack": from, "params": w.params, "base": w.base, "resumed_from": nilIfEmpty(w.resumedOf),
-		"seal": nilIfEmpty(w.seal.run(r.ID, name, w.base, w.params))})
+	r.Event("workflow", map[string]any{"name": name, "pack": from, "definition": w.definition, "params": w.params, "base": w.base,
+		"resumed_from": nilIfEmpty(w.resumedOf), "seal": nilIfEmpty(w.seal.run(r.ID, name, w.definition, w.base, w.params))})
 	if w.resumedOf != "" {
 		if err := w.carry(ctx); err != nil {
 			return fmt.Errorf("keeping the green items of run %s: %w", w.resumedOf, err)
