@@ -13,23 +13,24 @@ import (
 // parameter is the operator's own text (or the pack's default for it), as a verify the operator
 // could give itself, and goes in as written. Every other value (an item's file, symbol or line,
 // an earlier step's output) may have been written by a model, and goes in as one single-quoted
-// shell word: bash reads it back as exactly the bytes it holds, one argument, wherever the
-// template puts it as a word of its own in a command's arguments, and nowhere else. Inside
-// double quotes, a here-document, backquotes or a comment the single quotes mean nothing or end
-// the context early, and in a redirection, an assignment, arithmetic or the command's own name
-// the word is read as more than an argument. So each such placeholder's place is found by
-// parsing the template with mvdan.cc/sh's bash parser (the one shfmt uses), not by scanning
-// quotes by hand, and a template that puts one anywhere else is refused: when its pack loads
-// and again before it runs, with the parameters' real values in place, since a parameter is
-// shell text that can move what follows it.
+// shell word: bash reads it back as exactly the bytes it holds, within one argument, wherever
+// the template puts it among a command's arguments, as a word of its own or joined only to
+// plain text (--file={{file}}), and nowhere else. Inside double quotes, a here-document,
+// backquotes or a comment the single quotes mean nothing or end the context early, and in a
+// redirection, an assignment, arithmetic or the command's own name the word is read as more
+// than an argument. So each such placeholder's place is found by parsing the template with
+// mvdan.cc/sh's bash parser (the one shfmt uses), not by scanning quotes by hand, and a
+// template that puts one anywhere else is refused: when its pack loads, and again before it
+// runs with the parameters' real values in place, since a parameter is shell text that can move
+// what follows it.
 //
 // Passing every such value through the environment instead ("$LOCUM_ITEM") was the other way:
 // it would keep model text out of the shell's source, but not out of its reach, since bash
 // evaluates a variable's text as code in arithmetic and `[[ -eq ]]`, and in a here-document the
 // quotes would be printed; a template would still need this parse to say where "$VAR" means
 // the value, and the verify runner would need a way to pass the variables into the sandbox. The
-// parse alone keeps one rule that can be checked, and said, in one line: a value is one
-// argument of a command.
+// parse alone keeps one rule that can be checked, and said, in one line: a value is (part of)
+// one argument of a command.
 
 // CommandError is a verify template with a placeholder where its value would not be one
 // argument, byte for byte, of the command it is given to.
@@ -45,7 +46,7 @@ func (e *CommandError) Error() string {
 	if e.Name == "" {
 		return fmt.Sprintf("%q is not a command bash can read (%s)", e.Template, e.Where)
 	}
-	return fmt.Sprintf("{{%s}} is %s: a value other than a parameter goes in as one quoted word, so it must stand alone as a command's argument (grep -q x {{%s}})", e.Name, e.Where, e.Name)
+	return fmt.Sprintf("{{%s}} is %s: a value other than a parameter goes in as one quoted word, so it must be a command's argument, alone or joined to plain text (grep -q x {{%s}})", e.Name, e.Where, e.Name)
 }
 
 // evaluating are bash's builtins that may read an argument as code, a command or a variable's
@@ -217,8 +218,8 @@ func place(stack []syntax.Node, slot, prefix string) string {
 			switch c := child.(type) {
 			case *syntax.CmdSubst, *syntax.ProcSubst:
 			case *syntax.Lit:
-				if len(p.Parts) != 1 || c.Value != slot {
-					return "part of a longer word"
+				if len(p.Parts) != 1 || !plainAround(c.Value, prefix) {
+					return "joined to more than plain text in its word"
 				}
 			default:
 				return where(child)
@@ -228,6 +229,29 @@ func place(stack []syntax.Node, slot, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// plainAround says lit, a word's one literal, holds nothing but slots and plain text: letters,
+// digits and "-_=.,:/+@%", none of which bash expands, so the word is that text and the values,
+// one argument (--file={{file}}, todo-{{symbol}}). A glob, a brace, a tilde or a backslash
+// beside a value could make it more words, or other bytes.
+func plainAround(lit, prefix string) bool {
+	for lit != "" {
+		if rest, ok := strings.CutPrefix(lit, prefix); ok {
+			digits := strings.TrimLeft(rest, "0123456789")
+			if len(digits) == len(rest) || !strings.HasPrefix(digits, "z") {
+				return false
+			}
+			lit = digits[1:]
+			continue
+		}
+		c := lit[0]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_=.,:/+@%", c) >= 0) {
+			return false
+		}
+		lit = lit[1:]
+	}
+	return true
 }
 
 func argIndex(call *syntax.CallExpr, child syntax.Node) int {
