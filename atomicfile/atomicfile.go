@@ -10,11 +10,16 @@ import (
 )
 
 // Meta is what a write gives the file besides its bytes: the mode (setuid, setgid and sticky
-// bits included) and the owner. UID -1 leaves the owner to whoever writes the file.
+// bits included), the owner, and the extended attributes. UID -1 leaves the owner to whoever
+// writes the file.
 type Meta struct {
 	Mode fs.FileMode
 	UID  int
 	GID  int
+	// Xattrs, when not nil, are the extended attributes the file ends with, as ReadXattrs found
+	// them (an empty map: none); nil leaves them as the write finds them. Those this user may
+	// not set are skipped (see setXattrs).
+	Xattrs map[string][]byte
 }
 
 // Write writes content to path with mode, through a temporary file in the same directory that is
@@ -23,9 +28,12 @@ func Write(path string, content []byte, mode fs.FileMode) error {
 	return WriteMeta(path, content, Meta{Mode: mode, UID: -1, GID: -1})
 }
 
-// WriteMeta is Write that also gives the file meta's owner. A chown that fails is an error only
-// for root: anyone else can only keep their own files theirs, and a group they are not in is
-// refused, which is not worth failing a restore for.
+// WriteMeta is Write that also gives the file meta's owner and extended attributes. A chown that
+// fails is an error only for root: anyone else can only keep their own files theirs, and a group
+// they are not in is refused, which is not worth failing a restore for.
+//
+// The file is a new inode: a hard link to the old one keeps the old bytes (WriteInPlace keeps
+// the inode).
 func WriteMeta(path string, content []byte, meta Meta) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".locum-*")
 	if err != nil {
@@ -40,13 +48,7 @@ func WriteMeta(path string, content []byte, meta Meta) error {
 	if _, err := tmp.Write(content); err != nil {
 		return fail(err)
 	}
-	// The owner first: chown clears the setuid and setgid bits the chmod then sets.
-	if meta.UID >= 0 {
-		if err := tmp.Chown(meta.UID, meta.GID); err != nil && os.Geteuid() == 0 {
-			return fail(err)
-		}
-	}
-	if err := tmp.Chmod(meta.Mode); err != nil {
+	if err := finish(tmp, meta); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Sync(); err != nil {
@@ -60,4 +62,22 @@ func WriteMeta(path string, content []byte, meta Meta) error {
 		return err
 	}
 	return nil
+}
+
+// finish gives an open file meta's owner, extended attributes and mode, in that order: chown
+// clears the setuid and setgid bits and a file capability (security.capability), so the
+// attributes and the mode come after it; the mode comes last, since setting an ACL
+// (system.posix_acl_access) rewrites the group bits.
+func finish(f *os.File, meta Meta) error {
+	if meta.UID >= 0 {
+		if err := f.Chown(meta.UID, meta.GID); err != nil && os.Geteuid() == 0 {
+			return err
+		}
+	}
+	if meta.Xattrs != nil {
+		if err := setXattrs(f, meta.Xattrs); err != nil {
+			return err
+		}
+	}
+	return f.Chmod(meta.Mode)
 }
