@@ -18,17 +18,24 @@ import (
 )
 
 // The file guard keeps a transform's promise: the file ends as the edit that passed, or as the
-// original bytes, mode bits and owner. Restoring on the way out covers errors and signals; the
-// crash record covers what a process cannot catch (SIGKILL, power loss): before the first write,
-// the original is recorded under the rollback directory, and the next locum start restores it.
-// A record is authenticated with the operator's secret (see rollback.go), since the rollback
-// directory may be one a repository brought along.
+// original bytes, mode bits, owner and extended attributes. Restoring on the way out covers
+// errors and signals; the crash record covers what a process cannot catch (SIGKILL, power loss):
+// before the first write, the original is recorded under the rollback directory, and the next
+// locum start restores it. A record is authenticated with the operator's secret (see
+// rollback.go), since the rollback directory may be one a repository brought along.
+//
+// A file with more than one hard link is written in place, so every name keeps seeing one
+// inode; any other file is replaced by a new one (atomically) carrying the original's
+// attributes. What cannot be kept: the inode number of a file with one link; an attribute this
+// user may not set (see atomicfile); and a hard link the verify itself broke (a file it removed
+// and wrote anew is another inode, and the other names keep the old one).
 
 // maxGuardedFile bounds the file a guard snapshots: a transform reads it whole to write it back.
 const maxGuardedFile = 64 << 20
 
 // FileMeta is what a restore puts back besides the bytes: the mode with its setuid, setgid and
-// sticky bits, and the owner. UID -1 leaves the owner to whoever writes the file.
+// sticky bits, the owner, and the extended attributes. UID -1 leaves the owner to whoever writes
+// the file.
 type FileMeta = atomicfile.Meta
 
 func metaOf(st fs.FileInfo) FileMeta {
@@ -39,21 +46,40 @@ func metaOf(st fs.FileInfo) FileMeta {
 	return m
 }
 
+// fileID is an inode: its device and number.
+type fileID struct{ dev, ino uint64 }
+
+func idOf(st fs.FileInfo) fileID {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fileID{dev: uint64(sys.Dev), ino: uint64(sys.Ino)}
+	}
+	return fileID{}
+}
+
+func linksOf(st fs.FileInfo) uint64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
+}
+
 // FileGuard holds a file's original bytes while it is edited.
 type FileGuard struct {
 	path     string
 	original []byte
 	meta     FileMeta
+	id       fileID // the file's inode when guarded
+	links    uint64 // its hard links then
 	rb       Rollback
 	record   *CrashRecord
 	lock     *os.File
 	restored bool
 }
 
-// GuardFile snapshots path and, when rb has a directory and a key, copies the original into the
-// rollback directory and locks that copy for as long as the guard lives, so a recovery started by
-// another locum process leaves a live edit alone. The crash record itself is written by the first
-// Write, since until then the file is untouched.
+// GuardFile snapshots path (bytes, mode, owner, extended attributes) and, when rb has a directory
+// and a key, copies the original into the rollback directory and locks that copy for as long as
+// the guard lives, so a recovery started by another locum process leaves a live edit alone. The
+// crash record itself is written by the first Write, since until then the file is untouched.
 func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -70,7 +96,12 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &FileGuard{path: abs, original: data, meta: metaOf(st), rb: rb}
+	xattrs, err := xattrsOf(abs, idOf(st))
+	if err != nil {
+		return nil, err
+	}
+	g := &FileGuard{path: abs, original: data, meta: metaOf(st), id: idOf(st), links: linksOf(st), rb: rb}
+	g.meta.Xattrs = xattrs
 	if rb.Dir == "" || rb.Key == nil {
 		return g, nil
 	}
@@ -117,14 +148,34 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	return g, nil
 }
 
+// xattrsOf reads the extended attributes of the regular file at path, which must still be the
+// inode id.
+func xattrsOf(path string, id fileID) (map[string][]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || idOf(st) != id {
+		return nil, fmt.Errorf("%s changed while locum read it", path)
+	}
+	return atomicfile.ReadXattrs(f)
+}
+
 // Original is the file's bytes as they were.
 func (g *FileGuard) Original() []byte { return g.original }
 
 // Mode is the file's mode bits as they were, setuid, setgid and sticky included.
 func (g *FileGuard) Mode() fs.FileMode { return g.meta.Mode }
 
-// Write replaces the file atomically with content, keeping its mode and owner. The crash record
-// learns the new content's hash first, so a crash between the two still restores.
+// Write replaces the file's content with content, keeping its mode, owner and extended
+// attributes, and its inode where it has other hard links. The crash record learns the new
+// content's hash first, so a crash between the two (or in the middle of an in-place write) still
+// restores.
 func (g *FileGuard) Write(content []byte) error {
 	if g.record != nil {
 		g.record.Written = hash(content)
@@ -133,6 +184,15 @@ func (g *FileGuard) Write(content []byte) error {
 		}
 	}
 	g.restored = false
+	return g.put(content)
+}
+
+// put writes content at the path: in place where the file there is the guarded inode and that
+// had more than one link, else as a new file.
+func (g *FileGuard) put(content []byte) error {
+	if st, err := os.Lstat(g.path); err == nil && st.Mode().IsRegular() && g.links > 1 && idOf(st) == g.id {
+		return atomicfile.WriteInPlace(g.path, content, g.meta, func(st fs.FileInfo) bool { return idOf(st) == g.id })
+	}
 	return atomicfile.WriteMeta(g.path, content, g.meta)
 }
 
@@ -154,10 +214,11 @@ func (e *RestoreError) Error() string {
 
 func (e *RestoreError) Unwrap() error { return e.Reason }
 
-// Restore puts the original bytes, mode and owner back, atomically, and reads the file back to
-// check it. Until that check passes the rollback copy stays.
+// Restore puts the original bytes, mode, owner and extended attributes back (in place for a file
+// of several hard links, else atomically) and reads the file back to check it. Until that check
+// passes the rollback copy stays.
 func (g *FileGuard) Restore() error {
-	err := atomicfile.WriteMeta(g.path, g.original, g.meta)
+	err := g.put(g.original)
 	if err == nil {
 		err = checkRestored(g.path, hash(g.original))
 	}

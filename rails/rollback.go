@@ -386,13 +386,34 @@ func RestoreRecord(r Recovery) error {
 		return fmt.Errorf("the rollback copy of %s does not match its recorded hash; restore it by hand from %s", rec.Path, strings.TrimSuffix(rec.RecordFile, ".json")+".orig")
 	}
 	meta := FileMeta{Mode: fs.FileMode(rec.Mode) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: rec.UID, GID: rec.GID}
-	if err := atomicfile.WriteMeta(rec.Path, orig, meta); err != nil {
+	if err := putRecorded(rec.Path, orig, meta); err != nil {
 		return &RestoreError{Path: rec.Path, Kept: strings.TrimSuffix(rec.RecordFile, ".json") + ".orig", Reason: err}
 	}
 	if err := checkRestored(rec.Path, rec.Original); err != nil {
 		return &RestoreError{Path: rec.Path, Kept: strings.TrimSuffix(rec.RecordFile, ".json") + ".orig", Reason: err}
 	}
 	return DiscardRecord(r)
+}
+
+// putRecorded writes a record's original back. The record holds no extended attributes and no
+// inode: an edit kept both on the file it wrote, so the file as it is now has them. A file of
+// several hard links is written in place (the edit wrote it in place too); any other is a new
+// file given the attributes the current one carries.
+func putRecorded(path string, orig []byte, meta FileMeta) error {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return atomicfile.WriteMeta(path, orig, meta)
+	}
+	id := idOf(st)
+	if linksOf(st) > 1 {
+		return atomicfile.WriteInPlace(path, orig, meta, func(st fs.FileInfo) bool { return idOf(st) == id })
+	}
+	x, err := xattrsOf(path, id)
+	if err != nil {
+		return err
+	}
+	meta.Xattrs = x
+	return atomicfile.WriteMeta(path, orig, meta)
 }
 
 // DiscardRecord removes a record and its copy, keeping the file as it is. An untrusted record is
