@@ -3,11 +3,13 @@
 package rails
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,9 +20,10 @@ import (
 )
 
 // The file guard keeps a transform's promise: the file ends as the edit that passed, or as the
-// original bytes, mode bits, owner and extended attributes. Restoring on the way out covers
-// errors and signals; the crash record covers what a process cannot catch (SIGKILL, power loss):
-// before the first write, the original is recorded under the rollback directory, and the next
+// original bytes, mode bits, owner and extended attributes, from the first process locum starts
+// (the baseline verify included). Restoring on the way out covers errors and signals; the crash
+// record covers what a process cannot catch (SIGKILL, power loss): as the guard is taken, the
+// original is copied and synced under the rollback directory and a record names it, and the next
 // locum start restores it. A record is authenticated with the operator's secret (see
 // rollback.go), since the rollback directory may be one a repository brought along.
 //
@@ -70,6 +73,7 @@ type FileGuard struct {
 	meta     FileMeta
 	id       fileID // the file's inode when guarded
 	links    uint64 // its hard links then
+	dir      fileID // the directory holding it then
 	rb       Rollback
 	record   *CrashRecord
 	lock     *os.File
@@ -77,9 +81,10 @@ type FileGuard struct {
 }
 
 // GuardFile snapshots path (bytes, mode, owner, extended attributes) and, when rb has a directory
-// and a key, copies the original into the rollback directory and locks that copy for as long as
-// the guard lives, so a recovery started by another locum process leaves a live edit alone. The
-// crash record itself is written by the first Write, since until then the file is untouched.
+// and a key, copies the original into the rollback directory, syncs it, writes the crash record
+// that names it, and locks the copy for as long as the guard lives, so a recovery started by
+// another locum process leaves a live edit alone. The record is there before the guard returns:
+// whatever the caller runs next (a verify) may change the file.
 func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -88,7 +93,7 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	st, err := os.Stat(abs)
+	st, err := os.Lstat(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +105,11 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &FileGuard{path: abs, original: data, meta: metaOf(st), id: idOf(st), links: linksOf(st), rb: rb}
+	dst, err := os.Lstat(filepath.Dir(abs))
+	if err != nil {
+		return nil, err
+	}
+	g := &FileGuard{path: abs, original: data, meta: metaOf(st), id: idOf(st), links: linksOf(st), dir: idOf(dst), rb: rb}
 	g.meta.Xattrs = xattrs
 	if rb.Dir == "" || rb.Key == nil {
 		return g, nil
@@ -145,6 +154,10 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 		Version: recordVersion, Path: abs, Mode: uint32(g.meta.Mode), UID: g.meta.UID, GID: g.meta.GID, Size: int64(len(data)),
 		Original: sum, Written: sum, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RecordFile: base + ".json",
 	}
+	if err := g.saveRecord(); err != nil {
+		g.Release()
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -177,6 +190,9 @@ func (g *FileGuard) Mode() fs.FileMode { return g.meta.Mode }
 // content's hash first, so a crash between the two (or in the middle of an in-place write) still
 // restores.
 func (g *FileGuard) Write(content []byte) error {
+	if err := g.sameDir(); err != nil {
+		return err
+	}
 	if g.record != nil {
 		g.record.Written = hash(content)
 		if err := g.saveRecord(); err != nil {
@@ -194,6 +210,47 @@ func (g *FileGuard) put(content []byte) error {
 		return atomicfile.WriteInPlace(g.path, content, g.meta, func(st fs.FileInfo) bool { return idOf(st) == g.id })
 	}
 	return atomicfile.WriteMeta(g.path, content, g.meta)
+}
+
+// sameDir refuses a write through a folder that is no longer the one the file was guarded in:
+// a verify can swap a folder of the tree for a symbolic link to one outside it.
+func (g *FileGuard) sameDir() error {
+	dir := filepath.Dir(g.path)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("its folder %s: %w", dir, err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("its folder %s: %w", dir, err)
+	}
+	if real != dir || !st.IsDir() || idOf(st) != g.dir {
+		return fmt.Errorf("its folder %s was replaced (by a link or another folder) since locum read the file; nothing is written through it", dir)
+	}
+	return nil
+}
+
+// Intact reports whether the file is exactly as the guard found it: a regular file, neither a
+// link nor a folder, with the original bytes, mode, owner and extended attributes. A file that
+// cannot be read is not intact.
+func (g *FileGuard) Intact() bool {
+	if g.sameDir() != nil {
+		return false
+	}
+	st, err := os.Lstat(g.path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	m := metaOf(st)
+	if m.Mode != g.meta.Mode || m.UID != g.meta.UID || m.GID != g.meta.GID {
+		return false
+	}
+	data, err := untrusted.ReadFile(g.path, maxGuardedFile)
+	if err != nil || !bytes.Equal(data, g.original) {
+		return false
+	}
+	x, err := xattrsOf(g.path, idOf(st))
+	return err == nil && maps.EqualFunc(x, g.meta.Xattrs, bytes.Equal)
 }
 
 // RestoreError is a restore that did not put the original back. The rollback record and its copy
@@ -216,9 +273,17 @@ func (e *RestoreError) Unwrap() error { return e.Reason }
 
 // Restore puts the original bytes, mode, owner and extended attributes back (in place for a file
 // of several hard links, else atomically) and reads the file back to check it. Until that check
-// passes the rollback copy stays.
+// passes the rollback copy stays. A folder where the file was is removed if it is empty, else
+// left for the person to look at, and the restore fails. Nothing is written through a folder
+// that was replaced since the guard was taken.
 func (g *FileGuard) Restore() error {
-	err := g.put(g.original)
+	err := g.sameDir()
+	if err == nil {
+		err = g.clearDir()
+	}
+	if err == nil {
+		err = g.put(g.original)
+	}
 	if err == nil {
 		err = checkRestored(g.path, hash(g.original))
 	}
@@ -230,6 +295,19 @@ func (g *FileGuard) Restore() error {
 		return &RestoreError{Path: g.path, Kept: kept, Reason: err}
 	}
 	g.restored = true
+	return nil
+}
+
+// clearDir removes an empty folder where the file was; one with something in it is the
+// person's, and an error.
+func (g *FileGuard) clearDir() error {
+	st, err := os.Lstat(g.path)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	if err := os.Remove(g.path); err != nil {
+		return fmt.Errorf("%s is a folder now, and not an empty one: %w", g.path, err)
+	}
 	return nil
 }
 

@@ -49,6 +49,7 @@ func TestGuardKeepsExtendedAttributes(t *testing.T) {
 			require.NoError(t, g.Write([]byte("edit\n")))
 			assert.Equal(t, "kept", userXattr(t, file, "user.locum.test"), "after the edit")
 			setUserXattr(t, file, "user.locum.verify", "added by the verify")
+			assert.False(t, g.Intact())
 			require.NoError(t, g.Restore())
 			g.Release()
 			assert.Equal(t, "kept", userXattr(t, file, "user.locum.test"), "after the restore")

@@ -412,7 +412,7 @@ func (st *state) finalStage() string {
 		return StageRefused
 	case k == "signal":
 		return StageSignal
-	case k == "verify_no_verdict":
+	case k == "verify_no_verdict", k == "verify_wrote":
 		return StageVerifyNoVerdict
 	case k == "restore_failed":
 		return StageRestore

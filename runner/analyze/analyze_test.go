@@ -153,7 +153,7 @@ func TestFinalStageOfEachErrorKind(t *testing.T) {
 		"red": StageVerifyRed, "input_budget": StageBudget, "context_window": StageBudget,
 		"off_loopback": StageConnect, "no_server": StageConnect, "redirect": StageConnect, "loading": StageConnect,
 		"refused": StageRefused, "signal": StageSignal, "verify_no_verdict": StageVerifyNoVerdict,
-		"restore_failed": StageRestore, "reply_think_only": "reply:think_only", "http": "reply:http",
+		"verify_wrote": StageVerifyNoVerdict, "restore_failed": StageRestore, "reply_think_only": "reply:think_only", "http": "reply:http",
 		"timeout": "reply:timeout", "too_large": "reply:too_large", "malformed": "reply:malformed",
 		"input_truncated": "reply:input_truncated", "bad_input": StageScope, "internal": StageInternal,
 		"context_exhausted": StageBudget, "max_turns": StageTurns, "stalled": StageTurns, "no_tools": StageRefused,

@@ -252,6 +252,7 @@ func Classify(err error) (Status, string, int) {
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
+		wrote    *VerifyWroteError
 		result   *ResultError
 	)
 	switch {
@@ -262,6 +263,8 @@ func Classify(err error) (Status, string, int) {
 	case errors.As(err, &restore):
 		// Whatever the verdict was, the file is not as the run promised: that outranks it.
 		return StatusError, "restore_failed", 2
+	case errors.As(err, &wrote):
+		return StatusError, "verify_wrote", 2
 	case errors.As(err, &red):
 		if red.Kind != "" {
 			return StatusRed, red.Kind, 1
@@ -338,6 +341,37 @@ func NotStarted(mode, model, routing string, code int, err error) *Result {
 		res.Routing = &routing
 	}
 	return res
+}
+
+// VerifyWroteError is a verify that changed the files it judges where its verdict could then not
+// stand for the run's own change: on the tree before any change (a formatter run with -w, a
+// generator, a test that rewrites its fixture), so whatever it says of an edit is said of its own
+// bytes. The run ends before any request, exit 2.
+type VerifyWroteError struct {
+	Command string
+	Files   []string
+	// Before says it was the baseline's run, on the unchanged tree.
+	Before bool
+	// Restored says the files were put back as they were.
+	Restored bool
+}
+
+func (e *VerifyWroteError) Error() string {
+	files := untrusted.Escape(strings.Join(e.Files, ", "))
+	when := "when it ran"
+	if e.Before {
+		when = "on the tree before any change"
+	}
+	msg := fmt.Sprintf("the verify command `%s` changed %s %s, so it cannot judge an edit: it would judge its own bytes, not the model's", untrusted.Escape(e.Command), files, when)
+	switch {
+	case e.Restored && e.Before:
+		msg += fmt.Sprintf("; %s was restored and nothing was sent to the model", files)
+	case e.Restored:
+		msg += fmt.Sprintf("; %s was restored", files)
+	case e.Before:
+		msg += "; nothing was sent to the model"
+	}
+	return msg + ". Give a verify that only reads what it judges"
 }
 
 // NoVerdictError is a verify command that exited with something other than 0 or 1, was missing,

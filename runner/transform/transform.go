@@ -3,7 +3,9 @@
 package transform
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,6 +59,12 @@ type transform struct {
 	guard    *rails.FileGuard
 	wrote    bool // an edit reached the file
 	kept     bool
+	// restored says the baseline's verify changed the file and it was put back; restoreFailed
+	// says that failed and was reported, so the guard keeps the copy on the way out without
+	// trying again.
+	restored, restoreFailed bool
+	// editing says the edit step began: a run refused before it has no outcome to tell.
+	editing bool
 	// baseline is the verify's verdict before any edit (engine.Baseline).
 	baseline string
 	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out.
@@ -64,21 +72,41 @@ type transform struct {
 }
 
 // Steps is the transform workflow: scope the span under the input budget, check the
-// endpoint, run the verify once on the unchanged file (the baseline), guard the file, then edit
-// and verify until the verify command exits 0 or the attempts run out. The file ends as the
-// passing edit or as its original bytes and mode.
+// endpoint, guard the file (its snapshot and synced crash copy, of the bytes scope read), run the
+// verify once on the unchanged file (the baseline), then edit and verify until the verify command
+// exits 0 or the attempts run out. The guard comes before the first process locum starts, so the
+// file ends as the passing edit or as its original bytes and mode whatever any verify does to it,
+// the baseline's included.
 func Steps(opts Options) []engine.Step {
 	t := &transform{opts: opts}
 	return []engine.Step{
 		{Name: "scope", Run: t.scope},
 		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
-		{Name: "baseline", Run: func(ctx context.Context, r *engine.Run) (err error) {
-			t.baseline, err = r.Baseline(ctx, t.opts.Verify, t.opts.Root)
-			return err
-		}},
 		{Name: "guard", Run: t.guardFile},
+		{Name: "baseline", Run: t.runBaseline},
 		{Name: "edit", Run: t.edit},
 	}
+}
+
+// runBaseline runs the verify on the unchanged file. A verify that changes the file there (a
+// formatter run with -w, a generator, a test that rewrites its fixture) cannot judge an edit: what
+// it passes or fails is not the file the model wrote. The file is put back at once and the run
+// ends, before any request.
+func (t *transform) runBaseline(ctx context.Context, r *engine.Run) (err error) {
+	t.baseline, err = r.Baseline(ctx, t.opts.Verify, t.opts.Root)
+	if ctx.Err() != nil || t.guard.Intact() {
+		return err
+	}
+	changed := &engine.VerifyWroteError{Command: t.opts.Verify, Files: []string{t.display}, Before: true}
+	r.Event("verify_wrote", map[string]any{"step": "baseline", "files": changed.Files})
+	if rerr := t.guard.Restore(); rerr != nil {
+		t.restoreFailed = true
+		r.Detail("outcome", "restore_failed")
+		return errors.Join(changed, rerr)
+	}
+	changed.Restored, t.restored = true, true
+	r.Detail("outcome", "restored")
+	return changed
 }
 
 func (t *transform) scope(_ context.Context, r *engine.Run) error {
@@ -120,15 +148,31 @@ func (t *transform) guardFile(_ context.Context, r *engine.Run) error {
 	if err != nil {
 		return &engine.BadInputError{Reason: err.Error()}
 	}
+	// The snapshot must be the bytes the span was read from: a file rewritten in between would be
+	// restored to bytes the run never saw, and edited from a text that is not the file's.
+	if !bytes.Equal(g.Original(), []byte(t.text.Join())) {
+		g.Release()
+		return &engine.BadInputError{Reason: fmt.Sprintf("%s changed while locum read it; nothing was done: run again once nothing else is writing it", t.display)}
+	}
 	t.guard = g
 	r.Guard("restore "+t.display, func() error {
 		switch {
 		case t.kept:
 			g.Release()
 			return nil
-		case !t.wrote:
+		case t.restoreFailed:
+			g.Keep()
+			return nil
+		case g.Intact():
+			// What is on disk decides, not what this run wrote: any verify may have changed the
+			// file, and one that wrote it back as it was leaves nothing to do.
 			g.Release()
-			r.Detail("outcome", "unchanged")
+			switch {
+			case t.wrote || t.restored:
+				r.Detail("outcome", "restored")
+			case t.editing:
+				r.Detail("outcome", "unchanged")
+			}
 			return nil
 		}
 		if err := g.Restore(); err != nil {
@@ -178,6 +222,7 @@ func (t *transform) replyRoom(s *packs.Settings) int64 {
 }
 
 func (t *transform) edit(ctx context.Context, r *engine.Run) error {
+	t.editing = true
 	s := r.Spec.Settings
 	format := s.String(packs.EditFormat)
 	maxAttempts := int(s.Int(packs.MaxAttempts))
