@@ -101,6 +101,12 @@ type agent struct {
 	status    string
 	// baseline is the verify's verdict before the run changed anything (engine.Baseline).
 	baseline string
+	// noise is what git shows changed in the worktree straight after its checkout, by path.
+	noise map[string]string
+	// undone are the files settle put back after a verify changed them, over the whole run.
+	undone map[string]bool
+	// settleErr is a settle after run_verify that failed: the loop stops on it.
+	settleErr error
 }
 
 // Steps is the agent workflow: scope (inputs, the repository, the first prompt under the input
@@ -115,7 +121,10 @@ func Steps(opts Options) []engine.Step {
 		{Name: "connect", Run: a.wrap(a.connect)},
 		{Name: "worktree", Run: a.wrap(a.worktree)},
 		{Name: "baseline", Run: a.wrap(func(ctx context.Context, r *engine.Run) (err error) {
-			a.baseline, err = r.Baseline(ctx, a.opts.Verify, a.wt)
+			if a.baseline, err = r.Baseline(ctx, a.opts.Verify, a.wt); err != nil || a.baseline == engine.BaselineSkipped {
+				return err
+			}
+			_, err = a.settle(ctx, r, "baseline")
 			return err
 		})},
 		{Name: "loop", Run: a.wrap(a.loop)},
@@ -172,7 +181,7 @@ func statusOf(err error) string {
 func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	for k, v := range map[string]any{"status": nil, "branch": nil, "worktree": nil, "base": nil, "commit": nil,
 		"files_changed": []string{}, "diff_stat": nil, "turns": 0, "usage": map[string]any{"in_tokens": nil, "out_tokens": nil},
-		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil} {
+		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil, "verify_undone": []string{}} {
 		r.Detail(k, v)
 	}
 	if strings.TrimSpace(a.opts.Verify) == "" {
@@ -272,9 +281,39 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 		return err
 	}
 	a.wt = real
-	a.ws = newWorkspace(real, verifyTool(a.opts.Verify, real, r.Verify))
+	a.ws = newWorkspace(real, nil)
+	a.ws.verify = a.verifyTool(r)
+	noise, err := status(ctx, a.wt)
+	if err != nil {
+		return err
+	}
+	a.noise, a.undone = map[string]string{}, map[string]bool{}
+	for _, e := range noise {
+		a.noise[e.path] = e.xy
+	}
 	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
 	return nil
+}
+
+// verifyTool is run_verify: the operator's command in the worktree, then settle. The model is
+// told what the verify changed and was put back, so it does not look for its own bytes there.
+func (a *agent) verifyTool(r *engine.Run) func(ctx context.Context) (string, error) {
+	run := verifyTool(a.opts.Verify, a.wt, r.Verify)
+	return func(ctx context.Context) (string, error) {
+		out, err := run(ctx)
+		if err != nil {
+			return out, err
+		}
+		files, err := a.settle(ctx, r, "run_verify")
+		if err != nil {
+			a.settleErr = err
+			return "", err
+		}
+		if len(files) > 0 {
+			out += fmt.Sprintf("\n(The verify command changed %s; locum put back what your tools wrote and the rest as the base commit has it. Only your tools' writes count.)", strings.Join(files, ", "))
+		}
+		return out, nil
+	}
 }
 
 // cleanup runs on every exit path: a committed run keeps its branch (the worktree goes, the
@@ -315,13 +354,18 @@ func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResu
 	r.Detail("verify_rounds", a.rounds)
 	r.Detail("verify_tail", tail)
 	r.Event("verify", map[string]any{"round": n, "verdict": vr.Verdict(), "exit": exit, "duration_ms": time.Since(start).Milliseconds(), "tail": tail})
-	return vr, nil
+	if vr.Canceled {
+		return vr, nil
+	}
+	_, err = a.settle(ctx, r, "verify")
+	return vr, err
 }
 
-// commit commits every change of the worktree on the run's branch.
+// commit commits the files the tools wrote on the run's branch, as they wrote them (settle put
+// back whatever the verify changed of them).
 func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error {
 	var paths []string
-	for rel := range a.ws.touched {
+	for rel := range a.ws.wrote {
 		paths = append(paths, rel)
 	}
 	sort.Strings(paths)

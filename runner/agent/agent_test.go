@@ -101,3 +101,33 @@ func TestATurnRunsAtMostMaxCallsPerTurn(t *testing.T) {
 	second := s.RequestsTo("/v1/chat/completions")[1]
 	assert.Contains(t, string(second.Body), "Only your first 16 tool calls ran; the other 32 did not.")
 }
+
+// What a verify leaves where git ignores it (build output, caches) stays for the next verify and
+// for the tools to read; what it changes of the files a commit could take is put back.
+func TestSettleKeepsIgnoredOutput(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "hello\n", ".gitignore": "out/\n"})
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	s.On("POST", "/v1/chat/completions",
+		calls("read_file", `{"path":"a.txt"}`),
+		calls("edit_file", `{"path":"a.txt","search":"hello","replace":"goodbye"}`),
+		calls("run_verify", `{}`),
+		calls("read_file", `{"path":"out/bin"}`),
+		calls("finish", `{"summary":"done"}`))
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
+	require.NoError(t, err)
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
+		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},
+		Steps(Options{Task: "say goodbye", Verify: "mkdir -p out && echo built > out/bin && echo appended >> a.txt && grep -q goodbye a.txt", Root: root}))
+	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
+	assert.Equal(t, []string{"a.txt"}, res.Details["verify_undone"])
+	reqs := s.RequestsTo("/v1/chat/completions")
+	assert.Contains(t, string(reqs[3].Body), "The verify command changed a.txt; locum put back")
+	assert.Contains(t, string(reqs[4].Body), `out/bin, lines 1-1 of 1:\n1\tbuilt`, "ignored output stays")
+	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "goodbye\n", out)
+}

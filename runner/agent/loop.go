@@ -222,6 +222,9 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return context.Cause(ctx)
 			}
+			if a.settleErr != nil {
+				return a.settleErr
+			}
 			var me *MalformedError
 			switch {
 			case errors.As(err, &me):

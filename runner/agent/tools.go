@@ -168,13 +168,14 @@ type workspace struct {
 	grepFiles         int
 	// created counts the files the run made; createdCap is maxCreated, tests lower it.
 	created, createdCap int
-	// touched are the files the tools wrote: the commit takes these and nothing the verify
-	// command left behind (build output, caches).
-	touched map[string]bool
+	// wrote holds what the tools last wrote to each file: the commit takes these files and
+	// nothing the verify command left behind (build output, caches), and settle puts these bytes
+	// back after a verify that changed them.
+	wrote map[string]written
 }
 
 func newWorkspace(root string, verify func(ctx context.Context) (string, error)) *workspace {
-	return &workspace{root: root, read: map[string]bool{}, touched: map[string]bool{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite, grepFiles: maxGrepFiles, createdCap: maxCreated}
+	return &workspace{root: root, read: map[string]bool{}, wrote: map[string]written{}, verify: verify, fileCap: maxFileBytes, totalCap: maxTotalWrite, grepFiles: maxGrepFiles, createdCap: maxCreated}
 }
 
 // resolve confines a path the model gave to the worktree (symbolic links followed) and returns
@@ -457,7 +458,7 @@ func (w *workspace) write(abs, rel string, data []byte, mode os.FileMode) error 
 	}
 	w.written += int64(len(data))
 	w.read[rel] = true
-	w.touched[rel] = true
+	w.wrote[rel] = written{data: bytes.Clone(data), mode: mode}
 	return nil
 }
 

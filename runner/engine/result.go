@@ -346,7 +346,7 @@ func NotStarted(mode, model, routing string, code int, err error) *Result {
 // VerifyWroteError is a verify that changed the files it judges where its verdict could then not
 // stand for the run's own change: on the tree before any change (a formatter run with -w, a
 // generator, a test that rewrites its fixture), so whatever it says of an edit is said of its own
-// bytes. The run ends before any request, exit 2.
+// bytes; or, in an agent's worktree, in a way locum could not undo. Exit 2.
 type VerifyWroteError struct {
 	Command string
 	Files   []string
@@ -358,17 +358,16 @@ type VerifyWroteError struct {
 
 func (e *VerifyWroteError) Error() string {
 	files := untrusted.Escape(strings.Join(e.Files, ", "))
-	when := "when it ran"
-	if e.Before {
-		when = "on the tree before any change"
+	if files == "" {
+		files = "the tree"
 	}
-	msg := fmt.Sprintf("the verify command `%s` changed %s %s, so it cannot judge an edit: it would judge its own bytes, not the model's", untrusted.Escape(e.Command), files, when)
-	switch {
-	case e.Restored && e.Before:
+	if !e.Before {
+		return fmt.Sprintf("the verify command `%s` changed %s, and it could not all be put back as it was before the verify ran; nothing was committed", untrusted.Escape(e.Command), files)
+	}
+	msg := fmt.Sprintf("the verify command `%s` changed %s on the tree before any change, so it cannot judge an edit: it would judge its own bytes, not the model's", untrusted.Escape(e.Command), files)
+	if e.Restored {
 		msg += fmt.Sprintf("; %s was restored and nothing was sent to the model", files)
-	case e.Restored:
-		msg += fmt.Sprintf("; %s was restored", files)
-	case e.Before:
+	} else {
 		msg += "; nothing was sent to the model"
 	}
 	return msg + ". Give a verify that only reads what it judges"
