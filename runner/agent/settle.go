@@ -102,6 +102,23 @@ func (a *agent) settlePass(ctx context.Context, put map[string]bool) (int, error
 		put[rel] = true
 		n++
 	}
+	// A .gitignore the verify created that ignores itself (a "*") would hide from status all
+	// else it created, and one ignored .gitattributes could change what the commit makes of the
+	// tools' bytes: neither comes from the checkout, so neither is left.
+	hidden, err := Git(ctx, w.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ":(glob)**/.gitignore", ":(glob)**/.gitattributes")
+	if err != nil {
+		return n, err
+	}
+	for _, rel := range strings.Split(hidden, "\x00") {
+		if _, ok := w.wrote[rel]; ok || rel == "" {
+			continue
+		}
+		if err := w.removeUntracked(rel); err != nil {
+			return n, err
+		}
+		put[rel] = true
+		n++
+	}
 	entries, err := status(ctx, w.root)
 	if err != nil {
 		return n, err
