@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -233,7 +234,11 @@ func (g *FileGuard) sameDir() error {
 // Intact reports whether the file is exactly as the guard found it: a regular file, neither a
 // link nor a folder, with the original bytes, mode, owner and extended attributes. A file that
 // cannot be read is not intact.
-func (g *FileGuard) Intact() bool {
+func (g *FileGuard) Intact() bool { return g.Holds(g.original) }
+
+// Holds reports whether the file is content with the original's mode, owner and extended
+// attributes, a regular file in the folder it was guarded in: what a Write of content left.
+func (g *FileGuard) Holds(content []byte) bool {
 	if g.sameDir() != nil {
 		return false
 	}
@@ -246,11 +251,23 @@ func (g *FileGuard) Intact() bool {
 		return false
 	}
 	data, err := untrusted.ReadFile(g.path, maxGuardedFile)
-	if err != nil || !bytes.Equal(data, g.original) {
+	if err != nil || !bytes.Equal(data, content) {
 		return false
 	}
 	x, err := xattrsOf(g.path, idOf(st))
-	return err == nil && maps.EqualFunc(x, g.meta.Xattrs, bytes.Equal)
+	return err == nil && sameXattrs(x, g.meta.Xattrs)
+}
+
+// sameXattrs compares two files' extended attributes but for security.*: the kernel and its
+// security modules set those on a new file themselves (an SELinux label), and a user without the
+// privilege cannot set them, so a file locum wrote may differ there without anyone changing it.
+func sameXattrs(a, b map[string][]byte) bool {
+	strip := func(m map[string][]byte) map[string][]byte {
+		out := maps.Clone(m)
+		maps.DeleteFunc(out, func(k string, _ []byte) bool { return strings.HasPrefix(k, "security.") })
+		return out
+	}
+	return maps.EqualFunc(strip(a), strip(b), bytes.Equal)
 }
 
 // RestoreError is a restore that did not put the original back. The rollback record and its copy

@@ -276,8 +276,9 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			continue
 		}
 		next := t.text.Replace(t.start, t.start+t.n-1, repl)
+		written := []byte(next.Join())
 		t.wrote = true
-		if err := t.guard.Write([]byte(next.Join())); err != nil {
+		if err := t.guard.Write(written); err != nil {
 			return fmt.Errorf("writing %s: %w", t.display, err)
 		}
 		t.text, t.n = next, len(repl)
@@ -297,6 +298,14 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			r.Detail("verify_exit", nil)
 			return context.Cause(ctx)
 		case vr.Exited && vr.ExitCode == 0:
+			// The verdict is on the edit as it was written; what the verify left in the file (a
+			// formatter's bytes, an appended line) is its output, not the edit, and is not kept.
+			if !t.guard.Holds(written) {
+				r.Event("verify_wrote", map[string]any{"step": "edit", "attempt": attempt, "files": []string{t.display}})
+				if err := t.guard.Write(written); err != nil {
+					return fmt.Errorf("putting the edit back in %s after the verify changed it: %w", t.display, err)
+				}
+			}
 			t.kept = true
 			add, del := DiffStat(t.origSpan, t.span())
 			r.Detail("verify_exit", 0)
