@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -31,15 +32,19 @@ func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, erro
 }
 
 // reviewError: a run that cannot be reviewed now (no branch, not completed), a dirty tree, a
-// conflict or a branch moved since the run is a refusal (exit 1); a name that is no agent run,
-// or git failing, is could-not-run (2).
+// conflict, a branch moved since the run, or a repository git is not run in (its config, or a
+// partial clone that lacks what the merge needs) is a refusal (exit 1); a name that is no agent
+// run, or git failing, is could-not-run (2).
 func (e *env) reviewError(cmd *cli.Command, err error) error {
 	var na *agent.NotAgentRunError
 	var dirty *agent.DirtyTreeError
 	var conflict *agent.ConflictError
 	var moved *agent.MovedBranchError
+	var gitConf *gitsafe.ConfigError
+	var missing *gitsafe.MissingObjectsError
 	code := exitCouldNot
-	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) || errors.As(err, &moved) {
+	if errors.As(err, &na) || errors.As(err, &dirty) || errors.As(err, &conflict) || errors.As(err, &moved) ||
+		errors.As(err, &gitConf) || errors.As(err, &missing) {
 		code = exitRed
 	}
 	if na != nil && na.NotARun {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -254,6 +255,8 @@ func Classify(err error) (Status, string, int) {
 		restore  *rails.RestoreError
 		wrote    *VerifyWroteError
 		result   *ResultError
+		gitConf  *gitsafe.ConfigError
+		missing  *gitsafe.MissingObjectsError
 	)
 	switch {
 	case err == nil:
@@ -285,6 +288,10 @@ func Classify(err error) (Status, string, int) {
 			return StatusRefused, refusal.Kind, 1
 		}
 		return StatusRefused, "refused", 1
+	case errors.As(err, &gitConf):
+		return StatusRefused, "refused", 1
+	case errors.As(err, &missing):
+		return StatusRefused, "partial_clone", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):

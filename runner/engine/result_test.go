@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 )
@@ -79,6 +80,29 @@ func TestClassifyClientErrors(t *testing.T) {
 		{"a prompt over the loaded context", fmt.Errorf("chat: %w", &client.ContextError{}), StatusRefused, "context_window", 1},
 		{"a prompt the server cut", fmt.Errorf("chat: %w", &client.InputTruncatedError{}), StatusError, "input_truncated", 2},
 		{"a server loading its model", fmt.Errorf("probe: %w", &client.LoadingError{Server: "llama-server"}), StatusError, "loading", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, kind, code := Classify(tt.err)
+			assert.Equal(t, tt.wantStatus, status)
+			assert.Equal(t, tt.wantKind, kind)
+			assert.Equal(t, tt.wantCode, code)
+		})
+	}
+}
+
+// gitsafe's refusals of a repository are refusals; git failing is not.
+func TestClassifyGitErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus Status
+		wantKind   string
+		wantCode   int
+	}{
+		{"git config locum runs no git under", fmt.Errorf("worktree: %w", &gitsafe.ConfigError{Key: "core.worktree"}), StatusRefused, "refused", 1},
+		{"a partial clone lacking an object", fmt.Errorf("worktree: %w", &gitsafe.MissingObjectsError{Args: []string{"checkout"}}), StatusRefused, "partial_clone", 1},
+		{"git failing", fmt.Errorf("worktree: %w", &gitsafe.Error{Args: []string{"checkout"}}), StatusError, "internal", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

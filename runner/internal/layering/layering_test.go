@@ -37,6 +37,8 @@ func rules() []rule {
 	above := []string{"routing", "job", "workflow", "mcp", "cmd/locum"}
 	rs := []rule{
 		{pkg: "runner/client", mayOnly: helpers, never: above},
+		// Every git command goes through gitsafe, so it sits below everything that runs git.
+		{pkg: "gitsafe", mayOnly: nil, never: above},
 		// The host-cost arithmetic is a leaf: numbers in, numbers out.
 		{pkg: "runner/cost", mayOnly: nil, never: above},
 		{pkg: "runner/engine", mayOnly: append([]string{"runner/client", "runner/cost"}, helpers...), never: above},
