@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/runner/engine"
 )
 
@@ -172,8 +173,21 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 			return "", &MovedBranchError{Branch: rv.Branch, Tip: tip, Want: want}
 		}
 	}
+	// A partial clone that lacks an object of either side, or of their base, is refused before
+	// the merge: git would fail part-way, with files of the work tree already changed.
+	commits := []string{"HEAD", "refs/heads/" + rv.Branch}
+	if out, err := Git(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch); err == nil {
+		commits = append(commits, strings.TrimSpace(out))
+	}
+	if err := gitsafe.Complete(ctx, rv.Root, commits...); err != nil {
+		return "", err
+	}
 	how := "fast-forward"
 	if _, err := Git(ctx, rv.Root, "merge", "--ff-only", "--quiet", "refs/heads/"+rv.Branch); err != nil {
+		var missing *gitsafe.MissingObjectsError
+		if errors.As(err, &missing) {
+			return "", err
+		}
 		how = "merge"
 		args := append(identity(ctx, rv.Root), "merge", "--no-ff", "--no-edit", "--quiet", "-m", "Merge "+rv.Branch, "refs/heads/"+rv.Branch)
 		if out, err := Git(ctx, rv.Root, args...); err != nil {
