@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/locumdev/locum/atomicfile"
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -109,7 +109,10 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 	if _, err := os.Stat(recordPath); err == nil {
 		return nil, &RecordExistsError{Path: recordPath}
 	}
-	cond := o.conditions()
+	cond, err := o.conditions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	jpath := JournalPath(o.Root, o.Name)
 	journal, done, hostVersion, err := openCaptureJournal(jpath, cond, o.logf)
 	if err != nil {
@@ -336,8 +339,11 @@ func SortTurns(turns []Turn) {
 	})
 }
 
-func (o CaptureOptions) conditions() Conditions {
-	commit, tree := gitState(o.Root)
+func (o CaptureOptions) conditions(ctx context.Context) (Conditions, error) {
+	commit, tree, err := gitState(ctx, o.Root)
+	if err != nil {
+		return Conditions{}, err
+	}
 	s := o.Local.Settings
 	c := Conditions{Commit: commit, Tree: tree, Machine: ThisMachine(), Seed: o.Seed, K: o.K, Models: o.Models, Effort: s.String(packs.Effort),
 		MaxOutput: s.Int(packs.MaxOutputTokens), MaxInput: s.Int(packs.MaxInputBytes),
@@ -346,7 +352,7 @@ func (o CaptureOptions) conditions() Conditions {
 	for _, t := range Tasks() {
 		c.Fingerprints[t.ID] = t.Fingerprint()
 	}
-	return c
+	return c, nil
 }
 
 func (c Conditions) differ(o Conditions) []string {
@@ -385,25 +391,36 @@ func equalMaps(a, b map[string]string) bool {
 }
 
 // gitState is the commit and the state of the work tree: clean, or dirty with a hash of what
-// differs, so a resumed capture knows the code under test did not move.
-func gitState(root string) (commit, tree string) {
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		return string(out), err
+// differs, so a resumed capture knows the code under test did not move. git runs through
+// gitsafe, so the repository's config runs nothing; a repository it refuses is an error.
+func gitState(ctx context.Context, root string) (commit, tree string, err error) {
+	head, err := gitsafe.Run(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if refused(err) {
+		return "", "", err
 	}
-	head, err := run("rev-parse", "HEAD")
 	if err != nil {
-		return "none", "not a git repository, or no commit yet"
+		return "none", "not a git repository, or no commit yet", nil
 	}
-	status, _ := run("status", "--porcelain")
+	status, err := gitsafe.Run(ctx, root, "status", "--porcelain")
+	if refused(err) {
+		return "", "", err
+	}
 	if strings.TrimSpace(status) == "" {
-		return strings.TrimSpace(head), "clean"
+		return strings.TrimSpace(head), "clean", nil
 	}
-	diff, _ := run("diff", "HEAD")
+	diff, err := gitsafe.Run(ctx, root, "diff", "HEAD")
+	if refused(err) {
+		return "", "", err
+	}
 	sum := sha256.Sum256([]byte(status + "\x00" + diff))
-	return strings.TrimSpace(head), "dirty:" + hex.EncodeToString(sum[:8])
+	return strings.TrimSpace(head), "dirty:" + hex.EncodeToString(sum[:8]), nil
+}
+
+// refused reports whether err is gitsafe refusing the repository, rather than git failing.
+func refused(err error) bool {
+	var conf *gitsafe.ConfigError
+	var missing *gitsafe.MissingObjectsError
+	return errors.As(err, &conf) || errors.As(err, &missing)
 }
 
 func (o CaptureOptions) logf(format string, args ...any) {
