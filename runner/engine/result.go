@@ -257,6 +257,7 @@ func Classify(err error) (Status, string, int) {
 		result   *ResultError
 		gitConf  *gitsafe.ConfigError
 		missing  *gitsafe.MissingObjectsError
+		gitDir   *gitsafe.GitDirError
 	)
 	switch {
 	case err == nil:
@@ -292,6 +293,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "refused", 1
 	case errors.As(err, &missing):
 		return StatusRefused, "partial_clone", 1
+	case errors.As(err, &gitDir):
+		return StatusRefused, "git_dir", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):

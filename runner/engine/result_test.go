@@ -102,6 +102,7 @@ func TestClassifyGitErrors(t *testing.T) {
 	}{
 		{"git config locum runs no git under", fmt.Errorf("worktree: %w", &gitsafe.ConfigError{Key: "core.worktree"}), StatusRefused, "refused", 1},
 		{"a partial clone lacking an object", fmt.Errorf("worktree: %w", &gitsafe.MissingObjectsError{Args: []string{"checkout"}}), StatusRefused, "partial_clone", 1},
+		{"a file to edit in a git directory", fmt.Errorf("scope: %w", &gitsafe.GitDirError{Path: ".git/config", Dir: ".git"}), StatusRefused, "git_dir", 1},
 		{"git failing", fmt.Errorf("worktree: %w", &gitsafe.Error{Args: []string{"checkout"}}), StatusError, "internal", 2},
 	}
 	for _, tt := range tests {

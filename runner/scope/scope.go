@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -43,9 +44,23 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 	if lines != "" && symbol != "" {
 		return nil, engine.BadInputf("{lines} and {symbol} both name the span: give one")
 	}
+	edits := false
+	if m, ok := engine.LookupMode(r.Spec.Mode); ok {
+		edits = m.EditsInPlace
+	}
+	if edits {
+		if err := notGit(cwd, root, file); err != nil {
+			return nil, err
+		}
+	}
 	path, display, err := resolveInRoot(cwd, root, file)
 	if err != nil {
 		return nil, err
+	}
+	if edits {
+		if err := realNotGit(root, path, file); err != nil {
+			return nil, err
+		}
 	}
 	limit := int64(hardFileCap)
 	if lines == "" && symbol == "" {
@@ -91,6 +106,53 @@ func PromptBytes(msgs []client.Message) int {
 		n += len(m.Content)
 	}
 	return n
+}
+
+// notGit refuses a file to edit whose name, as given, puts it in a git directory: .git/config,
+// ./x/../.git/config, .GIT/config, a .git file, sub/.git/hooks/pre-commit. The name is checked
+// before anything is resolved, since under a worktree's .git file such a path names nothing.
+func notGit(cwd, root, file string) error {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(p))
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil // outside the repository: resolveInRoot words that
+	}
+	if gitsafe.NamesGitDir(rel) {
+		return &gitsafe.GitDirError{Path: file, Dir: firstGitName(rel)}
+	}
+	return nil
+}
+
+// realNotGit refuses a file to edit that, its links resolved, lies in a git directory: through a
+// symbolic link into .git, in the directory a .git file names, or in any directory git would
+// take for one.
+func realNotGit(root, real, file string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	if dir, ok := gitsafe.GitDir(realRoot, real); ok {
+		shown := dir
+		if rel, err := filepath.Rel(realRoot, dir); err == nil && filepath.IsLocal(rel) {
+			shown = filepath.ToSlash(rel)
+		}
+		return &gitsafe.GitDirError{Path: file, Dir: shown}
+	}
+	return nil
+}
+
+// firstGitName is rel up to its first component named as .git.
+func firstGitName(rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, part := range parts {
+		if gitsafe.IsGitName(part) {
+			return strings.Join(parts[:i+1], "/")
+		}
+	}
+	return rel
 }
 
 // resolveInRoot resolves a file the user named, refusing one that is missing, not a regular
