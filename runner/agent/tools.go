@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/atomicfile"
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/untrusted"
@@ -208,14 +209,21 @@ func (w *workspace) resolve(p string) (abs, rel string, err error) {
 	if err := dotGit(p, rel); err != nil {
 		return "", "", err
 	}
+	// A git directory under another name: the one a .git file names, or any directory git would
+	// take for one, counting the file this call would write.
+	if realRoot, err := filepath.EvalSymlinks(w.root); err == nil {
+		if _, in := gitsafe.GitDir(realRoot, abs); in {
+			return "", "", &BlockError{Rule: "dot_git", Reason: fmt.Sprintf("%s is inside a git directory, which is git's own state; locum never touches it", p)}
+		}
+	}
 	return abs, rel, nil
 }
 
+// dotGit blocks a path with a component some file system takes for .git (.GIT, .git. on NTFS,
+// git~1).
 func dotGit(given, p string) error {
-	for _, part := range strings.Split(p, "/") {
-		if strings.EqualFold(part, ".git") {
-			return &BlockError{Rule: "dot_git", Reason: fmt.Sprintf("%s is inside .git, which is git's own state; locum never touches it", given)}
-		}
+	if gitsafe.NamesGitDir(p) {
+		return &BlockError{Rule: "dot_git", Reason: fmt.Sprintf("%s is inside .git, which is git's own state; locum never touches it", given)}
 	}
 	return nil
 }

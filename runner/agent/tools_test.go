@@ -102,8 +102,13 @@ func TestCreatedFilesAreCapped(t *testing.T) {
 func TestPathsStayInside(t *testing.T) {
 	outside := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
-	w := testWorkspace(t, map[string]string{"a.go": "a\n"})
+	// A git directory under other names: the one the .git file names, one with a HEAD and
+	// objects, and one a HEAD would complete.
+	w := testWorkspace(t, map[string]string{"a.go": "a\n", ".git": "gitdir: .realgit\n",
+		".realgit/HEAD": "ref: refs/heads/main\n", ".realgit/config": "x", ".realgit/objects/.keep": "",
+		"bare/HEAD": "ref: refs/heads/main\n", "bare/objects/.keep": "", "half/objects/.keep": ""})
 	require.NoError(t, os.Symlink(outside, filepath.Join(w.root, "out")))
+	require.NoError(t, os.Symlink(".realgit", filepath.Join(w.root, "gitlink")))
 	require.NoError(t, os.Symlink("a.go", filepath.Join(w.root, "in.go")))
 	cases := []struct {
 		name, args, rule string
@@ -116,6 +121,15 @@ func TestPathsStayInside(t *testing.T) {
 		{"grep", `{"pattern":"s","path":"out"}`, "outside"},
 		{"write_file", `{"path":".git/hooks/pre-commit","content":"x"}`, "dot_git"},
 		{"write_file", `{"path":"sub/.GIT/config","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":".git","content":"gitdir: elsewhere"}`, "dot_git"},
+		{"write_file", `{"path":"./sub/../.git/config","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":".git. /config","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":"GIT~1/config","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":".g\u200cit/config","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":".realgit/config","content":"x"}`, "dot_git"},
+		{"edit_file", `{"path":"gitlink/config","search":"x","replace":"y"}`, "dot_git"},
+		{"write_file", `{"path":"bare/hooks/post-checkout","content":"x"}`, "dot_git"},
+		{"write_file", `{"path":"half/HEAD","content":"ref: refs/heads/main"}`, "dot_git"},
 		{"read_file", `{"path":"a.go\u0000"}`, "outside"},
 	}
 	for _, tc := range cases {
