@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/schema"
 )
 
@@ -205,6 +206,9 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 					continue
 				}
 				check(ptr+"/with/"+k, st.With[k], item)
+				if k == "file" && StepEdits(st.Mode) && gitsafe.NamesGitDir(st.With[k]) {
+					add(ptr+"/with/"+k, "%q is inside a git directory, where git reads its config and hooks; no workflow edits a file there", st.With[k])
+				}
 			}
 			known[StepOutput(st.Name)] = true
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
@@ -160,6 +161,10 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 		// the mode would take from the operator.
 		if (k == "file" || k == "dir") && !filepath.IsLocal(v) && v != "." {
 			return in, engine.Refusalf("step %s: with.%s %s: outside the repository; a workflow's item reads the repository's files only, named from its root", st.Name, k, untrusted.Escape(v))
+		}
+		// The item's own scope refuses it too, in its worktree; refused here, no worktree is made.
+		if k == "file" && packs.StepEdits(st.Mode) && gitsafe.NamesGitDir(v) {
+			return in, fmt.Errorf("step %s: with.file: %w", st.Name, &gitsafe.GitDirError{Path: v, Dir: ".git"})
 		}
 		in.with[k] = v
 	}

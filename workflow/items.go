@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scope"
@@ -105,14 +106,21 @@ func globFiles(root, pattern string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, m := range matches {
 		rel, err := filepath.Rel(root, m)
-		if err != nil || strings.HasPrefix(rel, "..") || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
-			continue
+		if err != nil || strings.HasPrefix(rel, "..") || gitsafe.NamesGitDir(rel) {
+			continue // a worktree's .git file matches * as any file does
 		}
 		real, err := untrusted.Confine(root, m)
 		if err != nil {
+			continue
+		}
+		if _, in := gitsafe.GitDir(realRoot, real); in {
 			continue
 		}
 		st, err := os.Stat(real)
