@@ -126,6 +126,8 @@ type LedgerArgs struct {
 type RunEvents struct {
 	Journal string           `json:"journal"`
 	Events  []map[string]any `json:"events"`
+	// Cut says why not every event is here.
+	Cut string `json:"cut,omitempty"`
 }
 
 func (s *Server) addTools() error {
@@ -630,13 +632,16 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	path, events, err := engine.ReadRun(dir, args.RunID)
+	j, err := engine.LoadRun(dir, args.RunID)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	lines := []string{"journal " + path}
-	for _, ev := range events {
+	lines := []string{"journal " + j.Path}
+	if j.Cut != "" {
+		lines = append(lines, "cut: "+j.Cut)
+	}
+	for _, ev := range j.Events {
 		lines = append(lines, engine.EventLine(ev))
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: path, Events: events}, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: j.Path, Events: j.Events, Cut: j.Cut}, nil
 }

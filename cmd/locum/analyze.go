@@ -93,11 +93,11 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 		return withCode(exitCouldNot, err)
 	}
 	if !all {
-		path, events, err := engine.ReadRun(dir, cmd.Args().First())
+		j, err := engine.LoadRun(dir, cmd.Args().First())
 		if err != nil {
 			return withCode(exitCouldNot, fmt.Errorf("locum runs analyze: %w", err))
 		}
-		r := analyze.Analyze(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events)
+		r := analyze.AnalyzeJournal(strings.TrimSuffix(filepath.Base(j.Path), ".jsonl"), j)
 		if cmd.Bool("json") {
 			return writeJSON(e.stdout, r)
 		}
@@ -147,6 +147,9 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 // printRun is one run's analysis, one fact a line.
 func printRun(w io.Writer, r analyze.Run) {
 	fmt.Fprintf(w, "run %s  %s  %s  %s\n", esc(r.ID), esc(orDash(r.Mode)), esc(orDash(r.Model)), esc(r.Status))
+	if r.Cut != "" {
+		fmt.Fprintf(w, "cut            %s\n", r.Cut)
+	}
 	if r.Parent != "" {
 		fmt.Fprintf(w, "item of        %s\n", esc(r.Parent))
 	}

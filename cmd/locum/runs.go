@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v3"
 
@@ -50,12 +51,13 @@ func (e *env) runsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					path, events, err := engine.ReadRun(dir, cmd.Args().First())
+					j, err := engine.LoadRun(dir, cmd.Args().First())
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}
-					fmt.Fprintf(e.stdout, "journal %s\n", untrusted.Escape(path))
-					for _, ev := range events {
+					fmt.Fprintf(e.stdout, "journal %s\n", untrusted.Escape(j.Path))
+					printJournalNotes(e.stdout, j)
+					for _, ev := range j.Events {
 						fmt.Fprintln(e.stdout, engine.EventLine(ev))
 					}
 					return nil
@@ -64,6 +66,14 @@ func (e *env) runsCommand() *cli.Command {
 			e.runsAcceptCommand(),
 			e.runsRejectCommand(),
 		}, e.analyzeCommands()...),
+	}
+}
+
+// printJournalNotes says, before a journal's events, what a reader should know of them: that
+// not every event is shown.
+func printJournalNotes(w io.Writer, j engine.RunJournal) {
+	if j.Cut != "" {
+		fmt.Fprintf(w, "cut: %s\n", j.Cut)
 	}
 }
 

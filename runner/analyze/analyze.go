@@ -84,6 +84,8 @@ type Run struct {
 	// workflow run's items as they ended, each with its own run.
 	Parent string `json:"parent,omitempty"`
 	Items  []Item `json:"items,omitempty"`
+	// Cut says why not every event of the journal was read.
+	Cut string `json:"cut,omitempty"`
 }
 
 // Item is one item of a workflow run, as its item_end event says.
@@ -150,14 +152,21 @@ func (e *NotJournalError) Error() string { return e.Path + ": not a run journal 
 
 // AnalyzeFile reads and analyses the journal at path.
 func AnalyzeFile(path string) (Run, error) {
-	events, err := engine.ReadJournal(path)
+	j, err := engine.LoadJournal(path, nil)
 	if err != nil {
 		return Run{}, err
 	}
-	if !slices.ContainsFunc(events, func(ev map[string]any) bool { return ev["event"] == "run_start" }) {
+	if !slices.ContainsFunc(j.Events, func(ev map[string]any) bool { return ev["event"] == "run_start" }) {
 		return Run{}, &NotJournalError{Path: path}
 	}
-	return Analyze(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events), nil
+	return AnalyzeJournal(strings.TrimSuffix(filepath.Base(path), ".jsonl"), j), nil
+}
+
+// AnalyzeJournal is Analyze of a journal read back, marked where it was cut.
+func AnalyzeJournal(id string, j engine.RunJournal) Run {
+	r := Analyze(id, j.Events)
+	r.Cut = j.Cut
+	return r
 }
 
 // observe reads one event. Every mode's events go through this one switch: a mode that journals a

@@ -1,15 +1,11 @@
 package engine
 
 import (
-	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -209,131 +205,6 @@ func (j *Journal) Close() error {
 	err := j.file.Close()
 	j.file = nil
 	return err
-}
-
-// RunSummary is one run, read back from its journal.
-type RunSummary struct {
-	ID      string
-	Path    string
-	Start   time.Time
-	Mode    string
-	Model   string
-	Status  string
-	Receipt string
-}
-
-// ListRuns reads the journals in dir, newest first.
-func ListRuns(dir string) ([]RunSummary, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []RunSummary
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
-			continue
-		}
-		s, err := summarizeRun(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		out = append(out, s)
-	}
-	// Newest first by the time each run says it started: two runs in one second have IDs that
-	// differ only in a random suffix.
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Start.Equal(out[j].Start) {
-			return out[i].Start.After(out[j].Start)
-		}
-		return out[i].ID > out[j].ID
-	})
-	return out, nil
-}
-
-// ReadRun returns the events of the run with the given id (or a unique prefix of it).
-func ReadRun(dir, id string) (string, []map[string]any, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", nil, err
-	}
-	var match []string
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".jsonl")
-		if strings.HasPrefix(name, id) && strings.HasSuffix(e.Name(), ".jsonl") {
-			match = append(match, e.Name())
-		}
-	}
-	switch len(match) {
-	case 0:
-		return "", nil, fmt.Errorf("no run %q in %s; locum runs list shows the runs", id, dir)
-	case 1:
-	default:
-		return "", nil, fmt.Errorf("%q names %d runs; give more of the id", id, len(match))
-	}
-	path := filepath.Join(dir, match[0])
-	events, err := readEvents(path)
-	return path, events, err
-}
-
-// maxJournal bounds what is read of one journal: a journal lives in the repository's git
-// directory, which a repository can bring along.
-const maxJournal = 256 << 20
-
-// ReadJournal returns the events of the journal at path: a regular file, read up to a ceiling; a
-// line that is not one JSON object, or names a key twice, is skipped.
-func ReadJournal(path string) ([]map[string]any, error) { return readEvents(path) }
-
-func readEvents(path string) ([]map[string]any, error) { return ScanJournal(path, nil) }
-
-// ScanJournal is ReadJournal for a reader that wants some events only: a line keep refuses is
-// passed over without being decoded (nil keeps every line).
-func ScanJournal(path string, keep func(line []byte) bool) ([]map[string]any, error) {
-	f, err := untrusted.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var events []map[string]any
-	sc := bufio.NewScanner(io.LimitReader(f, maxJournal))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		if keep != nil && !keep(sc.Bytes()) {
-			continue
-		}
-		var ev map[string]any
-		if untrusted.Unmarshal(sc.Bytes(), &ev) == nil {
-			events = append(events, ev)
-		}
-	}
-	return events, sc.Err()
-}
-
-func summarizeRun(path string) (RunSummary, error) {
-	events, err := readEvents(path)
-	if err != nil || len(events) == 0 {
-		return RunSummary{}, fmt.Errorf("empty journal")
-	}
-	s := RunSummary{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Status: "running?"}
-	for _, ev := range events {
-		switch ev["event"] {
-		case "run_start":
-			s.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
-			s.Mode = str(ev["mode"])
-			s.Model = str(ev["model"])
-		case "run_end":
-			s.Status = str(ev["status"])
-			s.Receipt = str(ev["receipt"])
-			// The end says which model ran: none for a lexical dedup that started with an
-			// embedding model configured.
-			if m, ok := ev["model"]; ok {
-				s.Model = str(m)
-			}
-		}
-	}
-	return s, nil
 }
 
 func str(v any) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Entry is one run as the ledger counts it. Strings come from the journal: untrusted, to be
@@ -138,76 +139,88 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 // The events the ledger reads; every other line is passed over without being decoded.
 var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
 
-// readEntry reads one journal's entry: a regular file under maxJournalBytes, decoding only the
-// lines of the events the ledger counts.
+// readEntry reads one journal's entry: a regular file under maxJournalBytes, read once,
+// streaming, decoding only the lines of the events the ledger counts, and keeping none of them.
 func readEntry(path string) (Entry, bool, error) {
 	if st, err := os.Lstat(path); err != nil || st.Size() > maxJournalBytes {
 		return Entry{}, false, fmt.Errorf("%s: missing or over %d bytes: not a run's journal", path, maxJournalBytes)
 	}
-	events, err := engine.ScanJournal(path, func(line []byte) bool {
-		return slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) })
+	b := entryOf(strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+	cut, err := engine.StreamJournal(path, func(line []byte) {
+		if !slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
+			return
+		}
+		var ev map[string]any
+		if untrusted.Unmarshal(line, &ev) == nil {
+			b.observe(ev)
+		}
 	})
-	if err != nil {
+	if err != nil || cut {
 		return Entry{}, false, err
 	}
-	for i, ev := range events {
-		if ev["event"] == "reply" {
-			// Only whether the request went out counts: the rest of a reply is not kept.
-			events[i] = map[string]any{"event": "reply", "sent": ev["sent"]}
-		}
-	}
-	e, ok := FromEvents(strings.TrimSuffix(filepath.Base(path), ".jsonl"), events)
-	return e, ok, nil
+	return b.e, b.started, nil
 }
 
 // FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
 func FromEvents(id string, events []map[string]any) (Entry, bool) {
-	e := Entry{Run: id}
-	started := false
+	b := entryOf(id)
 	for _, ev := range events {
-		switch ev["event"] {
-		case "run_start":
-			started = true
-			e.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
-			e.Mode, e.Model = str(ev["mode"]), str(ev["model"])
-			if parent, ok := ev["parent"].(map[string]any); ok {
-				e.Parent = str(parent["run"])
-			}
-			if settings, ok := ev["settings"].([]any); ok {
-				for _, s := range settings {
-					m, _ := s.(map[string]any)
-					if str(m["key"]) == "role" {
-						e.Role = str(m["value"])
-					}
+		b.observe(ev)
+	}
+	return b.e, b.started
+}
+
+// entryBuilder is an entry read one event at a time.
+type entryBuilder struct {
+	e       Entry
+	started bool
+}
+
+func entryOf(id string) *entryBuilder { return &entryBuilder{e: Entry{Run: id}} }
+
+func (b *entryBuilder) observe(ev map[string]any) {
+	e := &b.e
+	switch ev["event"] {
+	case "run_start":
+		b.started = true
+		e.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
+		e.Mode, e.Model = str(ev["mode"]), str(ev["model"])
+		if parent, ok := ev["parent"].(map[string]any); ok {
+			e.Parent = str(parent["run"])
+		}
+		if settings, ok := ev["settings"].([]any); ok {
+			for _, s := range settings {
+				m, _ := s.(map[string]any)
+				if str(m["key"]) == "role" {
+					e.Role = str(m["value"])
 				}
 			}
-		case "reply":
-			// A reply with sent false is a request that never went out: the model was not asked.
-			if sent, ok := ev["sent"].(bool); !ok || sent {
-				e.Asked++
-			}
-		case "run_end":
-			e.Status = str(ev["status"])
-			if m, ok := ev["model"]; ok {
-				e.Model = str(m)
-			}
-			if errInfo, ok := ev["error"].(map[string]any); ok {
-				e.Kind = str(errInfo["kind"])
-			}
-			if d, ok := ev["details"].(map[string]any); ok {
-				e.SpanLines = spanLines(str(d["lines"]))
-			}
-			e.LocalMs = whole(ev["wall_ms"])
-			if h, ok := ev["host"].(map[string]any); ok {
-				e.Parts, e.TurnsLeft, e.Costed = parts(h)
-			}
-		case "verdict":
-			if v := str(ev["verdict"]); v == "accepted" || v == "rejected" {
-				e.Verdict = v
-			}
+		}
+	case "reply":
+		// A reply with sent false is a request that never went out: the model was not asked.
+		if sent, ok := ev["sent"].(bool); !ok || sent {
+			e.Asked++
+		}
+	case "run_end":
+		e.Status = str(ev["status"])
+		if m, ok := ev["model"]; ok {
+			e.Model = str(m)
+		}
+		if errInfo, ok := ev["error"].(map[string]any); ok {
+			e.Kind = str(errInfo["kind"])
+		}
+		if d, ok := ev["details"].(map[string]any); ok {
+			e.SpanLines = spanLines(str(d["lines"]))
+		}
+		e.LocalMs = whole(ev["wall_ms"])
+		if h, ok := ev["host"].(map[string]any); ok {
+			e.Parts, e.TurnsLeft, e.Costed = parts(h)
+		}
+	case "verdict":
+		if v := str(ev["verdict"]); v == "accepted" || v == "rejected" {
+			e.Verdict = v
 		}
 	}
-	return e, started
 }
 
 // parts reads the byte counts of a recorded estimate; the figures derived from them are not
