@@ -150,7 +150,7 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 	}
 	spec := engine.RunSpec{Mode: mode.Name, Root: c.Root, Settings: set, ArgName: call.ArgName,
 		JournalPath: call.JournalPath, Args: call.Argv, Version: l.op.Version, Stderr: l.op.Stderr,
-		Observer: call.Observer, Progress: call.Progress, Parent: call.Parent}
+		Observer: call.Observer, Progress: call.Progress, Parent: call.Parent, JournalKey: l.operatorKey}
 	switch mode.Model {
 	case engine.ChatModel:
 		spec.Model, spec.Routing, err = routing.Choose(ctx, l.v, c, set, routing.Choice{Model: call.Model, RoleGiven: call.RoleGiven, Arg: call.ArgName})
@@ -237,7 +237,7 @@ func (p *Prepared) RunIn(ctx context.Context, j engine.Job, tree string) (*engin
 		place.CacheDir = dirs.Cache
 	}
 	if s := p.spec.Settings; s.String(packs.DelegateWhen) == "pays" && !p.call.Batch {
-		place.PayGate = func(lines int) error { return payGate(p.comp.Root, p.spec, lines) }
+		place.PayGate = func(lines int) error { return payGate(p.comp.Root, p.layer.op.Env, p.spec, lines) }
 	}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
 }
@@ -285,13 +285,15 @@ func (l *Layer) Validator() *schema.Validator { return l.v }
 func (p *Prepared) SetHost(h *engine.HostSide) { p.spec.Host = h }
 
 // payGate holds a job of lines span lines to its mode, role and model's break-even, from the
-// ledger of the repository's journals: a journal that cannot be read leaves the job to go ahead,
-// since the gate saves the host tokens and must never stop work for want of a history.
-func payGate(root string, spec engine.RunSpec, lines int) error {
+// ledger of the repository's journals sealed with the operator's key: a journal that cannot be
+// read leaves the job to go ahead, since the gate saves the host tokens and must never stop work
+// for want of a history.
+func payGate(root string, env packs.Lookup, spec engine.RunSpec, lines int) error {
 	dir, err := engine.RunsDir(root)
 	if err != nil {
 		return nil
 	}
+	key, _ := engine.JournalKey(env, false)
 	s := spec.Settings
-	return ledger.GateFor(dir, spec.Mode, s.String(packs.RoleSetting), spec.Model, lines, engine.HostParams(s))
+	return ledger.GateFor(dir, key, spec.Mode, s.String(packs.RoleSetting), spec.Model, lines, engine.HostParams(s))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -28,6 +29,8 @@ type fixture struct {
 	server *Server
 	llm    *scripted.Server
 	client *sdk.ClientSession
+	// env is the server's environment.
+	env map[string]string
 
 	mu       sync.Mutex
 	progress []string
@@ -65,7 +68,9 @@ func newFixture(t *testing.T, allowModel bool) *fixture {
 	// A repository of its own, so the journals go under its git directory.
 	require.NoError(t, exec.Command("git", "init", "-q", f.root).Run())
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
-	env := map[string]string{"LOCUM_BASE_URL": f.llm.BaseURL()}
+	// A HOME of its own: the operator's key, which seals the journals, is made there.
+	env := map[string]string{"LOCUM_BASE_URL": f.llm.BaseURL(), "HOME": t.TempDir()}
+	f.env = env
 	s, err := New(Options{Dir: f.root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, AllowModel: allowModel, Version: "test"})
 	require.NoError(t, err)
 	f.server = s
@@ -212,6 +217,8 @@ func TestTransformKeptWithProgress(t *testing.T) {
 	assert.Contains(t, text(show), "run_end")
 	events := structured(t, show)["events"].([]any)
 	assert.Equal(t, "run_end", events[len(events)-1].(map[string]any)["event"])
+	assert.Equal(t, true, structured(t, show)["sealed"], "the run sealed its journal with the operator's key")
+	assert.NotContains(t, text(show), "unsealed")
 }
 
 func TestTransformRedRestores(t *testing.T) {
@@ -340,7 +347,19 @@ func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(runs, filepath.Base(name)), data, 0o644))
 	}
-	res, err := f.call(t, context.Background(), "ledger", map[string]any{"by": "week"}, nil)
+	// Unsealed, as a repository could bring them: not counted, and said to be.
+	res, err := f.call(t, context.Background(), "ledger", nil, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, structured(t, res)["total"].(map[string]any)["runs"])
+	assert.EqualValues(t, 10, structured(t, res)["unsealed"])
+	assert.Contains(t, text(res), "10 journals not counted: locum cannot show it wrote them")
+	// Sealed with the operator's key, as the runs that wrote them would have.
+	key, err := engine.JournalKey(func(k string) (string, bool) { v, ok := f.env[k]; return v, ok }, true)
+	require.NoError(t, err)
+	for _, name := range files {
+		require.NoError(t, engine.SealJournal(filepath.Join(runs, filepath.Base(name)), strings.TrimSuffix(filepath.Base(name), ".jsonl"), key))
+	}
+	res, err = f.call(t, context.Background(), "ledger", map[string]any{"by": "week"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	out := structured(t, res)

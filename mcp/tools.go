@@ -126,8 +126,9 @@ type LedgerArgs struct {
 type RunEvents struct {
 	Journal string           `json:"journal"`
 	Events  []map[string]any `json:"events"`
-	// Cut says why not every event is here.
-	Cut string `json:"cut,omitempty"`
+	// Sealed says locum can show it wrote the journal; Cut why not every event is here.
+	Sealed bool   `json:"sealed"`
+	Cut    string `json:"cut,omitempty"`
 }
 
 func (s *Server) addTools() error {
@@ -265,12 +266,15 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	rep, err := ledger.Build(dir, f, by, params)
+	rep, err := ledger.Build(dir, s.journalKey(), f, by, params)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
 	t := rep.Total
 	text := fmt.Sprintf("%d runs, %d kept; your tokens saved net of losses: %+d (estimated)", t.Runs, t.Kept, t.Net)
+	if w := rep.Left.Words(); w != "" {
+		text += "; " + w
+	}
 	for _, r := range rep.BreakEven {
 		text += "; " + untrusted.Escape(r.Words())
 	}
@@ -292,15 +296,28 @@ func (s *Server) hostParams() (cost.Params, error) {
 
 // breakEven is the break-even of each mode and role from this repository's ledger.
 func (s *Server) breakEven() []cost.Rule {
+	rules, _ := s.breakEvenLeft()
+	return rules
+}
+
+// breakEvenLeft is breakEven and what it left out.
+func (s *Server) breakEvenLeft() ([]cost.Rule, ledger.Left) {
 	params, err := s.hostParams()
 	if err != nil {
-		return nil
+		return nil, ledger.Left{}
 	}
 	dir, err := engine.RunsDir(s.root)
 	if err != nil {
-		return nil
+		return nil, ledger.Left{}
 	}
-	return ledger.DirBreakEven(dir, params)
+	return ledger.DirBreakEven(dir, s.journalKey(), params)
+}
+
+// journalKey is the operator's key to check a journal's seal with; nil where there is none, and
+// then no journal is sealed.
+func (s *Server) journalKey() []byte {
+	key, _ := engine.JournalKey(s.opts.Env, false)
+	return key
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -500,7 +517,9 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args Status
 	}
 	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(s.jobs.Validator(), c, chat, embed))
 	rep.Reword(argName)
-	rep.BreakEven = s.breakEven()
+	var left ledger.Left
+	rep.BreakEven, left = s.breakEvenLeft()
+	rep.BreakEvenNote = left.Words()
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
@@ -632,16 +651,19 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	j, err := engine.LoadRun(dir, args.RunID)
+	j, err := engine.LoadRun(dir, args.RunID, s.journalKey())
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
 	lines := []string{"journal " + j.Path}
+	if !j.Sealed {
+		lines = append(lines, "unsealed: "+engine.Unsealed)
+	}
 	if j.Cut != "" {
 		lines = append(lines, "cut: "+j.Cut)
 	}
 	for _, ev := range j.Events {
 		lines = append(lines, engine.EventLine(ev))
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: j.Path, Events: j.Events, Cut: j.Cut}, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: j.Path, Events: j.Events, Sealed: j.Sealed, Cut: j.Cut}, nil
 }

@@ -93,7 +93,7 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 		return withCode(exitCouldNot, err)
 	}
 	if !all {
-		j, err := engine.LoadRun(dir, cmd.Args().First())
+		j, err := engine.LoadRun(dir, cmd.Args().First(), e.journalKey())
 		if err != nil {
 			return withCode(exitCouldNot, fmt.Errorf("locum runs analyze: %w", err))
 		}
@@ -104,7 +104,7 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 		printRun(e.stdout, r)
 		return nil
 	}
-	runs, unreadable, err := analyze.Dir(dir, filter)
+	runs, unreadable, err := analyze.Dir(dir, e.journalKey(), filter)
 	if err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum runs analyze: %w", err))
 	}
@@ -128,8 +128,12 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RUN\tMODE\tMODEL\tSTATUS\tPRIMARY\tFINAL\tRECOVERED\tGAP\tHEALTH")
 	for _, r := range runs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(r.ID), esc(orDash(r.Mode)), esc(orDash(r.Model)), esc(r.Status),
-			esc(r.Primary), esc(r.Final), yesNo(r.Recovered), esc(r.Gap.State), r.Health)
+		mark := ""
+		if r.Unsealed {
+			mark = "\tunsealed"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", esc(r.ID), esc(orDash(r.Mode)), esc(orDash(r.Model)), esc(r.Status),
+			esc(r.Primary), esc(r.Final), yesNo(r.Recovered), esc(r.Gap.State), r.Health, mark)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "MODEL\tMODE\tRUNS\tKEPT\tRED\tNOT RUN\tTOP FAILURE STAGES\tMEDIAN TTFT\tMEDIAN RATE\tTOKENS/KEPT")
@@ -147,6 +151,9 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 // printRun is one run's analysis, one fact a line.
 func printRun(w io.Writer, r analyze.Run) {
 	fmt.Fprintf(w, "run %s  %s  %s  %s\n", esc(r.ID), esc(orDash(r.Mode)), esc(orDash(r.Model)), esc(r.Status))
+	if r.Unsealed {
+		fmt.Fprintf(w, "unsealed       %s\n", engine.Unsealed)
+	}
 	if r.Cut != "" {
 		fmt.Fprintf(w, "cut            %s\n", r.Cut)
 	}

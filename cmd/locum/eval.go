@@ -300,7 +300,7 @@ func (e *env) evalAB(ctx context.Context, cmd *cli.Command) error {
 		Models: models, TurnTimeout: cmd.Duration("turn-timeout"), Root: c.Root, Roles: c.Roles(), Key: key,
 		Version: version(), BinarySHA: evals.BinarySHA256(), Log: logAboveProgress{e},
 		Local: engine.RunSpec{Settings: settings, JournalPath: cmd.String("journal"), Args: cmd.Args().Slice(), Version: version(),
-			Stderr: e.stderr, Observer: e.observer(cmd)},
+			Stderr: e.stderr, Observer: e.observer(cmd), JournalKey: e.sealKey},
 	})
 	e.stopProgress()
 	if err != nil {
@@ -383,7 +383,7 @@ func (e *env) evalScreen(ctx context.Context, cmd *cli.Command) error {
 func (e *env) runScreen(ctx context.Context, cmd *cli.Command, c *packs.Composition, settings *packs.Settings, model, routing string, tasks []evals.Task) (*engine.Result, []evals.ScreenResult) {
 	var results []evals.ScreenResult
 	spec := engine.RunSpec{Mode: "eval", Root: c.Root, Settings: settings, Model: model, Routing: routing,
-		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd)}
+		JournalPath: cmd.String("journal"), Version: version(), Stderr: e.stderr, Observer: e.observer(cmd), JournalKey: e.sealKey}
 	res := engine.Execute(ctx, spec, evals.ScreenSteps(tasks, &results))
 	e.stopProgress()
 	return res, results

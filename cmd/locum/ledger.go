@@ -34,7 +34,9 @@ func (e *env) ledgerCommand() *cli.Command {
 		Usage: "what delegation saved or cost the host: runs, keep rate, host tokens net of losses, money, local time",
 		UsageText: "locum ledger [--by model|mode|role|week] [--since 7d|2026-11-01] [--mode M] [--json]\n" +
 			"locum ledger --host-price-in 3 --host-price-out 15 --host-price-cached 0.3",
-		Description: "Sums the run journals of this repository. For each run, the host's cost of doing the job\n" +
+		Description: "Sums the run journals of this repository that locum sealed with your key; a journal it cannot\n" +
+			"show it wrote (one a repository brought along, or from before journals were sealed) is not\n" +
+			"counted, and the ledger says how many were not. For each run, the host's cost of doing the job\n" +
 			"itself (reading the span, the file or the folder; writing the edit) against what the delegation\n" +
 			"cost it (the call, the result, the review), estimated from byte counts at --host-bytes-per-token,\n" +
 			"over the turns the host had left (each re-reads what entered its context at the cached price).\n" +
@@ -75,7 +77,7 @@ func (e *env) ledger(cmd *cli.Command) error {
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
-	rep, err := ledger.Build(dir, f, cmd.String("by"), engine.HostParams(shared))
+	rep, err := ledger.Build(dir, e.journalKey(), f, cmd.String("by"), engine.HostParams(shared))
 	if err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
 	}
@@ -137,6 +139,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
 	if rep.Uncosted > 0 {
 		fmt.Fprintf(out, "%d run(s) recorded no host cost (older journals): counted in runs, not in tokens\n", rep.Uncosted)
+	}
+	if rep.Unsealed > 0 {
+		fmt.Fprintln(out, ledger.Left{Unsealed: rep.Unsealed}.Words())
 	}
 	fmt.Fprintln(out, "\nbreak-even:")
 	for _, r := range rep.BreakEven {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
 )
@@ -67,6 +68,7 @@ func scriptParams() testscript.Params {
 			"flipchar":   cmdFlipChar,
 			"resultjson": cmdResultJSON,
 			"subst":      cmdSubst,
+			"seal":       cmdSeal,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -396,6 +398,21 @@ func cmdHoldOpen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { f.Close() })
 	_, err = f.WriteString(ts.ReadFile(args[1]))
 	ts.Check(err)
+}
+
+// cmdSeal seals journals as the runs that wrote them would have, under the operator's key in the
+// script's state directory, made on first use: seal FILE... (each named RUN_ID.jsonl).
+func cmdSeal(ts *testscript.TestScript, neg bool, args []string) {
+	refuseNegation(ts, neg, "seal")
+	if len(args) == 0 {
+		ts.Fatalf("usage: seal FILE...")
+	}
+	key, err := engine.JournalKey(func(k string) (string, bool) { v := ts.Getenv(k); return v, v != "" }, true)
+	ts.Check(err)
+	for _, a := range args {
+		path := ts.MkAbs(a)
+		ts.Check(engine.SealJournal(path, strings.TrimSuffix(filepath.Base(path), ".jsonl"), key))
+	}
 }
 
 // cmdKeygen writes a signing key and its .pub: keygen FILE.

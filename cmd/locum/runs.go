@@ -51,7 +51,7 @@ func (e *env) runsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					j, err := engine.LoadRun(dir, cmd.Args().First())
+					j, err := engine.LoadRun(dir, cmd.Args().First(), e.journalKey())
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}
@@ -69,9 +69,23 @@ func (e *env) runsCommand() *cli.Command {
 	}
 }
 
+// journalKey is the operator's key to check a journal's seal with; nil where there is none, and
+// then no journal is sealed.
+func (e *env) journalKey() []byte {
+	key, _ := engine.JournalKey(e.lookup, false)
+	return key
+}
+
+// sealKey is the operator's key to seal a run's journal with, made on first use, as the job
+// layer gives every run it starts.
+func (e *env) sealKey() ([]byte, error) { return engine.JournalKey(e.lookup, true) }
+
 // printJournalNotes says, before a journal's events, what a reader should know of them: that
-// not every event is shown.
+// locum cannot show it wrote the journal, or that not every event is shown.
 func printJournalNotes(w io.Writer, j engine.RunJournal) {
+	if !j.Sealed {
+		fmt.Fprintf(w, "unsealed: %s\n", engine.Unsealed)
+	}
 	if j.Cut != "" {
 		fmt.Fprintf(w, "cut: %s\n", j.Cut)
 	}

@@ -129,13 +129,14 @@ func (e *env) runsRejectCommand() *cli.Command {
 }
 
 // recordVerdict appends the person's verdict on a run to its journal, for the ledger's right
-// rate; a journal that cannot be written costs the ledger that verdict, with a warning.
+// rate, sealed as the journal is; a journal that cannot be written costs the ledger that
+// verdict, with a warning.
 func (e *env) recordVerdict(runID, verdict string) {
 	dir, err := e.runsDir()
 	if err == nil {
 		var path string
-		if path, _, err = engine.ReadRun(dir, runID); err == nil {
-			err = engine.AppendEvent(path, runID, "verdict", map[string]any{"verdict": verdict})
+		if path, err = engine.FindRun(dir, runID); err == nil {
+			err = engine.AppendEvent(path, runID, "verdict", map[string]any{"verdict": verdict}, e.journalKey())
 		}
 	}
 	if err != nil {

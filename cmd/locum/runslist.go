@@ -35,6 +35,8 @@ type runJSON struct {
 	Status  string  `json:"status"`
 	Receipt *string `json:"receipt"`
 	Journal string  `json:"journal"`
+	// Sealed says locum can show it wrote the journal: only a sealed one counts in the ledger.
+	Sealed bool `json:"sealed"`
 }
 
 func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
@@ -56,7 +58,7 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	all, err := engine.ListRuns(dir)
+	all, err := engine.ListRuns(dir, e.journalKey())
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 			Runs []runJSON `json:"runs"`
 		}{Dir: dir, Runs: []runJSON{}}
 		for _, r := range runs {
-			j := runJSON{ID: r.ID, Mode: nilIfEmpty(r.Mode), Model: nilIfEmpty(r.Model), Status: r.Status, Receipt: nilIfEmpty(r.Receipt), Journal: r.Path}
+			j := runJSON{ID: r.ID, Mode: nilIfEmpty(r.Mode), Model: nilIfEmpty(r.Model), Status: r.Status, Receipt: nilIfEmpty(r.Receipt), Journal: r.Path, Sealed: r.Sealed}
 			if !r.Start.IsZero() {
 				j.Start = nilIfEmpty(r.Start.UTC().Format(time.RFC3339Nano))
 			}
@@ -90,10 +92,21 @@ func (e *env) runsList(_ context.Context, cmd *cli.Command) error {
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RUN\tMODE\tSTATUS\tMODEL")
+	unsealed := 0
 	for _, r := range runs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)))
+		mark := ""
+		if !r.Sealed {
+			mark, unsealed = "\tunsealed", unsealed+1
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%s\n", untrusted.Escape(r.ID), untrusted.Escape(orDash(r.Mode)), untrusted.Escape(r.Status), untrusted.Escape(orDash(r.Model)), mark)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if unsealed > 0 {
+		fmt.Fprintln(e.stdout, "unsealed: locum cannot show it wrote these journals, so the ledger and the break-even do not count them (locum runs show says why)")
+	}
+	return nil
 }
 
 func nilIfEmpty(s string) *string {

@@ -68,7 +68,9 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(v, c, chat, embed))
 	rep.Reword(rails.FlagName)
 	if dir, err := e.runsDir(); err == nil {
-		rep.BreakEven = ledger.DirBreakEven(dir, engine.HostParams(shared))
+		var left ledger.Left
+		rep.BreakEven, left = ledger.DirBreakEven(dir, e.journalKey(), engine.HostParams(shared))
+		rep.BreakEvenNote = left.Words()
 	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")
@@ -174,5 +176,8 @@ func printBreakEven(w io.Writer, rep *engine.StatusReport) {
 			label = "break-even"
 		}
 		fmt.Fprintf(w, "%s\t%s\t\n", label, untrusted.Escape(r.Words()))
+	}
+	if rep.BreakEvenNote != "" {
+		fmt.Fprintf(w, "\t%s\t\n", rep.BreakEvenNote)
 	}
 }

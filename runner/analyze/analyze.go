@@ -84,8 +84,10 @@ type Run struct {
 	// workflow run's items as they ended, each with its own run.
 	Parent string `json:"parent,omitempty"`
 	Items  []Item `json:"items,omitempty"`
-	// Cut says why not every event of the journal was read.
-	Cut string `json:"cut,omitempty"`
+	// Unsealed says locum cannot show it wrote the journal (engine.Seal); Cut why not every
+	// event of it was read.
+	Unsealed bool   `json:"unsealed,omitempty"`
+	Cut      string `json:"cut,omitempty"`
 }
 
 // Item is one item of a workflow run, as its item_end event says.
@@ -150,9 +152,9 @@ type NotJournalError struct{ Path string }
 
 func (e *NotJournalError) Error() string { return e.Path + ": not a run journal (no run_start event)" }
 
-// AnalyzeFile reads and analyses the journal at path.
-func AnalyzeFile(path string) (Run, error) {
-	j, err := engine.LoadJournal(path, nil)
+// AnalyzeFile reads and analyses the journal at path, checking its seal under key.
+func AnalyzeFile(path string, key []byte) (Run, error) {
+	j, err := engine.LoadJournal(path, key, nil)
 	if err != nil {
 		return Run{}, err
 	}
@@ -162,10 +164,10 @@ func AnalyzeFile(path string) (Run, error) {
 	return AnalyzeJournal(strings.TrimSuffix(filepath.Base(path), ".jsonl"), j), nil
 }
 
-// AnalyzeJournal is Analyze of a journal read back, marked where it was cut.
+// AnalyzeJournal is Analyze of a journal read back, marked where it is not sealed or was cut.
 func AnalyzeJournal(id string, j engine.RunJournal) Run {
 	r := Analyze(id, j.Events)
-	r.Cut = j.Cut
+	r.Unsealed, r.Cut = !j.Sealed, j.Cut
 	return r
 }
 

@@ -30,7 +30,7 @@ func BenchmarkAnalyzeAll(b *testing.B) {
 	dir := journalDir(b, 1000)
 	b.ResetTimer()
 	for b.Loop() {
-		runs, _, err := Dir(dir, Filter{})
+		runs, _, err := Dir(dir, nil, Filter{})
 		if err != nil || len(runs) != 1000 {
 			b.Fatal(err, len(runs))
 		}
@@ -42,7 +42,7 @@ func BenchmarkListRuns(b *testing.B) {
 	dir := journalDir(b, 1000)
 	b.ResetTimer()
 	for b.Loop() {
-		runs, err := engine.ListRuns(dir)
+		runs, err := engine.ListRuns(dir, nil)
 		if err != nil || len(runs) != 1000 {
 			b.Fatal(err, len(runs))
 		}

@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// Dir analyses every journal in dir the filter admits, newest first. A file that cannot be read,
-// or is no run journal, is counted, not fatal: one broken file must not hide the rest.
-func Dir(dir string, f Filter) (runs []Run, unreadable int, err error) {
+// Dir analyses every journal in dir the filter admits, newest first, checking each one's seal
+// under key. A file that cannot be read, or is no run journal, is counted, not fatal: one broken
+// file must not hide the rest.
+func Dir(dir string, key []byte, f Filter) (runs []Run, unreadable int, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -26,7 +27,7 @@ func Dir(dir string, f Filter) (runs []Run, unreadable int, err error) {
 		if !strings.HasSuffix(e.Name(), ".jsonl") || e.IsDir() {
 			continue
 		}
-		r, err := AnalyzeFile(filepath.Join(dir, e.Name()))
+		r, err := AnalyzeFile(filepath.Join(dir, e.Name()), key)
 		if err != nil {
 			unreadable++
 			continue

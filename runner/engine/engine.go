@@ -62,6 +62,9 @@ type RunSpec struct {
 	Host *HostSide
 	// Parent, when set, is the workflow run this run is one item of; run_start records it.
 	Parent *ParentRun
+	// JournalKey loads the operator's key the journal is sealed with (JournalKey, made on first
+	// use): only a sealed journal counts in the ledger and the break-even. Nil seals nothing.
+	JournalKey func() ([]byte, error)
 }
 
 // ParentRun names the workflow run, step and item a run was started for.
@@ -325,6 +328,13 @@ func (r *Run) openJournal() *Journal {
 		path = filepath.Join(dir, r.ID+".jsonl")
 	}
 	j, _ := OpenJournal(path, r.ID)
+	if r.Spec.JournalKey != nil && j.Err() == nil {
+		key, err := r.Spec.JournalKey()
+		if err != nil && r.Spec.Stderr != nil {
+			fmt.Fprintf(r.Spec.Stderr, "locum: warning: the run journal is not sealed (%v): the ledger and the break-even will not count this run\n", err)
+		}
+		j.Seal(key)
+	}
 	return j
 }
 

@@ -242,7 +242,7 @@ func TestListAndReadRuns(t *testing.T) {
 		j.Event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
 		require.NoError(t, j.Close())
 	}
-	runs, err := ListRuns(dir)
+	runs, err := ListRuns(dir, nil)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	assert.Equal(t, "20261130T110000Z-bbbbbb", runs[0].ID)

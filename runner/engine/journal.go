@@ -5,13 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/locumdev/locum/packs"
@@ -120,7 +123,9 @@ func NewRunID(now time.Time) string {
 const JournalVersion = 1
 
 // Journal appends one JSON line per event of a run. A journal that cannot be written warns once
-// and stops writing; the run goes on, since losing the log must not lose the work.
+// and stops writing; the run goes on, since losing the log must not lose the work. A journal
+// given the operator's key (Seal) ends, when closed, in a seal line over every byte it wrote:
+// what the ledger and the break-even count.
 type Journal struct {
 	mu     sync.Mutex
 	path   string
@@ -128,6 +133,9 @@ type Journal struct {
 	file   *os.File
 	failed error
 	now    func() time.Time
+	// key and digest seal the journal: digest is the SHA-256 of every byte written so far.
+	key    []byte
+	digest hash.Hash
 }
 
 // OpenJournal opens (creating) the journal file at path for run id.
@@ -142,19 +150,77 @@ func OpenJournal(path, runID string) (*Journal, error) {
 	return &Journal{path: path, runID: runID, file: f, now: time.Now}, nil
 }
 
+// Seal makes the journal end, when closed, in a seal under key over every byte it wrote. It
+// must come before the first event, and seals nothing where the file held bytes already (the
+// seal covers the whole file, and those bytes are not the run's).
+func (j *Journal) Seal(key []byte) {
+	if j == nil || len(key) == 0 {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file == nil || j.digest != nil {
+		return
+	}
+	if st, err := j.file.Stat(); err != nil || st.Size() != 0 {
+		return
+	}
+	j.key, j.digest = key, sha256.New()
+}
+
 // AppendEvent appends one event to the journal of a run that has ended: a later word on it,
-// such as a person's verdict.
-func AppendEvent(path, runID, name string, fields map[string]any) error {
-	j, err := OpenJournal(path, runID)
+// such as a person's verdict. Where the journal is sealed under key, the event is sealed too: a
+// new seal after it covers the file as it now stands. An unsealed journal, or no key, gets the
+// event alone. The file must be a regular file already (a link is not followed).
+func AppendEvent(path, runID, name string, fields map[string]any, key []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
-	j.Event(name, fields)
-	if err := j.Err(); err != nil {
-		j.Close()
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", untrusted.Escape(path))
+	}
+	out := append(eventLine(time.Now(), runID, name, fields), '\n')
+	if len(key) > 0 {
+		s, err := scan(f, filepath.Base(path), key, nil)
+		if err != nil {
+			return err
+		}
+		if s.Sealed {
+			s.digest.Write(out)
+			out = append(out, sealLine(time.Now(), s.Run, sealMAC(key, s.Run, filepath.Base(path), s.digest.Sum(nil)))...)
+		}
+	}
+	if _, err := f.Write(out); err != nil {
 		return err
 	}
-	return j.Close()
+	return f.Close()
+}
+
+// SealJournal appends a seal under key over the journal at path as it stands, naming run id. It
+// vouches for every byte already in the file, so it is for a file locum wrote itself (a test's
+// fixture); a run's journal is sealed as it is written (Journal.Seal).
+func SealJournal(path, runID string, key []byte) error {
+	if len(key) == 0 {
+		return errors.New("no key to seal the journal with")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := scan(f, filepath.Base(path), nil, nil)
+	if err != nil {
+		return err
+	}
+	if s.Cut {
+		return fmt.Errorf("%s: over %d bytes: too long to seal", untrusted.Escape(path), maxJournal)
+	}
+	if _, err := f.Write(sealLine(time.Now(), runID, sealMAC(key, runID, filepath.Base(path), s.digest.Sum(nil)))); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Path is the journal file.
@@ -170,22 +236,36 @@ func (j *Journal) Event(name string, fields map[string]any) {
 	if j.file == nil {
 		return
 	}
+	j.write(append(eventLine(j.now(), j.runID, name, fields), '\n'))
+}
+
+// write writes one line, counting it into the seal; a failed write ends the journal.
+func (j *Journal) write(line []byte) {
+	if _, err := j.file.Write(line); err != nil {
+		j.failed = err
+		j.file.Close()
+		j.file = nil
+		return
+	}
+	if j.digest != nil {
+		j.digest.Write(line)
+	}
+}
+
+// eventLine is one event as the journal has it, without its newline.
+func eventLine(now time.Time, runID, name string, fields map[string]any) []byte {
 	rec := make(map[string]any, len(fields)+3)
 	for k, v := range fields {
 		rec[k] = v
 	}
-	rec["ts"] = j.now().UTC().Format(time.RFC3339Nano)
-	rec["run"] = j.runID
+	rec["ts"] = now.UTC().Format(time.RFC3339Nano)
+	rec["run"] = runID
 	rec["event"] = name
 	line, err := json.Marshal(rec)
 	if err != nil {
-		line, _ = json.Marshal(map[string]any{"ts": rec["ts"], "run": j.runID, "event": name, "journal_error": err.Error()})
+		line, _ = json.Marshal(map[string]any{"ts": rec["ts"], "run": runID, "event": name, "journal_error": err.Error()})
 	}
-	if _, err := j.file.Write(append(line, '\n')); err != nil {
-		j.failed = err
-		j.file.Close()
-		j.file = nil
-	}
+	return line
 }
 
 // Err is the first error writing the journal, if any.
@@ -195,12 +275,18 @@ func (j *Journal) Err() error {
 	return j.failed
 }
 
-// Close closes the journal file.
+// Close seals the journal, where it has a key and every write went through, and closes it.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.file == nil {
 		return nil
+	}
+	if j.digest != nil {
+		j.write(sealLine(j.now(), j.runID, sealMAC(j.key, j.runID, filepath.Base(j.path), j.digest.Sum(nil))))
+		if j.file == nil {
+			return j.failed
+		}
 	}
 	err := j.file.Close()
 	j.file = nil

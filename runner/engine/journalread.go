@@ -3,8 +3,13 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -20,8 +27,8 @@ import (
 // every read of one is bounded: in bytes read, in the length of one line, and in what a reader
 // keeps. What one holds is kept in memory only as far as a reader needs it.
 const (
-	// maxJournal bounds the bytes read of one journal. A journal past it is read to there, and
-	// said to be cut.
+	// maxJournal bounds the bytes read of one journal. A journal past it is read to there, said
+	// to be cut, and is not sealed (its seal, at the end, is not reached).
 	maxJournal = 256 << 20
 	// maxLine bounds one line: an agent's longest event is tens of kilobytes, a workflow's
 	// run_end a few megabytes; a longer line is passed over.
@@ -40,41 +47,106 @@ func eventCost(line []byte) int {
 	return len(line) + 256*bytes.Count(line, []byte{':'}) + 32*bytes.Count(line, []byte{','})
 }
 
+// journalSealVersion names what a journal's seal covers, so a seal of another layout never
+// verifies.
+const journalSealVersion = "locum journal seal 1"
+
+// sealPrefix begins every seal line: encoding/json writes a map's keys sorted, and event sorts
+// first of the seal's keys.
+var sealPrefix = []byte(`{"event":"seal",`)
+
+// sealMAC is the seal of the journal file named name, of run runID, whose bytes before the seal
+// have the SHA-256 digest: an HMAC-SHA256 under the operator's key. The name binds the seal to
+// its file, so a sealed journal copied under another name is not sealed there.
+func sealMAC(key []byte, runID, name string, digest []byte) string {
+	data, _ := json.Marshal([]string{journalSealVersion, runID, name, hex.EncodeToString(digest)})
+	m := hmac.New(sha256.New, key)
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// sealLine is the seal event, with its newline.
+func sealLine(now time.Time, runID, mac string) []byte {
+	line, _ := json.Marshal(map[string]string{"event": "seal", "mac": mac, "run": runID, "ts": now.UTC().Format(time.RFC3339Nano)})
+	return append(line, '\n')
+}
+
+// JournalKey is the operator's key for journals (the rollback key in the user state directory):
+// with create it is made on first use, as for the first sealed write; without, a missing key is
+// nil, and no journal is sealed under it.
+func JournalKey(env packs.Lookup, create bool) ([]byte, error) {
+	dirs, err := packs.FindUserDirs(env)
+	if err != nil {
+		return nil, err
+	}
+	return rails.LoadRollbackKey(dirs.State, create)
+}
+
+// Seal is what a journal's end shows of who wrote it.
+type Seal struct {
+	// Sealed says the journal ends in a seal that holds under the operator's key over every
+	// byte before it, its file's name and Run: locum wrote it, and nothing changed it since.
+	Sealed bool
+	// Run is the run the seal names; "" where the journal is not sealed.
+	Run string
+}
+
+// Unsealed says, for a person, what an unsealed journal is and what it does not count for.
+const Unsealed = "locum cannot show it wrote this journal (no seal of yours holds over it: from before journals were sealed, changed since, copied, or a run that has not ended), so the ledger and the break-even do not count it"
+
+// scanned is one pass over a journal.
+type scanned struct {
+	Seal
+	// Cut says the file is over maxJournal and was read to there.
+	Cut bool
+	// digest is the SHA-256 of every byte read.
+	digest hash.Hash
+}
+
 // StreamJournal reads the journal at path (a regular file) once, line by line: fn gets each
-// line but those over maxLine, without its newline, valid only during the call. cut says the
+// line but seal lines and those over maxLine, without its newline, valid only during the call.
+// The seal is checked under key (nil: none is, and the journal reads as unsealed). cut says the
 // file is over maxJournal bytes and was read to there.
-func StreamJournal(path string, fn func(line []byte)) (cut bool, err error) {
+func StreamJournal(path string, key []byte, fn func(line []byte)) (seal Seal, cut bool, err error) {
 	f, err := untrusted.Open(path)
 	if err != nil {
-		return false, err
+		return Seal{}, false, err
 	}
 	defer f.Close()
-	return scan(f, fn)
+	s, err := scan(f, filepath.Base(path), key, fn)
+	return s.Seal, s.Cut, err
 }
 
-// scan reads r as StreamJournal says.
-func scan(r io.Reader, fn func(line []byte)) (bool, error) {
-	return scanSize(r, fn, 64<<10)
+// scan reads r, the journal file named name, as StreamJournal says.
+func scan(r io.Reader, name string, key []byte, fn func(line []byte)) (scanned, error) {
+	return scanSize(r, name, key, fn, 64<<10)
 }
 
-// scanSize is scan through a buffer of size bytes: a line over maxLine is passed over as it
-// comes, never held whole.
-func scanSize(r io.Reader, fn func(line []byte), size int) (bool, error) {
+// scanSize is scan through a buffer of size bytes. A line is hashed once it is whole, so a seal
+// line is checked against the digest of the bytes before it whatever the buffer's size; a line
+// over maxLine, which no seal is, is hashed as it comes and passed over.
+func scanSize(r io.Reader, name string, key []byte, fn func(line []byte), size int) (scanned, error) {
+	s := scanned{digest: sha256.New()}
 	br := bufio.NewReaderSize(r, size)
 	var (
-		read int64
-		long []byte // the line so far, where it did not fit the buffer
-		over bool   // the line so far is over maxLine: not kept
+		read    int64
+		sealEnd int64  = -1
+		long    []byte // the line so far, where it did not fit the buffer
+		over    bool   // the line so far is over maxLine: hashed, not kept
 	)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if read+int64(len(chunk)) > maxJournal {
-			return true, nil
+			s.Cut = true
+			break
 		}
 		read += int64(len(chunk))
 		switch {
 		case over:
+			s.digest.Write(chunk)
 		case len(long)+len(chunk) > maxLine:
+			s.digest.Write(long)
+			s.digest.Write(chunk)
 			over, long = true, long[:0]
 		case err == bufio.ErrBufferFull:
 			long = append(long, chunk...)
@@ -84,7 +156,14 @@ func scanSize(r io.Reader, fn func(line []byte), size int) (bool, error) {
 				long = append(long, chunk...)
 				line = long
 			}
-			if fn != nil {
+			isSeal := bytes.HasPrefix(line, sealPrefix)
+			if isSeal && key != nil {
+				if run, ok := checkSeal(line, key, name, s.digest); ok {
+					sealEnd, s.Run = read, run
+				}
+			}
+			s.digest.Write(line)
+			if !isSeal && fn != nil {
 				fn(bytes.TrimSuffix(line, []byte{'\n'}))
 			}
 		}
@@ -92,32 +171,54 @@ func scanSize(r io.Reader, fn func(line []byte), size int) (bool, error) {
 			long, over = long[:0], false
 		}
 		if err == io.EOF {
-			return false, nil
+			break
 		}
 		if err != nil && err != bufio.ErrBufferFull {
-			return false, err
+			return s, err
 		}
 	}
+	s.Sealed = !s.Cut && sealEnd == read && read > 0
+	if !s.Sealed {
+		s.Run = ""
+	}
+	return s, nil
 }
 
-// RunJournal is one journal read back: its events, as far as a reader keeps them.
+// checkSeal says whether line is a seal that holds over the bytes digest has seen, and the run
+// it names.
+func checkSeal(line, key []byte, name string, digest hash.Hash) (string, bool) {
+	var seal struct {
+		Event string `json:"event"`
+		MAC   string `json:"mac"`
+		Run   string `json:"run"`
+	}
+	if untrusted.Unmarshal(line, &seal) != nil || seal.Event != "seal" || seal.Run == "" {
+		return "", false
+	}
+	want := sealMAC(key, seal.Run, name, digest.Sum(nil))
+	return seal.Run, hmac.Equal([]byte(seal.MAC), []byte(want))
+}
+
+// RunJournal is one journal read back: its events, as far as a reader keeps them, and whether
+// locum can show it wrote it.
 type RunJournal struct {
 	Path   string
 	Events []map[string]any
+	Seal
 	// Cut says why events of the journal are not in Events; "" where none were left out but
 	// those the reader passed over.
 	Cut string
 }
 
-// LoadJournal reads the journal at path. Only a line that names an event is decoded, and only
-// where keep accepts it (nil keeps every event); a line that is not one JSON object, or names a
-// key twice, is skipped. At most MaxEvents events, costing at most maxEventMemory decoded, are
-// kept: Cut says so.
-func LoadJournal(path string, keep func(line []byte) bool) (RunJournal, error) {
+// LoadJournal reads the journal at path under key (nil checks no seal). Only a line that names
+// an event is decoded, and only where keep accepts it (nil keeps every event); a line that is
+// not one JSON object, or names a key twice, is skipped. At most MaxEvents events, costing at
+// most maxEventMemory decoded, are kept: Cut says so.
+func LoadJournal(path string, key []byte, keep func(line []byte) bool) (RunJournal, error) {
 	j := RunJournal{Path: path}
 	var kept int
 	full := false
-	cut, err := StreamJournal(path, func(line []byte) {
+	seal, cut, err := StreamJournal(path, key, func(line []byte) {
 		if full || !bytes.Contains(line, []byte(`"event"`)) || (keep != nil && !keep(line)) {
 			return
 		}
@@ -132,6 +233,7 @@ func LoadJournal(path string, keep func(line []byte) bool) (RunJournal, error) {
 			kept += cost
 		}
 	})
+	j.Seal = seal
 	switch {
 	case cut:
 		j.Cut = fmt.Sprintf("the journal is over %d MiB: read to there", maxJournal>>20)
@@ -165,24 +267,25 @@ func FindRun(dir, id string) (string, error) {
 }
 
 // LoadRun is LoadJournal of the run with the given id (or a unique prefix of it) in dir.
-func LoadRun(dir, id string) (RunJournal, error) {
+func LoadRun(dir, id string, key []byte) (RunJournal, error) {
 	path, err := FindRun(dir, id)
 	if err != nil {
 		return RunJournal{}, err
 	}
-	return LoadJournal(path, nil)
+	return LoadJournal(path, key, nil)
 }
 
 // ReadRun returns the events of the run with the given id (or a unique prefix of it), bounded
-// as LoadJournal says.
+// as LoadJournal says, with no seal checked.
 func ReadRun(dir, id string) (string, []map[string]any, error) {
-	j, err := LoadRun(dir, id)
+	j, err := LoadRun(dir, id, nil)
 	return j.Path, j.Events, err
 }
 
-// ReadJournal returns the events of the journal at path, bounded as LoadJournal says.
+// ReadJournal returns the events of the journal at path, bounded as LoadJournal says, with no
+// seal checked.
 func ReadJournal(path string) ([]map[string]any, error) {
-	j, err := LoadJournal(path, nil)
+	j, err := LoadJournal(path, nil, nil)
 	return j.Events, err
 }
 
@@ -195,10 +298,12 @@ type RunSummary struct {
 	Model   string
 	Status  string
 	Receipt string
+	// Sealed says locum can show it wrote the journal (Seal).
+	Sealed bool
 }
 
-// ListRuns reads the journals in dir, newest first.
-func ListRuns(dir string) ([]RunSummary, error) {
+// ListRuns reads the journals in dir, newest first, checking each one's seal under key.
+func ListRuns(dir string, key []byte) ([]RunSummary, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -211,7 +316,7 @@ func ListRuns(dir string) ([]RunSummary, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
 			continue
 		}
-		s, err := summarizeRun(filepath.Join(dir, e.Name()))
+		s, err := summarizeRun(filepath.Join(dir, e.Name()), key)
 		if err != nil {
 			continue
 		}
@@ -228,17 +333,17 @@ func ListRuns(dir string) ([]RunSummary, error) {
 	return out, nil
 }
 
-// summarizeRun reads a journal's run_start and run_end alone: every other line is passed over
-// undecoded, and of the lines that may be a run_end only the last is kept (in one buffer) and
-// decoded, so a journal of any shape costs a bounded few allocations.
-func summarizeRun(path string) (RunSummary, error) {
+// summarizeRun reads a journal's run_start and run_end alone: every other line is hashed for the
+// seal and passed over undecoded, and of the lines that may be a run_end only the last is kept
+// (in one buffer) and decoded, so a journal of any shape costs a bounded few allocations.
+func summarizeRun(path string, key []byte) (RunSummary, error) {
 	s := RunSummary{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Status: "running?"}
 	var (
 		started bool
 		lines   int
 		end     []byte
 	)
-	_, err := StreamJournal(path, func(line []byte) {
+	seal, _, err := StreamJournal(path, key, func(line []byte) {
 		lines++
 		switch {
 		case !started && bytes.Contains(line, []byte(`"run_start"`)):
@@ -255,6 +360,7 @@ func summarizeRun(path string) (RunSummary, error) {
 	if err != nil || lines == 0 {
 		return RunSummary{}, errors.New("empty journal")
 	}
+	s.Sealed = seal.Sealed
 	var ev map[string]any
 	if end != nil && untrusted.Unmarshal(end, &ev) == nil && ev["event"] == "run_end" {
 		s.Status, s.Receipt = str(ev["status"]), str(ev["receipt"])

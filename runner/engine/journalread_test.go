@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,20 +15,144 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A line over the ceiling is passed over, not fatal.
+var testKey = bytes.Repeat([]byte{7}, 32)
+
+// sealedJournal writes a run's journal as Execute does: sealed under key when it closes.
+func sealedJournal(t *testing.T, dir, id string, key []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, id+".jsonl")
+	j, err := OpenJournal(path, id)
+	require.NoError(t, err)
+	j.Seal(key)
+	j.Event("run_start", map[string]any{"mode": "transform", "model": "m"})
+	j.Event("reply", map[string]any{"answer": "x"})
+	j.Event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
+	require.NoError(t, j.Close())
+	return path
+}
+
+func sealOf(t *testing.T, path string, key []byte) Seal {
+	t.Helper()
+	j, err := LoadJournal(path, key, nil)
+	require.NoError(t, err)
+	return j.Seal
+}
+
+func TestJournalSeal(t *testing.T) {
+	dir := t.TempDir()
+	id := "20261130T100000Z-aaaaaa"
+	path := sealedJournal(t, dir, id, testKey)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 4)
+	assert.True(t, strings.HasPrefix(lines[3], `{"event":"seal","mac":"`), lines[3])
+
+	j, err := LoadJournal(path, testKey, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Seal{Sealed: true, Run: id}, j.Seal)
+	assert.Len(t, j.Events, 3, "the seal line is not an event")
+
+	other := bytes.Repeat([]byte{8}, 32)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	appended := filepath.Join(t.TempDir(), id+".jsonl")
+	require.NoError(t, os.WriteFile(appended, append(bytes.Clone(data), []byte(`{"event":"verdict","verdict":"rejected"}`+"\n")...), 0o644))
+	for name, tc := range map[string]struct {
+		path string
+		key  []byte
+	}{
+		"another operator's key": {path, other},
+		"no key":                 {path, nil},
+		"a figure edited":        {write("20261130T100000Z-bbbbbb.jsonl", []byte(strings.Replace(string(data), `"OK"`, `"RED"`, 1))), testKey},
+		// The same bytes under another name: a copy, which a ledger would count twice.
+		"copied under another name":      {write("20261130T100000Z-cccccc.jsonl", data), testKey},
+		"a line appended after the seal": {appended, testKey},
+		"a line removed":                 {write("20261130T100000Z-dddddd.jsonl", []byte(lines[0]+"\n"+lines[2]+"\n"+lines[3]+"\n")), testKey},
+		"the seal alone":                 {write("20261130T100000Z-eeeeee.jsonl", []byte(lines[3]+"\n")), testKey},
+		"empty":                          {write("20261130T100000Z-ffffff.jsonl", nil), testKey},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.False(t, sealOf(t, tc.path, tc.key).Sealed)
+		})
+	}
+}
+
+// A later event (a person's verdict) keeps a sealed journal sealed; on an unsealed one it
+// seals nothing.
+func TestAppendEventKeepsTheSeal(t *testing.T) {
+	dir := t.TempDir()
+	id := "20261130T100000Z-aaaaaa"
+	path := sealedJournal(t, dir, id, testKey)
+	require.NoError(t, AppendEvent(path, id, "verdict", map[string]any{"verdict": "accepted"}, testKey))
+	j, err := LoadJournal(path, testKey, nil)
+	require.NoError(t, err)
+	assert.True(t, j.Sealed)
+	assert.Equal(t, "verdict", j.Events[len(j.Events)-1]["event"])
+
+	plain := filepath.Join(dir, "20261130T110000Z-bbbbbb.jsonl")
+	require.NoError(t, os.WriteFile(plain, []byte(`{"event":"run_start","mode":"transform"}`+"\n"), 0o644))
+	require.NoError(t, AppendEvent(plain, "20261130T110000Z-bbbbbb", "verdict", map[string]any{"verdict": "accepted"}, testKey))
+	assert.False(t, sealOf(t, plain, testKey).Sealed)
+
+	// A link named like a journal is not followed.
+	target := filepath.Join(t.TempDir(), "target")
+	require.NoError(t, os.WriteFile(target, nil, 0o644))
+	link := filepath.Join(dir, "20261130T120000Z-cccccc.jsonl")
+	require.NoError(t, os.Symlink(target, link))
+	require.Error(t, AppendEvent(link, "20261130T120000Z-cccccc", "verdict", nil, testKey))
+	data, _ := os.ReadFile(target)
+	assert.Empty(t, data)
+}
+
+// A journal that held bytes before the run opened it is not sealed: the seal would vouch for
+// bytes the run did not write.
+func TestSealRefusesAFileWithBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "20261130T100000Z-aaaaaa.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"event":"run_end","status":"OK"}`+"\n"), 0o644))
+	j, err := OpenJournal(path, "20261130T100000Z-aaaaaa")
+	require.NoError(t, err)
+	j.Seal(testKey)
+	j.Event("run_start", map[string]any{"mode": "transform"})
+	require.NoError(t, j.Close())
+	assert.False(t, sealOf(t, path, testKey).Sealed)
+}
+
+// Execute seals the journal with the key RunSpec names, and warns where there is none to be had.
+func TestExecuteSealsTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.jsonl")
+	res := Execute(t.Context(), RunSpec{Mode: "m", JournalPath: path, JournalKey: func() ([]byte, error) { return testKey, nil }}, nil)
+	j, err := LoadJournal(path, testKey, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Seal{Sealed: true, Run: res.RunID}, j.Seal)
+
+	var stderr bytes.Buffer
+	path = filepath.Join(dir, "run2.jsonl")
+	Execute(t.Context(), RunSpec{Mode: "m", JournalPath: path, Stderr: &stderr, JournalKey: func() ([]byte, error) { return nil, os.ErrPermission }}, nil)
+	assert.Contains(t, stderr.String(), "the run journal is not sealed")
+	assert.False(t, sealOf(t, path, testKey).Sealed)
+}
+
+// A line over the ceiling is passed over, not fatal, and the seal still covers it.
 func TestLongLines(t *testing.T) {
 	dir := t.TempDir()
 	id := "20261130T100000Z-aaaaaa"
 	path := filepath.Join(dir, id+".jsonl")
 	j, err := OpenJournal(path, id)
 	require.NoError(t, err)
+	j.Seal(testKey)
 	j.Event("run_start", map[string]any{"mode": "transform"})
 	j.Event("big", map[string]any{"text": strings.Repeat("x", 200<<10)})
 	j.Event("huge", map[string]any{"text": strings.Repeat("y", maxLine)})
 	j.Event("run_end", map[string]any{"status": "OK"})
 	require.NoError(t, j.Close())
-	rj, err := LoadJournal(path, nil)
+	rj, err := LoadJournal(path, testKey, nil)
 	require.NoError(t, err)
+	assert.True(t, rj.Sealed)
 	var names []string
 	for _, ev := range rj.Events {
 		names = append(names, str(ev["event"]))
@@ -35,12 +160,11 @@ func TestLongLines(t *testing.T) {
 	assert.Equal(t, []string{"run_start", "big", "run_end"}, names)
 }
 
-// A reader keeps at most MaxEvents events, and about maxEventMemory of them decoded, and says
-// the journal was cut.
+// A reader keeps at most MaxEvents events, and says the journal was cut.
 func TestLoadJournalCapsEvents(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "20261130T100000Z-aaaaaa.jsonl")
 	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte(`{"event":"x"}`+"\n"), MaxEvents+10), 0o644))
-	j, err := LoadJournal(path, nil)
+	j, err := LoadJournal(path, nil, nil)
 	require.NoError(t, err)
 	assert.Len(t, j.Events, MaxEvents)
 	assert.Contains(t, j.Cut, "more events than")
@@ -56,7 +180,7 @@ func TestLoadJournalCapsEvents(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	j, err = LoadJournal(path, nil)
+	j, err = LoadJournal(path, nil, nil)
 	require.NoError(t, err)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -82,12 +206,12 @@ func TestReadingIsBoundedInMemory(t *testing.T) {
 	path := filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl")
 	for name, read := range map[string]func(){
 		"list": func() {
-			runs, err := ListRuns(dir)
+			runs, err := ListRuns(dir, testKey)
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
 		},
 		"show": func() {
-			j, err := LoadJournal(path, nil)
+			j, err := LoadJournal(path, testKey, nil)
 			require.NoError(t, err)
 			require.Empty(t, j.Events)
 		},
@@ -113,14 +237,15 @@ func BenchmarkListEmptyLines(b *testing.B) {
 	dir := emptyLines(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ListRuns(dir); err != nil {
+		if _, err := ListRuns(dir, testKey); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// FuzzScanJournal reads journals of any shape through buffers of any size: every line reaches
-// the reader whole and in order.
+// FuzzScanJournal reads journals of any shape through buffers of any size: every line but a seal
+// reaches the reader whole and in order, a seal is found whatever the buffer, and nothing but
+// the key's own seal makes a journal sealed.
 func FuzzScanJournal(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("..", "analyze", "testdata", "journals", "*.jsonl"))
 	for _, name := range files[:min(len(files), 4)] {
@@ -129,10 +254,12 @@ func FuzzScanJournal(f *testing.F) {
 		}
 	}
 	f.Add([]byte("{}\n{}\n"), uint8(3))
+	f.Add([]byte(`{"event":"seal","mac":"00","run":"r"}`+"\n"), uint8(1))
 	f.Add([]byte("no newline at the end"), uint8(200))
+	name := "20261130T100000Z-aaaaaa.jsonl"
 	f.Fuzz(func(t *testing.T, data []byte, size uint8) {
 		var got []byte
-		_, err := scanSize(bytes.NewReader(data), func(line []byte) {
+		s, err := scanSize(bytes.NewReader(data), name, testKey, func(line []byte) {
 			if bytes.IndexByte(line, '\n') >= 0 {
 				t.Fatalf("a line with a newline: %q", line)
 			}
@@ -141,10 +268,23 @@ func FuzzScanJournal(f *testing.F) {
 		require.NoError(t, err)
 		var want []byte
 		for _, line := range bytes.SplitAfter(data, []byte{'\n'}) {
-			if len(line) > 0 {
+			if len(line) > 0 && !bytes.HasPrefix(line, sealPrefix) {
 				want = append(append(want, bytes.TrimSuffix(line, []byte{'\n'})...), '\n')
 			}
 		}
 		require.Equal(t, string(want), string(got))
+		require.False(t, s.Sealed, "sealed without the key's seal")
+
+		// The same bytes sealed under the key are sealed, read through any buffer.
+		sealed := append(bytes.Clone(data), '\n')
+		sealed = append(sealed, sealLine(time.Unix(0, 0), "r", sealMAC(testKey, "r", name, sha256Of(sealed)))...)
+		s, err = scanSize(bytes.NewReader(sealed), name, testKey, nil, 16+int(size))
+		require.NoError(t, err)
+		require.Equal(t, Seal{Sealed: true, Run: "r"}, s.Seal)
 	})
+}
+
+func sha256Of(b []byte) []byte {
+	h := sha256.Sum256(b)
+	return h[:]
 }

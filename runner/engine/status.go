@@ -61,6 +61,8 @@ type StatusReport struct {
 	// BreakEven is where delegation pays the host, per mode and role, from the ledger of this
 	// repository's runs or the documented prior; the front end fills it.
 	BreakEven []cost.Rule `json:"break_even"`
+	// BreakEvenNote says which journals the break-even left out, and why; "" where none.
+	BreakEvenNote string `json:"break_even_note,omitempty"`
 	// err is the probe's error, behind Error, for Reword.
 	err error
 }

@@ -75,11 +75,11 @@ func BreakEven(entries []Entry, p cost.Params) []cost.Rule {
 	return rules
 }
 
-// DirBreakEven is BreakEven over the newest journals in dir; the priors alone where none can be
-// read.
-func DirBreakEven(dir string, p cost.Params) []cost.Rule {
-	entries, _, _ := Read(dir, Filter{Journals: readJournals})
-	return BreakEven(entries, p)
+// DirBreakEven is BreakEven over the newest journals in dir sealed under key, and what it left
+// out; the priors alone where none can be read.
+func DirBreakEven(dir string, key []byte, p cost.Params) ([]cost.Rule, Left) {
+	entries, left, _ := Read(dir, key, Filter{Journals: readJournals})
+	return BreakEven(entries, p), left
 }
 
 // Rule is mode m's break-even for role and model from their runs that count, oldest first.
@@ -185,14 +185,14 @@ func Gate(rules []cost.Rule, mode, role, model string, lines int) error {
 	return nil
 }
 
-// GateFor reads the newest journals in dir that count for mode, role and model, and holds a job
-// of lines span lines to their break-even.
-func GateFor(dir, mode, role, model string, lines int, p cost.Params) error {
+// GateFor reads the newest journals in dir sealed under key that count for mode, role and model,
+// and holds a job of lines span lines to their break-even.
+func GateFor(dir string, key []byte, mode, role, model string, lines int, p cost.Params) error {
 	m, ok := engine.LookupMode(mode)
 	if !ok || m.Unit == "" {
 		return nil
 	}
-	entries, _, err := Read(dir, Filter{Mode: mode, Journals: readJournals, Limit: Window, Match: func(e Entry) bool {
+	entries, _, err := Read(dir, key, Filter{Mode: mode, Journals: readJournals, Limit: Window, Match: func(e Entry) bool {
 		return Counts(e) && e.Role == role && e.Model == model
 	}})
 	if err != nil {

@@ -76,7 +76,7 @@ type Filter struct {
 	// once that many were kept, newest first.
 	Match func(Entry) bool
 	Limit int
-	// Journals, when above 0, reads at most that many of the newest journals.
+	// Journals, when above 0, reads at most that many of the newest journals that count.
 	Journals int
 }
 
@@ -89,15 +89,46 @@ const (
 	maxJournalBytes = 16 << 20
 )
 
-// Read reads the entries of the journals in dir, oldest first. A file that is not a readable run
-// journal is counted in unreadable and left out.
-func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
+// Left is what a reading of journals left out of its figures, and why.
+type Left struct {
+	// Unsealed counts the journals no seal of the operator's holds over: a figure that decides
+	// or advises comes only from journals locum can show it wrote, and a repository can bring
+	// any journal along. Those from before journals were sealed, changed since, copied under
+	// another name, or of a run that has not ended are here.
+	Unsealed int `json:"unsealed"`
+	// Unreadable counts the files named like a journal that are not a readable run's journal.
+	Unreadable int `json:"unreadable"`
+}
+
+// Words says in one line what was left out of the figures; "" where nothing was.
+func (l Left) Words() string {
+	var parts []string
+	if l.Unsealed > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s not counted: locum cannot show it wrote %s (no seal of yours holds: from before journals were sealed, changed, copied, or unfinished)",
+			l.Unsealed, plural(l.Unsealed, "journal", "journals"), plural(l.Unsealed, "it", "them")))
+	}
+	if l.Unreadable > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s not a readable run journal", l.Unreadable, plural(l.Unreadable, "file is", "files are")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Read reads the entries of the journals in dir, oldest first. Only a journal sealed under key
+// is counted (nil: none is); left says how many were not, and why.
+func Read(dir string, key []byte, f Filter) (entries []Entry, left Left, err error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, Left{}, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, Left{}, err
 	}
 	var names []string
 	for _, de := range des {
@@ -106,19 +137,30 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 		}
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
-	limit := maxJournals
-	if f.Journals > 0 {
-		limit = min(limit, f.Journals)
+	if len(names) > maxJournals {
+		names = names[:maxJournals]
 	}
-	if len(names) > limit {
-		names = names[:limit]
-	}
+	// The newest journals that count are read: a folder of unsealed ones named later than the
+	// rest cannot crowd them out, within the maxJournals files read at most.
+	seen := map[string]bool{}
 	for _, name := range names {
-		e, ok, err := readEntry(filepath.Join(dir, name))
-		if err != nil || !ok {
-			unreadable++
+		if f.Journals > 0 && len(seen) >= f.Journals {
+			break
+		}
+		e, seal, ok, err := readEntry(filepath.Join(dir, name), key)
+		switch {
+		case err != nil || !ok:
+			left.Unreadable++
+			continue
+		case !seal.Sealed:
+			left.Unsealed++
+			continue
+		case seen[seal.Run]:
+			// A run is counted once. Two sealed files of one run do not arise from locum's
+			// writes: the seal binds each file's name.
 			continue
 		}
+		seen[seal.Run] = true
 		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) || (f.Match != nil && !f.Match(e)) {
 			continue
 		}
@@ -133,20 +175,21 @@ func Read(dir string, f Filter) (entries []Entry, unreadable int, err error) {
 		}
 		return entries[i].Run < entries[j].Run
 	})
-	return entries, unreadable, nil
+	return entries, left, nil
 }
 
 // The events the ledger reads; every other line is passed over without being decoded.
 var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
 
-// readEntry reads one journal's entry: a regular file under maxJournalBytes, read once,
-// streaming, decoding only the lines of the events the ledger counts, and keeping none of them.
-func readEntry(path string) (Entry, bool, error) {
+// readEntry reads one journal's entry and its seal under key: a regular file under
+// maxJournalBytes, read once, streaming, decoding only the lines of the events the ledger
+// counts, and keeping none of them.
+func readEntry(path string, key []byte) (Entry, engine.Seal, bool, error) {
 	if st, err := os.Lstat(path); err != nil || st.Size() > maxJournalBytes {
-		return Entry{}, false, fmt.Errorf("%s: missing or over %d bytes: not a run's journal", path, maxJournalBytes)
+		return Entry{}, engine.Seal{}, false, fmt.Errorf("%s: missing or over %d bytes: not a run's journal", path, maxJournalBytes)
 	}
 	b := entryOf(strings.TrimSuffix(filepath.Base(path), ".jsonl"))
-	cut, err := engine.StreamJournal(path, func(line []byte) {
+	seal, cut, err := engine.StreamJournal(path, key, func(line []byte) {
 		if !slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
 			return
 		}
@@ -156,9 +199,12 @@ func readEntry(path string) (Entry, bool, error) {
 		}
 	})
 	if err != nil || cut {
-		return Entry{}, false, err
+		return Entry{}, engine.Seal{}, false, err
 	}
-	return b.e, b.started, nil
+	if seal.Sealed {
+		b.e.Run = seal.Run
+	}
+	return b.e, seal, b.started, nil
 }
 
 // FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
@@ -453,18 +499,18 @@ func orDash(s string) string {
 }
 
 // Report is what `locum ledger` and the MCP ledger tool return: the ledger, the break-even of
-// each mode and role, and how many journals could not be read.
+// each mode and role, and how many journals were left out of both, and why.
 type Report struct {
 	Ledger
-	BreakEven  []cost.Rule `json:"break_even"`
-	Unreadable int         `json:"unreadable"`
+	BreakEven []cost.Rule `json:"break_even"`
+	Left
 }
 
-// Build reads the journals in dir and sums them by by, at p.
-func Build(dir string, f Filter, by string, p cost.Params) (Report, error) {
+// Build reads the journals in dir sealed under key and sums them by by, at p.
+func Build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, error) {
 	// The journals are read once: the break-even is the whole history's, whatever window the
 	// sums show, so the window is applied here rather than by Read.
-	all, unreadable, err := Read(dir, Filter{})
+	all, left, err := Read(dir, key, Filter{})
 	if err != nil {
 		return Report{}, err
 	}
@@ -482,5 +528,5 @@ func Build(dir string, f Filter, by string, p cost.Params) (Report, error) {
 		since := f.Since.UTC()
 		l.Since = &since
 	}
-	return Report{Ledger: l, BreakEven: BreakEven(all, p), Unreadable: unreadable}, nil
+	return Report{Ledger: l, BreakEven: BreakEven(all, p), Left: left}, nil
 }

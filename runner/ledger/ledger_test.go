@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,13 +24,31 @@ func init() {
 	engine.RegisterMode(engine.Mode{Name: "agent", Model: engine.ChatModel})
 }
 
-const runs = "testdata/runs"
+// key is the operator's key in these tests.
+var key = bytes.Repeat([]byte{7}, 32)
+
+// sealedRuns is a copy of the recorded runs in testdata/runs, each sealed under key as the run
+// that wrote it would have sealed it.
+func sealedRuns(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	names, err := filepath.Glob("testdata/runs/*.jsonl")
+	require.NoError(t, err)
+	for _, src := range names {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		dst := filepath.Join(dir, filepath.Base(src))
+		require.NoError(t, os.WriteFile(dst, data, 0o644))
+		require.NoError(t, engine.SealJournal(dst, strings.TrimSuffix(filepath.Base(src), ".jsonl"), key))
+	}
+	return dir
+}
 
 func read(t *testing.T, f Filter) []Entry {
 	t.Helper()
-	entries, unreadable, err := Read(runs, f)
+	entries, left, err := Read(sealedRuns(t), key, f)
 	require.NoError(t, err)
-	assert.Zero(t, unreadable)
+	assert.Zero(t, left)
 	return entries
 }
 
@@ -169,9 +190,10 @@ func TestGate(t *testing.T) {
 	assert.NoError(t, Gate(rules, "summarize", "prose", q, 1), "a role that is not losing is not stopped")
 
 	// GateFor reads only what it needs, newest first, and says the same.
-	assert.Error(t, GateFor(runs, "transform", "code", q, 5, cost.Defaults()))
-	assert.NoError(t, GateFor(runs, "transform", "code", q, 70, cost.Defaults()))
-	assert.NoError(t, GateFor(runs, "transform", "code", "another-model", 5, cost.Defaults()))
+	runs := sealedRuns(t)
+	assert.Error(t, GateFor(runs, key, "transform", "code", q, 5, cost.Defaults()))
+	assert.NoError(t, GateFor(runs, key, "transform", "code", q, 70, cost.Defaults()))
+	assert.NoError(t, GateFor(runs, key, "transform", "code", "another-model", 5, cost.Defaults()))
 }
 
 // A role whose last runs kept nothing pays at no size on its ledger; it is stopped below the
@@ -249,19 +271,83 @@ func TestForgedFiguresNeitherOverflowNorPay(t *testing.T) {
 
 func TestReadSkipsWhatIsNoJournal(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(runs, "20261123T100000Z-000001.jsonl"))
+	data, err := os.ReadFile(filepath.Join("testdata", "runs", "20261123T100000Z-000001.jsonl"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.jsonl"), data, 0o644))
+	require.NoError(t, engine.SealJournal(filepath.Join(dir, "a.jsonl"), "a", key))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.jsonl"), []byte("not json\n"), 0o644))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "c.jsonl")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "d.jsonl"), 0o755))
-	entries, unreadable, err := Read(dir, Filter{})
+	entries, left, err := Read(dir, key, Filter{})
 	require.NoError(t, err)
 	assert.Len(t, entries, 1)
-	assert.Equal(t, 1, unreadable, "the file that is not a journal; a link and a folder are not read at all")
-	entries, _, err = Read(filepath.Join(dir, "none"), Filter{})
+	assert.Equal(t, Left{Unreadable: 1}, left, "the file that is not a journal; a link and a folder are not read at all")
+	entries, _, err = Read(filepath.Join(dir, "none"), key, Filter{})
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// A figure that decides or advises comes only from journals locum sealed: an edited copy, a
+// planted journal, a copy under another name, one from before journals were sealed, and every
+// journal when the operator has no key are left out, and said to be.
+func TestOnlySealedJournalsCount(t *testing.T) {
+	dir := sealedRuns(t)
+	entries, left, err := Read(dir, key, Filter{})
+	require.NoError(t, err)
+	require.Len(t, entries, 10)
+	assert.Zero(t, left)
+	real, err := os.ReadFile(filepath.Join(dir, "20261201T100000Z-000007.jsonl"))
+	require.NoError(t, err)
+	// An edited copy: the agent run's read_bytes times a thousand.
+	edited := bytes.Replace(real, []byte(`"read_bytes": 900`), []byte(`"read_bytes": 900000`), 1)
+	require.NotEqual(t, real, edited)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "20261202T100000Z-000011.jsonl"), edited, 0o644))
+	// The same run under another name.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "20261202T100000Z-000012.jsonl"), real, 0o644))
+	// A run of an older locum, unsealed.
+	unsealed, err := os.ReadFile(filepath.Join("testdata", "runs", "20261123T110000Z-000002.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "20261202T100000Z-000013.jsonl"), unsealed, 0o644))
+	entries, left, err = Read(dir, key, Filter{})
+	require.NoError(t, err)
+	assert.Len(t, entries, 10, "nothing more is counted")
+	assert.Equal(t, Left{Unsealed: 3}, left)
+	assert.Equal(t, "3 journals not counted: locum cannot show it wrote them (no seal of yours holds: from before journals were sealed, changed, copied, or unfinished)", left.Words())
+
+	entries, left, err = Read(dir, bytes.Repeat([]byte{8}, 32), Filter{})
+	require.NoError(t, err)
+	assert.Empty(t, entries, "another operator's key seals none of them")
+	assert.Equal(t, 13, left.Unsealed)
+	entries, _, err = Read(dir, nil, Filter{})
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no key: nothing is sealed")
+}
+
+// Planted journals of red runs, named as the newest, neither stop a role nor crowd out the
+// history the gate reads.
+func TestPlantedRedRunsDoNotGate(t *testing.T) {
+	dir := t.TempDir()
+	q := "qwen2.5-coder-1.5b"
+	red, err := os.ReadFile(filepath.Join("testdata", "runs", "20261123T110000Z-000002.jsonl"))
+	require.NoError(t, err)
+	for i := range readJournals + 5 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("2099%04dT000000Z-%06d.jsonl", i, i)), red, 0o644))
+	}
+	assert.NoError(t, GateFor(dir, key, "transform", "code", q, 5, cost.Defaults()), "planted red runs do not stop a role")
+	rules, left := DirBreakEven(dir, key, cost.Defaults())
+	assert.Equal(t, readJournals+5, left.Unsealed)
+	for _, r := range rules {
+		assert.False(t, r.Stop)
+	}
+	// The operator's own red runs, older than every planted one, still do.
+	runs := sealedRuns(t)
+	names, _ := filepath.Glob(filepath.Join(runs, "*.jsonl"))
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(n)), data, 0o644))
+	}
+	assert.Error(t, GateFor(dir, key, "transform", "code", q, 5, cost.Defaults()))
 }
 
 func TestFromEventsDistrustsFigures(t *testing.T) {
