@@ -24,10 +24,11 @@ import (
 
 // Sandbox is how a command locum runs on the model's behalf (a verify, which runs code the model
 // may have written) is contained. With bubblewrap (bwrap) it runs in new PID, network, IPC and
-// UTS namespaces: every descendant dies with the command, setsid or not; the network is its own
-// loopback only, unless Network; the file system is read-only but for Writable, a scratch HOME
-// and TMPDIR, and a fresh /tmp. Without bwrap it runs as before, in a process group, and every
-// process that still carries its marker in its environment is killed when it ends.
+// UTS namespaces (and a user namespace where the kernel allows one) with no capabilities: every
+// descendant dies with the command, setsid or not; the network is its own loopback only, unless
+// Network; the file system is read-only but for Writable, a scratch HOME and TMPDIR, and a fresh
+// /tmp. Without bwrap it runs as before, in a process group, and every process that still
+// carries its marker in its environment is killed when it ends.
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
@@ -58,25 +59,110 @@ type NoSandboxError struct{ Why string }
 
 func (e *NoSandboxError) Error() string {
 	return "the operator requires a sandbox for the verify (sandbox require), and none is available: " + e.Why +
-		"; install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap) where user namespaces are allowed"
+		"; the sandbox is bubblewrap (Debian and Ubuntu: apt-get install bubblewrap), where it may make its namespaces and drop every capability"
 }
 
-// bwrapProbe is whether bwrap runs here, asked once: installed, and allowed to make the
-// namespaces (a container may forbid them).
-var bwrapProbe = sync.OnceValues(func() (string, error) {
+// bwrapInfo is how bubblewrap runs here: its path, and whether it may make a user namespace.
+type bwrapInfo struct {
+	path   string
+	userns bool
+}
+
+// bwrapProbe is whether bwrap contains a command here, asked once by running the sandbox's own
+// argv shape: installed, allowed to make the namespaces (a container may forbid them), and
+// leaving the command no capability. Where it would keep one, the sandbox is not in force.
+var bwrapProbe = sync.OnceValues(probeBwrap)
+
+func probeBwrap() (bwrapInfo, error) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
-		return "", errors.New("bwrap is not installed")
+		return bwrapInfo{}, errors.New("bwrap is not installed")
+	}
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		return bwrapInfo{}, errors.New("cat is not installed, so what bwrap leaves a command cannot be checked")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--unshare-pid", "--unshare-net", "--die-with-parent",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("bwrap cannot make its namespaces here (%s)", strings.TrimSpace(firstLine(out, err)))
+	var why error
+	// A user namespace first; without one, the capabilities dropped are still enough.
+	for _, userns := range []bool{true, false} {
+		b := bwrapInfo{path: path, userns: userns}
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, path, append(b.base(false)[1:], "--", cat, "/proc/self/status")...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			why = fmt.Errorf("bwrap cannot make its namespaces here (%s)", strings.TrimSpace(firstLine(stderr.Bytes(), err)))
+			continue
+		}
+		if err := capsDropped(out); err != nil {
+			why = err
+			continue
+		}
+		return b, nil
 	}
-	return path, nil
-})
+	return bwrapInfo{}, why
+}
+
+// base is the argv every sandboxed command starts with, the probe's included: the namespaces,
+// no capabilities, the root read-only, and /tmp, /run, /var/run and /var/tmp empty.
+//
+// bubblewrap keeps a root caller's capabilities unless told otherwise, and with them a verify
+// could remount / read-write, unmount its /proc to see the host's, or join the host's network
+// namespace with setns. --cap-drop ALL takes them all, for every caller. --unshare-user, where
+// the kernel lets bwrap make a user namespace, also empties the bounding set, and makes the
+// verify's uid 0 the root of a namespace that owns nothing of the host's; a tree's files still
+// belong to the operator inside (the caller's uid maps to itself), so go test writes the tree
+// and its cache as before. Where no user namespace may be made, no_new_privs (which bwrap always
+// sets) keeps an exec from regaining what was dropped.
+func (b bwrapInfo) base(network bool) []string {
+	args := []string{b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
+	if b.userns {
+		args = append(args, "--unshare-user")
+	}
+	args = append(args, "--cap-drop", "ALL")
+	if !network {
+		args = append(args, "--unshare-net")
+	}
+	// The root read-only; /tmp, and /run where the sockets of the session bus, systemd, Docker
+	// and the like live, empty: a Unix socket on a read-only file system still connects.
+	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			args = append(args, "--tmpfs", d)
+		}
+	}
+	return args
+}
+
+// capsDropped reads /proc/self/status as a sandboxed command saw it: no capability it holds or
+// may pass on, and none an exec could regain (an empty bounding set, or no_new_privs).
+func capsDropped(status []byte) error {
+	fields := map[string]string{}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	hex := func(k string) (uint64, bool) {
+		v, err := strconv.ParseUint(fields[k], 16, 64)
+		return v, err == nil
+	}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		v, ok := hex(k)
+		if !ok {
+			return fmt.Errorf("bwrap's sandbox does not show its capabilities (%s), so none can be shown dropped", k)
+		}
+		if v != 0 {
+			return fmt.Errorf("bwrap leaves the sandboxed command capabilities here (%s %016x), so it could leave the sandbox", k, v)
+		}
+	}
+	if bnd, ok := hex("CapBnd"); (!ok || bnd != 0) && fields["NoNewPrivs"] != "1" {
+		return fmt.Errorf("bwrap's sandbox could regain capabilities here (CapBnd %s without no_new_privs)", fields["CapBnd"])
+	}
+	return nil
+}
 
 func firstLine(out []byte, err error) string {
 	if line, _, _ := bytes.Cut(bytes.TrimSpace(out), []byte("\n")); len(line) > 0 {
@@ -96,9 +182,12 @@ func SandboxAvailable() (bool, string) {
 // contained is a command prepared to run in its sandbox: the argv to start, the environment, and
 // what to undo after.
 type contained struct {
-	argv    []string
-	env     []string
-	kind    string
+	argv []string
+	env  []string
+	kind string
+	// why is, when kind is SandboxNone though the operator did not ask for none, why bwrap was not
+	// in force.
+	why     string
 	marker  string
 	scratch string
 }
@@ -116,19 +205,23 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	_, _ = rand.Read(id)
 	c := &contained{argv: argv, marker: hex.EncodeToString(id)}
 	c.env = append(append([]string(nil), env...), markerVar+"="+c.marker)
-	if sb.Off {
-		c.kind = SandboxNone
-		return c, nil
-	}
-	bwrap, err := bwrapProbe()
-	if err != nil {
-		if sb.Require {
-			return nil, &NoSandboxError{Why: err.Error()}
+	var bwrap bwrapInfo
+	var noBwrap error
+	if !sb.Off {
+		bwrap, noBwrap = bwrapProbe()
+		switch {
+		case noBwrap != nil && sb.Require:
+			return nil, &NoSandboxError{Why: noBwrap.Error()}
+		case noBwrap != nil:
+			c.why = noBwrap.Error()
 		}
+	}
+	if sb.Off || noBwrap != nil {
 		c.kind = SandboxNone
 		return c, nil
 	}
 	c.kind = SandboxBwrap
+	var err error
 	c.scratch, err = os.MkdirTemp("", "locum-verify-")
 	if err != nil {
 		return nil, fmt.Errorf("the verify's scratch directory: %w", err)
@@ -140,18 +233,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 			return nil, fmt.Errorf("the verify's scratch directory: %w", err)
 		}
 	}
-	args := []string{bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
-	if !sb.Network {
-		args = append(args, "--unshare-net")
-	}
-	// The root read-only; /tmp, and /run where the sockets of the session bus, systemd, Docker
-	// and the like live, empty: a Unix socket on a read-only file system still connects.
-	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
-		if st, err := os.Lstat(d); err == nil && st.IsDir() {
-			args = append(args, "--tmpfs", d)
-		}
-	}
+	args := bwrap.base(sb.Network)
 	args = append(args, "--bind", c.scratch, c.scratch)
 	caches := toolCaches(env, sb.Network)
 	for _, p := range caches.writable {

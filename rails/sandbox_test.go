@@ -5,7 +5,9 @@ package rails
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,7 +105,7 @@ func BenchmarkVerifyContained(b *testing.B) {
 func TestNoBwrap(t *testing.T) {
 	probe := bwrapProbe
 	t.Cleanup(func() { bwrapProbe = probe })
-	bwrapProbe = func() (string, error) { return "", errors.New("bwrap is not installed") }
+	bwrapProbe = func() (bwrapInfo, error) { return bwrapInfo{}, errors.New("bwrap is not installed") }
 	dir := t.TempDir()
 	_, err := RunShell(context.Background(), ShellCommand{Command: "touch ran", Dir: dir, Sandbox: &Sandbox{Require: true}})
 	var refused *NoSandboxError
@@ -113,5 +115,98 @@ func TestNoBwrap(t *testing.T) {
 	res, err := RunShell(context.Background(), ShellCommand{Command: "touch ran", Dir: dir, Sandbox: &Sandbox{}})
 	require.NoError(t, err)
 	assert.Equal(t, SandboxNone, res.Sandbox)
+	assert.Equal(t, "bwrap is not installed", res.SandboxWhy, "why the sandbox was not in force, for the journal")
 	assert.FileExists(t, dir+"/ran")
+	res, err = RunShell(context.Background(), ShellCommand{Command: "true", Dir: dir, Sandbox: &Sandbox{Off: true}})
+	require.NoError(t, err)
+	assert.Equal(t, SandboxNone, res.Sandbox)
+	assert.Empty(t, res.SandboxWhy, "none was the operator's choice")
+}
+
+func TestCapsDropped(t *testing.T) {
+	const zero = "0000000000000000"
+	status := func(eff, bnd, nnp string) string {
+		return "Name:\tcat\nCapInh:\t" + zero + "\nCapPrm:\t" + eff + "\nCapEff:\t" + eff + "\nCapBnd:\t" + bnd +
+			"\nCapAmb:\t" + zero + "\nNoNewPrivs:\t" + nnp + "\n"
+	}
+	cases := []struct {
+		name   string
+		status string
+		err    string
+	}{
+		{"nothing held, nothing to regain", status(zero, zero, "0"), ""},
+		{"a bounding set, but no_new_privs", status(zero, "000001ffffffffff", "1"), ""},
+		{"root's capabilities kept", status("000001fffeffffff", "000001fffeffffff", "1"), "leaves the sandboxed command capabilities"},
+		{"a bounding set an exec could use", status(zero, "000001ffffffffff", "0"), "could regain"},
+		{"no capability lines", "Name:\tcat\n", "does not show its capabilities"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := capsDropped([]byte(tc.status))
+			if tc.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tc.err)
+			}
+		})
+	}
+}
+
+// A bwrap that contains nothing (it runs the command as it is) leaves root its capabilities: the
+// probe, which runs the sandbox's own argv once, finds them and says the sandbox is not in force.
+func TestProbeRefusesABwrapThatKeepsCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root has capabilities for a bwrap to keep")
+	}
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nwhile [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n"
+	require.NoError(t, os.WriteFile(bin+"/bwrap", []byte(fake), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err := probeBwrap()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "leaves the sandboxed command capabilities")
+}
+
+// As root, the verify in the sandbox holds no capability, so none of the ways out that root's
+// capabilities open works: a remount of / read-write, a write outside the tree (under /root), a
+// join of another network namespace, an unmount of the sandbox's /proc to see the host's.
+func TestSandboxLeavesRootNoWayOut(t *testing.T) {
+	if ok, why := SandboxAvailable(); !ok {
+		t.Skip(why)
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	res, err := RunShell(context.Background(), ShellCommand{Command: "cat /proc/self/status", Dir: dir, Sandbox: &Sandbox{Writable: []string{dir}}})
+	require.NoError(t, err)
+	assert.Equal(t, SandboxBwrap, res.Sandbox)
+	assert.NoError(t, capsDropped(res.Output))
+	assert.Contains(t, string(res.Output), "CapEff:\t0000000000000000\n")
+
+	rootFile := fmt.Sprintf("/root/.locum-sandbox-test-%d", os.Getpid())
+	cases := []struct {
+		name, attack, tool string
+	}{
+		{"remount / read-write", "mount -o remount,rw /", "mount"},
+		{"write outside the tree", "mount -o remount,rw / 2>/dev/null; echo x > " + outside + "/x", ""},
+		{"write under /root", "mount -o remount,rw / 2>/dev/null; echo x > " + rootFile, ""},
+		{"join another network namespace", "nsenter --net=/proc/1/ns/net true", "nsenter"},
+		{"unmount /proc", "umount /proc || umount -l /proc", "umount"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.tool != "" {
+				if _, err := exec.LookPath(tc.tool); err != nil {
+					t.Skipf("%s is not installed", tc.tool)
+				}
+			}
+			res, err := RunShell(context.Background(), ShellCommand{Command: "if " + tc.attack + "; then exit 0; fi; exit 1",
+				Dir: dir, Sandbox: &Sandbox{Writable: []string{dir}}})
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.ExitCode, "the attack worked in the sandbox: %s", res.Output)
+		})
+	}
+	assert.NoFileExists(t, outside+"/x")
+	if _, err := os.Stat(rootFile); err == nil {
+		os.Remove(rootFile)
+		t.Errorf("the verify wrote %s", rootFile)
+	}
 }

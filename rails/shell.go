@@ -52,6 +52,9 @@ type ShellResult struct {
 	// Sandbox is how the command was contained: SandboxBwrap, SandboxNone, or "" when no
 	// sandbox was asked for.
 	Sandbox string
+	// SandboxWhy, when Sandbox is SandboxNone and the operator did not choose it, is why bwrap was
+	// not in force.
+	SandboxWhy string
 }
 
 // Verdict describes the result in a few words: "exit 1", "signal killed", "timed out after 10m".
@@ -92,7 +95,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		argv = c.Argv
 	}
 	env := c.Env
-	sandbox := ""
+	sandbox, sandboxWhy := "", ""
 	if c.Sandbox != nil {
 		dir := c.Dir
 		if dir == "" {
@@ -103,7 +106,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 			return ShellResult{}, err
 		}
 		defer contained.cleanup()
-		argv, env, sandbox = contained.argv, contained.env, contained.kind
+		argv, env, sandbox, sandboxWhy = contained.argv, contained.env, contained.kind, contained.why
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
@@ -151,7 +154,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	<-stopped
 	// Children that outlive the shell would keep the file or the port the next attempt needs.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start), Sandbox: sandbox}
+	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start), Sandbox: sandbox, SandboxWhy: sandboxWhy}
 	switch {
 	case ctx.Err() != nil:
 		res.Canceled = true

@@ -103,6 +103,8 @@ type Run struct {
 	// sandbox is how the run's verify was contained, the last time it ran.
 	sandbox string
 	step    string // the step of the request in flight, for progress
+	// sandboxWhy says the journal has why no sandbox was in force (Verify).
+	sandboxWhy bool
 	// work is what the host would have spent on the job itself (HostWork).
 	work HostWork
 	// itemsSaved sums what a workflow's items saved the host (AddItemSaved).

@@ -14,13 +14,18 @@ import (
 // Verify runs the verify command in dir, the tree it judges, contained as the operator's
 // settings say: a sandbox where only dir (its .git read-only), the scratch HOME and TMPDIR and
 // the caches are writable, the network off unless verify_network, and a refusal when
-// sandbox require finds none. How it was contained goes on the receipt. A command that could not
-// start is a *NoVerdictError; a sandbox required and missing, a *rails.NoSandboxError.
+// sandbox require finds none. How it was contained goes on the receipt, and why no sandbox was in
+// force, where the operator did not choose none, in the journal. A command that could not start is
+// a *NoVerdictError; a sandbox required and missing, a *rails.NoSandboxError.
 func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: command, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096, Sandbox: VerifySandbox(s, dir)})
 	if vr.Sandbox != "" {
 		r.sandbox = vr.Sandbox
+	}
+	if vr.SandboxWhy != "" && !r.sandboxWhy {
+		r.sandboxWhy = true
+		r.Event("sandbox", map[string]any{"sandbox": vr.Sandbox, "why": vr.SandboxWhy})
 	}
 	var noSandbox *rails.NoSandboxError
 	if err != nil && !errors.As(err, &noSandbox) {
