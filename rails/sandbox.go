@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,15 +27,24 @@ import (
 // may have written) is contained. With bubblewrap (bwrap) it runs in new PID, network, IPC and
 // UTS namespaces (and a user namespace where the kernel allows one) with no capabilities: every
 // descendant dies with the command, setsid or not; the network is its own loopback only, unless
-// Network; the file system is read-only but for Writable, a scratch HOME and TMPDIR, and a fresh
-// /tmp. Without bwrap it runs as before, in a process group, and every process that still
-// carries its marker in its environment is killed when it ends.
+// Network; the file system is read-only but for Writable, a scratch HOME and TMPDIR, a fresh
+// /tmp and the repository's own Go caches, and locum's own files are out of sight. Without bwrap
+// it runs as before, in a process group, and every process that still carries its marker in its
+// environment is killed when it ends.
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
 	// Caches are more directories it may write, the operator's; one inside a tree is not bound
 	// again, so a link the tree holds cannot widen it.
 	Caches []string
+	// GoCaches is the directory of the command's own Go caches (a build cache, and a module
+	// cache under Network): the repository's, see RepoCacheDir. "" leaves Go its default, under
+	// the scratch HOME.
+	GoCaches string
+	// Hidden are the operator's directories the command may not even read, each covered by an
+	// empty file system (locum's state directory, with its keys, and its cache directory, with
+	// every other repository's verify caches); GoCaches is bound again inside.
+	Hidden []string
 	// ReadOnly are paths inside Writable that stay read-only (a repository's .git).
 	ReadOnly []string
 	// Network keeps the host's network (the operator's --verify-network).
@@ -205,6 +215,12 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	_, _ = rand.Read(id)
 	c := &contained{argv: argv, marker: hex.EncodeToString(id)}
 	c.env = append(append([]string(nil), env...), markerVar+"="+c.marker)
+	var trees []string
+	for _, p := range sb.Writable {
+		if real, ok := realDir(p); ok {
+			trees = append(trees, real)
+		}
+	}
 	var bwrap bwrapInfo
 	var noBwrap error
 	if !sb.Off {
@@ -234,18 +250,26 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 		}
 	}
 	args := bwrap.base(sb.Network)
-	args = append(args, "--bind", c.scratch, c.scratch)
-	caches := toolCaches(env, sb.Network)
+	// Each mount is made after every one it lies inside: a tree inside a hidden directory
+	// shows, a hidden directory inside a tree stays hidden, and a .git inside a tree stays
+	// read-only.
+	var mounts []mount
+	mounts = append(mounts, mount{"--bind", c.scratch})
+	for _, t := range trees {
+		mounts = append(mounts, mount{"--bind", t})
+	}
+	for _, p := range sb.Hidden {
+		if real, ok := realDir(p); ok {
+			mounts = append(mounts, mount{"--tmpfs", real})
+		}
+	}
+	caches := toolCaches(sb.GoCaches, sb.Network)
 	for _, p := range caches.writable {
 		// The tool would make its cache on first use; in the sandbox it could not.
 		_ = os.MkdirAll(p, 0o700)
 	}
-	var trees []string
-	for _, p := range sb.Writable {
-		if real, ok := realDir(p); ok {
-			trees = append(trees, real)
-			args = append(args, "--bind", real, real)
-		}
+	if len(caches.writable) > 0 {
+		pruneRepoCaches(sb.GoCaches, time.Now())
 	}
 	// A cache is bound only by its real path and only outside the trees: a symbolic link the
 	// tree holds could otherwise make its target writable.
@@ -254,7 +278,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 		if !ok || slices.ContainsFunc(trees, func(t string) bool { return untrusted.Inside(t, real) }) {
 			continue
 		}
-		args = append(args, "--bind", real, real)
+		mounts = append(mounts, mount{"--bind", real})
 	}
 	// Read-only inside the trees, whatever kind of file it is: a .git directory or a .git file
 	// (a worktree's, naming its git directory), bound by path so the name itself cannot be
@@ -266,7 +290,15 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 			continue
 		}
 		if _, err := os.Lstat(abs); err == nil {
-			args = append(args, "--ro-bind", abs, abs)
+			mounts = append(mounts, mount{"--ro-bind", abs})
+		}
+	}
+	slices.SortStableFunc(mounts, func(a, b mount) int { return depth(a.path) - depth(b.path) })
+	for _, m := range mounts {
+		if m.op == "--tmpfs" {
+			args = append(args, m.op, m.path)
+		} else {
+			args = append(args, m.op, m.path, m.path)
 		}
 	}
 	args = append(args, "--chdir", dir)
@@ -288,6 +320,58 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	return c, nil
 }
 
+// mount is one of bwrap's mounts of a path onto itself (--bind, --ro-bind) or over it (--tmpfs).
+type mount struct{ op, path string }
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), string(filepath.Separator)) }
+
+// RepoCacheDir is the directory of the verify caches of the repository at root, under the
+// operator's cache directory: each repository has its own, which its worktrees (a workflow's
+// items, the agent's) share, and no verify reaches another's. Go trusts what its caches hold,
+// so a cache two repositories shared would let a verify in one plant what the other links into
+// its tests. The key is the root's real path with its device, inode and birth time, which a
+// repository cannot choose: another repository cloned to the same path later gets a cache of its
+// own (where the file system keeps birth times; elsewhere only if its inode differs).
+func RepoCacheDir(cacheDir, root string) (string, error) {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("the repository's verify cache: %w", err)
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return "", fmt.Errorf("the repository's verify cache: %w", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(real, &st); err != nil {
+		return "", fmt.Errorf("the repository's verify cache: %w", err)
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%s", real, st.Dev, st.Ino, birthTime(real)))
+	return filepath.Join(cacheDir, "verify-go", hex.EncodeToString(sum[:12])), nil
+}
+
+// repoCacheAge is how long a repository's verify caches are kept unused: each repository has its
+// own, and one cloned once and never verified again would otherwise stay for good.
+const repoCacheAge = 30 * 24 * time.Hour
+
+// pruneRepoCaches marks the repository's caches (own) used now, and removes those of the other
+// repositories beside it that were not used for repoCacheAge.
+func pruneRepoCaches(own string, now time.Time) {
+	_ = os.Chtimes(own, now, now)
+	parent := filepath.Dir(own)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() == filepath.Base(own) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > repoCacheAge {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
 // cachePaths are the tool caches a sandboxed verify writes, and the variables that point the
 // tools at them.
 type cachePaths struct {
@@ -295,34 +379,21 @@ type cachePaths struct {
 	env      []string
 }
 
-// toolCaches gives the verify Go caches of its own, under the operator's cache directory
-// (XDG_CACHE_HOME, else ~/.cache) in locum/verify-go: a build cache, and a module cache the
-// network fills. Never the operator's own: Go trusts what its caches hold, and an entry a verify
-// wrote there would be linked into the operator's next build. The operator's module cache stays
-// readable, so a module already downloaded builds without the network.
-func toolCaches(env []string, network bool) cachePaths {
-	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	base := get("XDG_CACHE_HOME")
-	if home := get("HOME"); !filepath.IsAbs(base) && filepath.IsAbs(home) {
-		base = filepath.Join(home, ".cache")
-	}
-	if !filepath.IsAbs(base) {
+// toolCaches gives the verify Go caches of its own in dir (the repository's, RepoCacheDir): a
+// build cache, and a module cache the network fills. Never the operator's own: Go trusts what
+// its caches hold, and an entry a verify wrote there would be linked into the operator's next
+// build. The operator's module cache stays readable, so a module already downloaded builds
+// without the network.
+func toolCaches(dir string, network bool) cachePaths {
+	if !filepath.IsAbs(dir) {
 		return cachePaths{}
 	}
-	own := filepath.Join(base, "locum", "verify-go")
-	out := cachePaths{writable: []string{filepath.Join(own, "build")}, env: []string{"GOCACHE=" + filepath.Join(own, "build")}}
+	out := cachePaths{writable: []string{filepath.Join(dir, "build")}, env: []string{"GOCACHE=" + filepath.Join(dir, "build")}}
 	if network {
 		// A download writes the module cache: the verify's own, so nothing it fetched lands in
 		// the operator's.
-		out.writable = append(out.writable, filepath.Join(own, "mod"))
-		out.env = append(out.env, "GOMODCACHE="+filepath.Join(own, "mod"), "GOFLAGS=-modcacherw")
+		out.writable = append(out.writable, filepath.Join(dir, "mod"))
+		out.env = append(out.env, "GOMODCACHE="+filepath.Join(dir, "mod"), "GOFLAGS=-modcacherw")
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,26 +21,22 @@ import (
 func TestToolCaches(t *testing.T) {
 	cases := []struct {
 		name     string
-		env      []string
+		dir      string
 		network  bool
 		writable []string
 		vars     []string
 	}{
-		{"under HOME", []string{"HOME=/h"}, false,
-			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
-		{"under the XDG cache, with the network", []string{"HOME=/h", "XDG_CACHE_HOME=/c"}, true,
-			[]string{"/c/locum/verify-go/build", "/c/locum/verify-go/mod"},
-			[]string{"GOCACHE=/c/locum/verify-go/build", "GOMODCACHE=/c/locum/verify-go/mod", "GOFLAGS=-modcacherw"}},
-		// The operator's own caches are never the verify's: an entry it wrote would be trusted.
-		{"the operator's GOCACHE is not taken", []string{"HOME=/h", "GOCACHE=/mine", "GOMODCACHE=/m"}, false,
-			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
-		{"a relative XDG cache is ignored", []string{"HOME=/h", "XDG_CACHE_HOME=rel"}, false,
-			[]string{"/h/.cache/locum/verify-go/build"}, []string{"GOCACHE=/h/.cache/locum/verify-go/build"}},
-		{"no HOME", nil, false, nil, nil},
+		{"the repository's", "/c/locum/verify-go/k", false,
+			[]string{"/c/locum/verify-go/k/build"}, []string{"GOCACHE=/c/locum/verify-go/k/build"}},
+		{"with the network", "/c/locum/verify-go/k", true,
+			[]string{"/c/locum/verify-go/k/build", "/c/locum/verify-go/k/mod"},
+			[]string{"GOCACHE=/c/locum/verify-go/k/build", "GOMODCACHE=/c/locum/verify-go/k/mod", "GOFLAGS=-modcacherw"}},
+		{"a relative directory is none", "rel", false, nil, nil},
+		{"none", "", false, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := toolCaches(tc.env, tc.network)
+			got := toolCaches(tc.dir, tc.network)
 			assert.Equal(t, tc.writable, got.writable)
 			assert.Equal(t, tc.vars, got.env)
 		})
@@ -209,4 +206,120 @@ func TestSandboxLeavesRootNoWayOut(t *testing.T) {
 		os.Remove(rootFile)
 		t.Errorf("the verify wrote %s", rootFile)
 	}
+}
+
+// Each repository's verify cache is its own: a key a repository cannot choose, the same for the
+// repository however it is named, another for another repository, and another for one made later
+// at the same path.
+func TestRepoCacheDir(t *testing.T) {
+	cache := t.TempDir()
+	a, b := t.TempDir(), t.TempDir()
+	ka, err := RepoCacheDir(cache, a)
+	require.NoError(t, err)
+	kb, err := RepoCacheDir(cache, b)
+	require.NoError(t, err)
+	assert.NotEqual(t, ka, kb)
+	assert.Equal(t, filepath.Join(cache, "verify-go"), filepath.Dir(ka))
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(a, link))
+	again, err := RepoCacheDir(cache, link)
+	require.NoError(t, err)
+	assert.Equal(t, ka, again, "the same repository by a link")
+	if birthTime(a) == "" {
+		t.Skip("this file system keeps no birth time")
+	}
+	require.NoError(t, os.Remove(a))
+	require.NoError(t, os.Mkdir(a, 0o755))
+	later, err := RepoCacheDir(cache, a)
+	require.NoError(t, err)
+	assert.NotEqual(t, ka, later, "a repository made later at the same path")
+}
+
+// outsideTmp is a directory of the test's own outside /tmp, which the sandbox empties whatever
+// else holds: what hides a file there from a verify is the sandbox's Hidden.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil || strings.HasPrefix(base, "/tmp/") {
+		t.Skip("no cache directory outside /tmp to hide from the sandbox")
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp(base, "locum-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// A verify sees its repository's Go caches and nothing else of locum's: not another repository's
+// cache (where a verify could plant what the next one links into its tests), not the embedding
+// cache, not the state directory's keys.
+func TestSandboxHidesLocumsFiles(t *testing.T) {
+	if ok, why := SandboxAvailable(); !ok {
+		t.Skip(why)
+	}
+	base := outsideTmp(t)
+	cache, state := filepath.Join(base, "cache", "locum"), filepath.Join(base, "state", "locum")
+	require.NoError(t, os.MkdirAll(cache, 0o700))
+	require.NoError(t, os.MkdirAll(state, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cache, "embeddings.db"), []byte("vectors"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(state, "rollback.key"), []byte("secret"), 0o600))
+	repoA, repoB := filepath.Join(base, "a"), filepath.Join(base, "b")
+	require.NoError(t, os.Mkdir(repoA, 0o755))
+	require.NoError(t, os.Mkdir(repoB, 0o755))
+	cacheA, err := RepoCacheDir(cache, repoA)
+	require.NoError(t, err)
+	cacheB, err := RepoCacheDir(cache, repoB)
+	require.NoError(t, err)
+	sandbox := func(repo, goCaches string) *Sandbox {
+		return &Sandbox{Writable: []string{repo}, GoCaches: goCaches, Hidden: []string{state, cache}}
+	}
+	res, err := RunShell(context.Background(), ShellCommand{Dir: repoA, Sandbox: sandbox(repoA, cacheA),
+		Command: `echo trojan > "$GOCACHE/planted" && printf %s "$GOCACHE"`})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, string(res.Output))
+	assert.Equal(t, filepath.Join(cacheA, "build"), string(res.Output))
+	assert.FileExists(t, filepath.Join(cacheA, "build", "planted"), "a verify writes its own repository's cache")
+
+	cases := []struct{ name, attack string }{
+		{"its cache is another's", `test "$GOCACHE" != ` + filepath.Join(cacheB, "build")},
+		{"read what A planted", "cat " + filepath.Join(cacheA, "build", "planted")},
+		{"write A's cache", "echo x > " + filepath.Join(cacheA, "build", "x")},
+		{"list the other caches", "ls " + filepath.Join(cache, "verify-go") + " | grep -v " + filepath.Base(cacheB)},
+		{"read the embedding cache", "cat " + filepath.Join(cache, "embeddings.db")},
+		{"read the operator's key", "cat " + filepath.Join(state, "rollback.key")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := RunShell(context.Background(), ShellCommand{Dir: repoB, Sandbox: sandbox(repoB, cacheB),
+				Command: "if " + tc.attack + "; then exit 0; fi; exit 1"})
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.ExitCode, "B's verify could: %s", res.Output)
+		})
+	}
+	assert.NoFileExists(t, filepath.Join(cacheA, "build", "x"))
+}
+
+// A repository's caches are marked used at each verify; another's unused for a month go.
+func TestPruneRepoCaches(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	for name, age := range map[string]time.Duration{"own": 90 * 24 * time.Hour, "recent": 24 * time.Hour, "stale": 31 * 24 * time.Hour, "build": 40 * 24 * time.Hour} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, name, "build"), 0o700))
+		require.NoError(t, os.Chtimes(filepath.Join(dir, name), now.Add(-age), now.Add(-age)))
+	}
+	pruneRepoCaches(filepath.Join(dir, "own"), now)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"own", "recent"}, names)
+	st, err := os.Stat(filepath.Join(dir, "own"))
+	require.NoError(t, err)
+	assert.WithinDuration(t, now, st.ModTime(), time.Second)
 }

@@ -12,14 +12,19 @@ import (
 )
 
 // Verify runs the verify command in dir, the tree it judges, contained as the operator's
-// settings say: a sandbox where only dir (its .git read-only), the scratch HOME and TMPDIR and
-// the caches are writable, the network off unless verify_network, and a refusal when
-// sandbox require finds none. How it was contained goes on the receipt, and why no sandbox was in
-// force, where the operator did not choose none, in the journal. A command that could not start is
-// a *NoVerdictError; a sandbox required and missing, a *rails.NoSandboxError.
+// settings say: a sandbox where only dir (its .git read-only), the scratch HOME
+// and TMPDIR and the repository's own caches are writable, the network off unless
+// verify_network, and a refusal when sandbox require finds none. How it was contained goes on
+// the receipt, and why no sandbox was in force, where the operator did not choose none, in the
+// journal. A command that could not start is a *NoVerdictError; a sandbox required and missing,
+// a *rails.NoSandboxError.
 func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
 	s := r.Spec.Settings
-	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: command, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096, Sandbox: VerifySandbox(s, dir)})
+	repo := r.Spec.Root
+	if repo == "" {
+		repo = dir
+	}
+	vr, err := rails.RunShell(ctx, rails.ShellCommand{Command: command, Dir: dir, Timeout: s.Duration(packs.VerifyTimeout), TailBytes: 4096, Sandbox: VerifySandbox(s, repo, dir)})
 	if vr.Sandbox != "" {
 		r.sandbox = vr.Sandbox
 	}
@@ -34,14 +39,23 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 	return vr, err
 }
 
-// VerifySandbox is the sandbox a verify in dir runs in under s.
-func VerifySandbox(s *packs.Settings, dir string) *rails.Sandbox {
+// VerifySandbox is the sandbox a verify in dir, a tree of the repository at repo (the repository
+// itself, or a worktree of it), runs in under s. The repository's verify caches are its own, and
+// locum's state and cache directories are out of the verify's sight: the state holds the
+// operator's keys, the cache every other repository's verify caches.
+func VerifySandbox(s *packs.Settings, repo, dir string) *rails.Sandbox {
 	mode := s.String(packs.SandboxSetting)
 	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), KeepHome: s.Bool(packs.VerifyHome),
 		Require: mode == "require", Off: mode == "none",
 		// The tree's .git, a directory or a worktree's file: a hook, a filter or a redirected
 		// git directory written there would run later as the operator, outside any sandbox.
 		ReadOnly: []string{filepath.Join(dir, ".git")}}
+	if dirs, err := packs.FindUserDirs(nil); err == nil {
+		sb.Hidden = []string{dirs.State, dirs.Cache}
+		if caches, err := rails.RepoCacheDir(dirs.Cache, repo); err == nil {
+			sb.GoCaches = caches
+		}
+	}
 	for _, c := range strings.Split(s.String(packs.VerifyCaches), string(os.PathListSeparator)) {
 		if c = strings.TrimSpace(c); c != "" {
 			sb.Caches = append(sb.Caches, c)
