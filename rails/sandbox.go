@@ -27,10 +27,12 @@ import (
 // may have written) is contained. With bubblewrap (bwrap) it runs in new PID, network, IPC and
 // UTS namespaces (and a user namespace where the kernel allows one) with no capabilities: every
 // descendant dies with the command, setsid or not; the network is its own loopback only, unless
-// Network; the file system is read-only but for Writable, a scratch HOME and TMPDIR, a fresh
-// /tmp and the repository's own Go caches, and locum's own files are out of sight. Without bwrap
-// it runs as before, in a process group, and every process that still carries its marker in its
-// environment is killed when it ends.
+// Network; the file system is read-only but for Writable (every git directory in it read-only
+// still), a scratch HOME and TMPDIR, a fresh /tmp and the repository's own Go caches, and
+// locum's own files are out of sight. Without bwrap it runs as before, in a process group, and
+// every process that still carries its marker in its environment is killed when it ends. Either
+// way a git directory the command made in a tree is removed and makes its verdict an error
+// (*PlantedGitError).
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
@@ -45,8 +47,6 @@ type Sandbox struct {
 	// empty file system (locum's state directory, with its keys, and its cache directory, with
 	// every other repository's verify caches); GoCaches is bound again inside.
 	Hidden []string
-	// ReadOnly are paths inside Writable that stay read-only (a repository's .git).
-	ReadOnly []string
 	// Network keeps the host's network (the operator's --verify-network).
 	Network bool
 	// KeepHome leaves HOME as it is, read-only, rather than a scratch one (--verify-home).
@@ -190,7 +190,7 @@ func SandboxAvailable() (bool, string) {
 }
 
 // contained is a command prepared to run in its sandbox: the argv to start, the environment, and
-// what to undo after.
+// what to undo and check after.
 type contained struct {
 	argv []string
 	env  []string
@@ -200,6 +200,8 @@ type contained struct {
 	why     string
 	marker  string
 	scratch string
+	// git is each tree's git directories before the command ran.
+	git []*gitScan
 }
 
 // markerVar carries a random value in the environment of every process a command starts, so that
@@ -232,6 +234,16 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 			c.why = noBwrap.Error()
 		}
 	}
+	// Git obeys what a git directory holds (hooks, fsmonitor, filters) when the operator next
+	// runs it there: each tree's are found before the command runs, kept read-only in the
+	// sandbox, and any it made are removed after.
+	for _, t := range trees {
+		scan, err := scanGit(t)
+		if err != nil {
+			return nil, err
+		}
+		c.git = append(c.git, scan)
+	}
 	if sb.Off || noBwrap != nil {
 		c.kind = SandboxNone
 		return c, nil
@@ -251,8 +263,8 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	}
 	args := bwrap.base(sb.Network)
 	// Each mount is made after every one it lies inside: a tree inside a hidden directory
-	// shows, a hidden directory inside a tree stays hidden, and a .git inside a tree stays
-	// read-only.
+	// shows, a hidden directory inside a tree stays hidden, and a git directory inside a tree
+	// stays read-only.
 	var mounts []mount
 	mounts = append(mounts, mount{"--bind", c.scratch})
 	for _, t := range trees {
@@ -280,17 +292,9 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 		}
 		mounts = append(mounts, mount{"--bind", real})
 	}
-	// Read-only inside the trees, whatever kind of file it is: a .git directory or a .git file
-	// (a worktree's, naming its git directory), bound by path so the name itself cannot be
-	// replaced. A git directory the verify could write would run its hooks and filters later,
-	// as the operator, outside any sandbox.
-	for _, p := range sb.ReadOnly {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			continue
-		}
-		if _, err := os.Lstat(abs); err == nil {
-			mounts = append(mounts, mount{"--ro-bind", abs})
+	for _, scan := range c.git {
+		for _, p := range scan.readOnly(trees) {
+			mounts = append(mounts, mount{"--ro-bind", p})
 		}
 	}
 	slices.SortStableFunc(mounts, func(a, b mount) int { return depth(a.path) - depth(b.path) })

@@ -73,9 +73,10 @@ func (r ShellResult) Verdict() string {
 
 // RunShell runs c with bash -c in a process group of its own, stdin closed. When the context ends
 // or the timeout passes, the whole group gets SIGTERM, then SIGKILL after the grace period; once
-// the command is done, whatever it left running in its group is killed too. The error is only for
-// a command that could not start.
-func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
+// the command is done, whatever it left running in its group is killed too. The error is for a
+// command that could not start, a sandbox required and missing (*NoSandboxError), and a
+// sandboxed command that made a git directory in its tree (*PlantedGitError, with the result).
+func RunShell(ctx context.Context, c ShellCommand) (res ShellResult, err error) {
 	tail := &TailBuffer{Max: c.TailBytes}
 	if tail.Max == 0 {
 		tail.Max = 4096
@@ -95,18 +96,31 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		argv = c.Argv
 	}
 	env := c.Env
-	sandbox, sandboxWhy := "", ""
+	var box *contained
 	if c.Sandbox != nil {
 		dir := c.Dir
 		if dir == "" {
 			dir, _ = os.Getwd()
 		}
-		contained, err := c.Sandbox.contain(argv, env, dir)
+		box, err = c.Sandbox.contain(argv, env, dir)
 		if err != nil {
 			return ShellResult{}, err
 		}
-		defer contained.cleanup()
-		argv, env, sandbox, sandboxWhy = contained.argv, contained.env, contained.kind, contained.why
+		// Once every process the command started has ended, nothing can plant a git directory
+		// after the look.
+		defer func() {
+			box.cleanup()
+			var planted []error
+			for _, scan := range box.git {
+				if perr := scan.planted(); perr != nil {
+					planted = append(planted, perr)
+				}
+			}
+			if len(planted) > 0 && err == nil {
+				err = errors.Join(planted...)
+			}
+		}()
+		argv, env = box.argv, box.env
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
@@ -117,7 +131,7 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 	}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if sandbox == SandboxBwrap {
+	if box != nil && box.kind == SandboxBwrap {
 		// A session of its own: a group locum still signals, and no controlling terminal, so
 		// the verify cannot push keystrokes into the operator's shell (TIOCSTI).
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -146,15 +160,18 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 			}
 		}
 	}()
-	err := cmd.Wait()
-	if errors.Is(err, exec.ErrWaitDelay) {
-		err = nil // it exited 0; only its leftover child kept the pipe
+	werr := cmd.Wait()
+	if errors.Is(werr, exec.ErrWaitDelay) {
+		werr = nil // it exited 0; only its leftover child kept the pipe
 	}
 	close(done)
 	<-stopped
 	// Children that outlive the shell would keep the file or the port the next attempt needs.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	res := ShellResult{Output: tail.Bytes(), Duration: time.Since(start), Sandbox: sandbox, SandboxWhy: sandboxWhy}
+	res = ShellResult{Output: tail.Bytes(), Duration: time.Since(start)}
+	if box != nil {
+		res.Sandbox, res.SandboxWhy = box.kind, box.why
+	}
 	switch {
 	case ctx.Err() != nil:
 		res.Canceled = true
@@ -162,8 +179,8 @@ func RunShell(ctx context.Context, c ShellCommand) (ShellResult, error) {
 		res.TimedOut = true
 	default:
 		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			return res, fmt.Errorf("waiting for %s: %w", c.describe(), err)
+		if werr != nil && !errors.As(werr, &exit) {
+			return res, fmt.Errorf("waiting for %s: %w", c.describe(), werr)
 		}
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		if ws.Signaled() {

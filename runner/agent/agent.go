@@ -166,7 +166,7 @@ func statusOf(err error) string {
 	switch {
 	case kind == "signal":
 		return StatusInterrupted
-	case kind == "verify_no_verdict":
+	case kind == "verify_no_verdict" || kind == "verify_planted_git":
 		return StatusVerifyFailed
 	case kind == "context_window" || kind == "input_truncated":
 		// The engine's own check of the prompt against the loaded context, or a server that cut

@@ -423,7 +423,7 @@ func (st *state) finalStage() string {
 		return StageRefused
 	case k == "signal":
 		return StageSignal
-	case k == "verify_no_verdict", k == "verify_wrote":
+	case k == "verify_no_verdict", k == "verify_wrote", k == "verify_planted_git":
 		return StageVerifyNoVerdict
 	case k == "restore_failed":
 		return StageRestore

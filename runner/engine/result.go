@@ -250,6 +250,7 @@ func Classify(err error) (Status, string, int) {
 		noTools  *client.ToolsUnsupportedError
 		overflow *client.ServerContextError
 		noSbx    *rails.NoSandboxError
+		planted  *rails.PlantedGitError
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
@@ -299,6 +300,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):
 		return StatusError, "verify_no_verdict", 2
+	case errors.As(err, &planted):
+		return StatusError, "verify_planted_git", 2
 	case errors.As(err, &cut):
 		return StatusError, "input_truncated", 2
 	case errors.As(err, &reply):

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
@@ -12,12 +11,12 @@ import (
 )
 
 // Verify runs the verify command in dir, the tree it judges, contained as the operator's
-// settings say: a sandbox where only dir (its .git read-only), the scratch HOME
+// settings say: a sandbox where only dir (every git directory in it read-only), the scratch HOME
 // and TMPDIR and the repository's own caches are writable, the network off unless
 // verify_network, and a refusal when sandbox require finds none. How it was contained goes on
 // the receipt, and why no sandbox was in force, where the operator did not choose none, in the
 // journal. A command that could not start is a *NoVerdictError; a sandbox required and missing,
-// a *rails.NoSandboxError.
+// a *rails.NoSandboxError; a verify that made a git directory in dir, a *rails.PlantedGitError.
 func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	repo := r.Spec.Root
@@ -33,7 +32,8 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 		r.Event("sandbox", map[string]any{"sandbox": vr.Sandbox, "why": vr.SandboxWhy})
 	}
 	var noSandbox *rails.NoSandboxError
-	if err != nil && !errors.As(err, &noSandbox) {
+	var planted *rails.PlantedGitError
+	if err != nil && !errors.As(err, &noSandbox) && !errors.As(err, &planted) {
 		err = &NoVerdictError{Command: command, Verdict: err.Error()}
 	}
 	return vr, err
@@ -46,10 +46,7 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 func VerifySandbox(s *packs.Settings, repo, dir string) *rails.Sandbox {
 	mode := s.String(packs.SandboxSetting)
 	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), KeepHome: s.Bool(packs.VerifyHome),
-		Require: mode == "require", Off: mode == "none",
-		// The tree's .git, a directory or a worktree's file: a hook, a filter or a redirected
-		// git directory written there would run later as the operator, outside any sandbox.
-		ReadOnly: []string{filepath.Join(dir, ".git")}}
+		Require: mode == "require", Off: mode == "none"}
 	if dirs, err := packs.FindUserDirs(nil); err == nil {
 		sb.Hidden = []string{dirs.State, dirs.Cache}
 		if caches, err := rails.RepoCacheDir(dirs.Cache, repo); err == nil {

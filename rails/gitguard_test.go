@@ -1,0 +1,211 @@
+//go:build unix
+
+package rails
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tree makes a directory of the entries given: a path ending in / is a directory, "->T" a link
+// to T, anything else a file with that text.
+func tree(t *testing.T, entries map[string]string) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, p := range sortedKeys(entries) {
+		full := filepath.Join(root, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		switch v := entries[p]; {
+		case p[len(p)-1] == '/':
+			require.NoError(t, os.MkdirAll(full, 0o755))
+		case len(v) > 2 && v[:2] == "->":
+			require.NoError(t, os.Symlink(v[2:], full))
+		default:
+			require.NoError(t, os.WriteFile(full, []byte(v), 0o644))
+		}
+	}
+	return root
+}
+
+var gitDir = map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": "", ".git/config": ""}
+
+func with(base map[string]string, more map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
+// What a verify may plant in its tree that git would obey later, and what it may not change.
+func TestPlantedGit(t *testing.T) {
+	cases := []struct {
+		name    string
+		before  map[string]string
+		verify  func(t *testing.T, root string)
+		planted []string
+		after   func(t *testing.T, root string)
+	}{
+		{"nothing new", gitDir, func(t *testing.T, root string) {
+			require.NoError(t, os.WriteFile(filepath.Join(root, "f.go"), nil, 0o644))
+		}, nil, nil},
+		{"a repository in a folder", gitDir, func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "app/.git/hooks"), 0o755))
+		}, []string{"app/.git"}, func(t *testing.T, root string) {
+			assert.NoDirExists(t, filepath.Join(root, "app/.git"))
+			assert.DirExists(t, filepath.Join(root, "app"))
+		}},
+		{"a .git file naming a directory of its own", gitDir, func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "d"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "d/.git"), []byte("gitdir: ../evil\n"), 0o644))
+		}, []string{"d/.git"}, func(t *testing.T, root string) {
+			assert.NoFileExists(t, filepath.Join(root, "d/.git"))
+		}},
+		{"a bare repository", gitDir, func(t *testing.T, root string) {
+			for _, d := range []string{"b/objects", "b/refs"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(root, "b/HEAD"), []byte("ref: refs/heads/x\n"), 0o644))
+		}, []string{"b"}, nil},
+		{"a worktree's git directory, by commondir", gitDir, func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "w"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "w/HEAD"), []byte("ref: refs/heads/x\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "w/commondir"), []byte("../.git\n"), 0o644))
+		}, []string{"w"}, nil},
+		{"a .git link pointed elsewhere is put back", with(gitDir, map[string]string{"sub/.realgit/": "", "sub/.git": "->.realgit"}), func(t *testing.T, root string) {
+			require.NoError(t, os.Remove(filepath.Join(root, "sub/.git")))
+			require.NoError(t, os.Symlink("/tmp", filepath.Join(root, "sub/.git")))
+		}, []string{"sub/.git"}, func(t *testing.T, root string) {
+			target, err := os.Readlink(filepath.Join(root, "sub/.git"))
+			require.NoError(t, err)
+			assert.Equal(t, ".realgit", target)
+		}},
+		{"a .git link removed is put back", with(gitDir, map[string]string{"sub/.realgit/": "", "sub/.git": "->.realgit"}), func(t *testing.T, root string) {
+			require.NoError(t, os.Remove(filepath.Join(root, "sub/.git")))
+		}, []string{"sub/.git"}, func(t *testing.T, root string) {
+			target, err := os.Readlink(filepath.Join(root, "sub/.git"))
+			require.NoError(t, err)
+			assert.Equal(t, ".realgit", target)
+		}},
+		{"the tree's own .git replaced", gitDir, func(t *testing.T, root string) {
+			require.NoError(t, os.RemoveAll(filepath.Join(root, ".git")))
+			require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+		}, []string{".git"}, nil},
+		{"a nested repository that was there stays", with(gitDir, map[string]string{"vendor/x/.git/HEAD": "", "fixtures/bare/HEAD": "", "fixtures/bare/objects/": "", "fixtures/bare/refs/": ""}),
+			func(t *testing.T, root string) {}, nil, func(t *testing.T, root string) {
+				assert.DirExists(t, filepath.Join(root, "vendor/x/.git"))
+				assert.DirExists(t, filepath.Join(root, "fixtures/bare"))
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tree(t, tc.before)
+			before, err := scanGit(root)
+			require.NoError(t, err)
+			tc.verify(t, root)
+			err = before.planted()
+			if tc.planted == nil {
+				require.NoError(t, err)
+			} else {
+				var pe *PlantedGitError
+				require.ErrorAs(t, err, &pe)
+				assert.Equal(t, tc.planted, pe.Planted)
+				assert.Empty(t, pe.NotRemoved)
+				again, err := scanGit(root)
+				require.NoError(t, err)
+				require.NoError(t, again.planted(), "a second look finds nothing: what was planted is gone")
+			}
+			if tc.after != nil {
+				tc.after(t, root)
+			}
+		})
+	}
+}
+
+// The git directories kept read-only are those that lie inside a tree the verify may write,
+// however the tree names them; one outside is read-only already, and binding it (a .git file
+// naming /dev) would show the sandbox what it must not see.
+func TestGitReadOnly(t *testing.T) {
+	cases := []struct {
+		name    string
+		entries map[string]string
+		want    []string
+	}{
+		{"a .git directory", gitDir, []string{".git"}},
+		{"a .git file naming a directory in the tree", map[string]string{".git": "gitdir: .realgit\n", ".realgit/HEAD": ""}, []string{".git", ".realgit"}},
+		{"a .git file naming a directory outside", map[string]string{".git": "gitdir: /dev\n"}, []string{".git"}},
+		{"a .git link to a directory in the tree", map[string]string{".git": "->.realgit", ".realgit/HEAD": ""}, []string{".realgit"}},
+		{"a .git link out of the tree", map[string]string{".git": "->/dev"}, nil},
+		{"a worktree's, with its common directory in the tree", map[string]string{".git": "gitdir: main/.git/worktrees/w\n",
+			"main/.git/worktrees/w/commondir": "../..\n", "main/.git/HEAD": ""}, []string{".git", "main/.git/worktrees/w", "main/.git"}},
+		{"a nested repository and a bare one", with(gitDir, map[string]string{"vendor/x/.git/HEAD": "", "fx/HEAD": "", "fx/objects/": "", "fx/refs/": ""}),
+			[]string{".git", "fx", "vendor/x/.git"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tree(t, tc.entries)
+			scan, err := scanGit(root)
+			require.NoError(t, err)
+			var want []string
+			for _, p := range tc.want {
+				want = append(want, filepath.Join(root, p))
+			}
+			assert.Equal(t, want, scan.readOnly([]string{root}))
+		})
+	}
+}
+
+// In the sandbox the resolved git directory is read-only wherever the tree's .git names it, and
+// a repository the verify makes is removed, its verdict an error; without the sandbox (the
+// operator's none) the second holds too.
+func TestVerifyGitDirectories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Run("gitdir: .realgit is read-only", func(t *testing.T) {
+		if ok, why := SandboxAvailable(); !ok {
+			t.Skip(why)
+		}
+		root := tree(t, map[string]string{".git": "gitdir: .realgit\n", ".realgit/HEAD": "ref: refs/heads/main\n",
+			".realgit/objects/": "", ".realgit/refs/": "", ".realgit/config": "", ".realgit/hooks/": ""})
+		res, err := RunShell(context.Background(), ShellCommand{Dir: root, Sandbox: &Sandbox{Writable: []string{root}},
+			Command: "echo 'touch pwned' > .realgit/hooks/pre-commit; git config core.fsmonitor 'touch pwned'; echo kept > mark; exit 1"})
+		require.NoError(t, err)
+		assert.Equal(t, 1, res.ExitCode)
+		assert.NoFileExists(t, filepath.Join(root, ".realgit/hooks/pre-commit"))
+		config, err := os.ReadFile(filepath.Join(root, ".realgit/config"))
+		require.NoError(t, err)
+		assert.Empty(t, string(config))
+		assert.FileExists(t, filepath.Join(root, "mark"), "the tree itself stays writable")
+	})
+	for _, off := range []bool{false, true} {
+		name := "git init app is refused in the sandbox"
+		if off {
+			name = "git init app is refused without the sandbox"
+		} else if ok, why := SandboxAvailable(); !ok {
+			t.Run(name, func(t *testing.T) { t.Skip(why) })
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			root := tree(t, gitDir)
+			res, err := RunShell(context.Background(), ShellCommand{Dir: root, Sandbox: &Sandbox{Writable: []string{root}, Off: off},
+				Command: "git init -q app && git -C app config core.fsmonitor 'touch pwned'; exit 0"})
+			var pe *PlantedGitError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, []string{"app/.git"}, pe.Planted)
+			assert.Contains(t, err.Error(), "app/.git")
+			assert.Equal(t, 0, res.ExitCode, "the verdict is still reported, and not trusted")
+			assert.NoDirExists(t, filepath.Join(root, "app/.git"))
+		})
+	}
+}
