@@ -29,10 +29,10 @@ import (
 // descendant dies with the command, setsid or not; the network is its own loopback only, unless
 // Network; the file system is read-only but for Writable (every git directory in it read-only
 // still), a scratch HOME and TMPDIR, a fresh /tmp and the repository's own Go caches, and
-// locum's own files are out of sight. Without bwrap it runs as before, in a process group, and
-// every process that still carries its marker in its environment is killed when it ends. Either
-// way a git directory the command made in a tree is removed and makes its verdict an error
-// (*PlantedGitError).
+// locum's own files are out of sight. Without bwrap it runs in a process group (and a cgroup of
+// its own where one may be made), and every process it left is frozen, then killed, when it
+// ends. Either way a git directory the command made in a tree is removed and makes its
+// verdict an error (*PlantedGitError).
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
@@ -200,6 +200,8 @@ type contained struct {
 	why     string
 	marker  string
 	scratch string
+	// cgroup, without bwrap, holds every process the command starts, where one could be made.
+	cgroup *verifyCgroup
 	// git is each tree's git directories before the command ran.
 	git []*gitScan
 }
@@ -246,6 +248,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	}
 	if sb.Off || noBwrap != nil {
 		c.kind = SandboxNone
+		c.cgroup = newCgroup(c.marker)
 		return c, nil
 	}
 	c.kind = SandboxBwrap
@@ -440,43 +443,15 @@ func setEnv(env []string, key, value string) []string {
 }
 
 // cleanup ends what the command left behind and removes its scratch directory. Without a PID
-// namespace, every process whose environment carries the command's marker is killed, until none
-// is left: a child that left the process group (setsid) is found that way too.
+// namespace, the command's cgroup is killed where it has one, and every process whose
+// environment carries the command's marker is frozen, then killed: a child that left the
+// process group (setsid), or the cgroup, is found that way too.
 func (c *contained) cleanup() {
 	if c.kind == SandboxNone {
+		c.cgroup.kill()
 		killMarked(c.marker)
 	}
 	if c.scratch != "" {
 		os.RemoveAll(c.scratch)
-	}
-}
-
-// killMarked kills every process of this user whose environment holds markerVar=marker, a few
-// rounds over, since one may fork while the others die.
-func killMarked(marker string) {
-	needle := []byte(markerVar + "=" + marker + "\x00")
-	self := os.Getpid()
-	for range 5 {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			return
-		}
-		found := 0
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == self {
-				continue
-			}
-			data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-			if err != nil || !bytes.Contains(append(data, 0), needle) {
-				continue
-			}
-			found++
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		if found == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,7 +1,15 @@
 package rails
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,3 +22,151 @@ func birthTime(path string) string {
 	}
 	return fmt.Sprintf("%d.%09d", st.Btime.Sec, st.Btime.Nsec)
 }
+
+// verifyCgroup is a cgroup (v2) of a command's own, made where this process may make one beside
+// itself: every process the command starts is born in it (clone3's CLONE_INTO_CGROUP, so none
+// runs outside it for an instant), and cgroup.kill ends them all at once, one forking at that
+// instant included, which no scan of /proc can promise.
+type verifyCgroup struct {
+	dir string
+	fd  *os.File
+}
+
+// newCgroup makes the cgroup of the command marked marker beside this process's own, or returns
+// nil where none can be made: no cgroup v2 mounted, a cgroup this user may not write (a systemd session's, a
+// container's read-only mount), or a kernel without cgroup.kill (before Linux 5.14).
+var newCgroup = makeCgroup
+
+func makeCgroup(marker string) *verifyCgroup {
+	own, err := ownCgroupDir()
+	if err != nil {
+		return nil
+	}
+	removeStaleCgroups(own, time.Now())
+	dir := filepath.Join(own, cgroupPrefix+marker)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = os.Remove(dir)
+		return nil
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil
+	}
+	return &verifyCgroup{dir: dir, fd: fd}
+}
+
+// cgroupPrefix names the cgroups of commands' own.
+const cgroupPrefix = "locum-verify-"
+
+// removeStaleCgroups removes the empty cgroups of commands beside this process's that a locum
+// killed before it could remove them left: a cgroup with a process in it cannot be removed, and
+// one made in the last minute may be about to get its command (which would then start without
+// it, not fail).
+func removeStaleCgroups(own string, now time.Time) {
+	entries, err := os.ReadDir(own)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroupPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
+			_ = os.Remove(filepath.Join(own, e.Name()))
+		}
+	}
+}
+
+// place starts the command in the cgroup, when there is one.
+func (g *verifyCgroup) place(attr *syscall.SysProcAttr) {
+	if g != nil {
+		attr.UseCgroupFD = true
+		attr.CgroupFD = int(g.fd.Fd())
+	}
+}
+
+// kill ends every process in the cgroup, waits (within reapDeadline) until it holds none, and
+// removes it.
+func (g *verifyCgroup) kill() {
+	if g == nil {
+		return
+	}
+	defer g.fd.Close()
+	_ = os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0)
+	deadline := time.Now().Add(reapDeadline)
+	for {
+		// A cgroup holding only zombies is empty; it can be removed once every process has
+		// exited.
+		err := os.Remove(g.dir)
+		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// ownCgroupDir is where this process's cgroup v2 is mounted: its path in /proc/self/cgroup
+// ("0::PATH") under the mount of the cgroup2 file system that shows it.
+func ownCgroupDir() (string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	path := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if !strings.HasPrefix(path, "/") {
+		return "", errors.New("no cgroup v2")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
+		pre, post, ok := bytes.Cut(sc.Bytes(), []byte(" - "))
+		if !ok || !bytes.HasPrefix(post, []byte("cgroup2 ")) {
+			continue
+		}
+		fields := strings.Fields(string(pre))
+		if len(fields) < 5 {
+			continue
+		}
+		root, point := unescapeMount(fields[3]), unescapeMount(fields[4])
+		rel, err := filepath.Rel(root, path)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		return filepath.Join(point, rel), nil
+	}
+	return "", errors.New("no cgroup v2 mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }

@@ -3,6 +3,7 @@
 package rails
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -322,4 +324,63 @@ func TestPruneRepoCaches(t *testing.T) {
 	st, err := os.Stat(filepath.Join(dir, "own"))
 	require.NoError(t, err)
 	assert.WithinDuration(t, now, st.ModTime(), time.Second)
+}
+
+// markedAlive lists the processes whose environment holds the test's mark and that have not
+// ended: what a command left running.
+func markedAlive(t *testing.T, mark string) []string {
+	t.Helper()
+	needle := []byte(mark + "\x00")
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var alive []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append(data, 0), needle) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		alive = append(alive, strings.TrimSpace(string(stat)))
+	}
+	return alive
+}
+
+// Without a sandbox, a detached process that forks and lets its parent exit, in a loop, is never
+// at the PID a scan found a moment before: it must still be gone when RunShell returns, by its
+// cgroup where one can be made and by freezing every marked process where not.
+func TestOffEndsAForkingChain(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc here to find the command's processes by")
+	}
+	chain := `setsid bash -c 'hop() { echo $BASHPID >> hops; hop & exit 0; }; hop' >/dev/null 2>&1 & until [ -s hops ]; do :; done; exit 1`
+	for _, tc := range []struct {
+		name    string
+		cgroups bool
+	}{{"cgroup", true}, {"freeze", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.cgroups {
+				orig := newCgroup
+				t.Cleanup(func() { newCgroup = orig })
+				newCgroup = func(string) *verifyCgroup { return nil }
+			}
+			for i := range 20 {
+				dir := t.TempDir()
+				mark := fmt.Sprintf("LOCUM_TEST_CHAIN=%s-%d-%d", tc.name, os.Getpid(), i)
+				res, err := RunShell(context.Background(), ShellCommand{Command: chain, Dir: dir,
+					Env: append(os.Environ(), mark), Sandbox: &Sandbox{Off: true, Writable: []string{dir}}})
+				alive := markedAlive(t, mark)
+				for _, stat := range alive {
+					if pid, err := strconv.Atoi(strings.Fields(stat)[0]); err == nil {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+				require.NoError(t, err)
+				require.Equal(t, 1, res.ExitCode)
+				require.Empty(t, alive, "run %d of 20: the forking chain outlived the command", i+1)
+			}
+		})
+	}
 }

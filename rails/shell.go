@@ -122,27 +122,46 @@ func RunShell(ctx context.Context, c ShellCommand) (res ShellResult, err error) 
 		}()
 		argv, env = box.argv, box.env
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = c.Dir
-	cmd.Env = env
-	cmd.Stdout = tail
-	if c.Stdout != nil {
-		cmd.Stdout = c.Stdout
+	newCmd := func(cgroup *verifyCgroup) *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = c.Dir
+		cmd.Env = env
+		cmd.Stdout = tail
+		if c.Stdout != nil {
+			cmd.Stdout = c.Stdout
+		}
+		cmd.Stderr = tail
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if box != nil && box.kind == SandboxBwrap {
+			// A session of its own: a group locum still signals, and no controlling terminal, so
+			// the verify cannot push keystrokes into the operator's shell (TIOCSTI).
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
+		cgroup.place(cmd.SysProcAttr)
+		// A child that left the group (setsid) can hold the output pipe open for as long as it
+		// likes; Wait would wait for it. The command's own exit, or its stop, is the verdict:
+		// the pipe gets a short while after that to drain, then is closed.
+		cmd.WaitDelay = outputDrain
+		return cmd
 	}
-	cmd.Stderr = tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if box != nil && box.kind == SandboxBwrap {
-		// A session of its own: a group locum still signals, and no controlling terminal, so
-		// the verify cannot push keystrokes into the operator's shell (TIOCSTI).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var cgroup *verifyCgroup
+	if box != nil {
+		cgroup = box.cgroup
 	}
-	// A child that left the group (setsid) can hold the output pipe open for as long as it likes;
-	// Wait would wait for it. The command's own exit, or its stop, is the verdict: the pipe gets
-	// a short while after that to drain, then is closed.
-	cmd.WaitDelay = outputDrain
+	cmd := newCmd(cgroup)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return ShellResult{}, fmt.Errorf("starting %s: %w", c.describe(), err)
+		if cgroup == nil {
+			return ShellResult{}, fmt.Errorf("starting %s: %w", c.describe(), err)
+		}
+		// The cgroup refused it (a threaded one, a kernel without clone3): the process group and
+		// the marker do without.
+		cgroup.kill()
+		box.cgroup = nil
+		cmd = newCmd(nil)
+		if err := cmd.Start(); err != nil {
+			return ShellResult{}, fmt.Errorf("starting %s: %w", c.describe(), err)
+		}
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan struct{})
