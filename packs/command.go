@@ -109,6 +109,12 @@ type slot struct{ word, name string }
 // checkSlots parses src, the template with each checked placeholder replaced by its slot word
 // (each begins with prefix), and finds each slot's one place.
 func checkSlots(template, src, prefix string, slots []slot) error {
+	// A carriage return ends a here-document's delimiter line for the parser but not for bash
+	// (EOF\r is not EOF), so the two would read different commands; no other control character
+	// but a tab or a line break belongs in a command either.
+	if i := strings.IndexFunc(src, func(r rune) bool { return (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f }); i >= 0 {
+		return &CommandError{Template: template, Where: fmt.Sprintf("it holds the control character %q, which bash and locum's check of it may read differently", src[i:i+1])}
+	}
 	f, err := syntax.NewParser(syntax.KeepComments(true), syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		var perr syntax.ParseError

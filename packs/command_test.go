@@ -61,6 +61,10 @@ func TestCheckCommand(t *testing.T) {
 		{`grep -q x "{{x}}"`, "inside double quotes"},
 		{"echo $'{{x}}'", "inside single quotes"},
 		{"cat <<EOF\n{{x}}\nEOF", "in a here-document"},
+		{"cat <<EOF\r\nEOF\ngrep -q done t.txt {{x}}\nEOF\r\ngrep -q done t.txt", "control character"},
+		{"cat <<EOF\nEOF\r\ngrep -q done t.txt {{x}}\nEOF\ngrep -q done t.txt", "control character"},
+		{"grep -q x {{x}}\r", "control character"},
+		{"grep -q x {{x}}\x1b", "control character"},
 		{"cat <<'EOF'\n{{x}}\nEOF", "in a here-document"},
 		{"cat <<EOF\n$(echo {{x}})\nEOF", "in a here-document"},
 		{"cat <<<{{x}}", "in a redirection"},
@@ -170,6 +174,7 @@ func FuzzExpandCommand(f *testing.F) {
 		"echo $'a\\'b' {{x}}", "echo `echo {{x}}`", "echo `echo \\`{{x}}\\``", "echo \"$(echo '{{x}}')\"",
 		"echo $(echo \"$(echo {{x}})\")", "cat <<EOF; echo {{x}}\nEOF\n", "echo {{x}} # {{x}}", "echo \\\n{{x}}",
 		"echo {{x}}\\\n#", "a=$(echo {{x}}) b", "echo ${x#{{x}}}", "[[ a == {{x}} ]]", "echo $[{{x}}]",
+		"cat <<EOF\r\nEOF\necho {{x}}\nEOF\r\n", "cat <<EOF\nEOF\r\necho {{x}}\nEOF\n",
 	} {
 		f.Add(seed, 0)
 	}
