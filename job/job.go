@@ -238,6 +238,9 @@ func (p *Prepared) RunIn(ctx context.Context, j engine.Job, tree string) (*engin
 	}
 	if s := p.spec.Settings; s.String(packs.DelegateWhen) == "pays" && !p.call.Batch {
 		place.PayGate = func(lines int) error { return payGate(p.comp.Root, p.layer.op.Env, p.spec, lines) }
+		place.WorkflowGate = func(mode string, items, files int) error {
+			return workflowGate(p.comp.Root, p.layer.op.Env, p.spec, mode, items, files)
+		}
 	}
 	return engine.Execute(ctx, p.spec, j.Steps(place)), nil
 }
@@ -295,5 +298,18 @@ func payGate(root string, env packs.Lookup, spec engine.RunSpec, lines int) erro
 	}
 	key, _ := engine.JournalKey(env, false)
 	s := spec.Settings
-	return ledger.GateFor(dir, key, spec.Mode, s.String(packs.RoleSetting), spec.Model, lines, engine.HostParams(s))
+	return ledger.GateFor(dir, key, spec.Mode, s.String(packs.RoleSetting), spec.Model, lines, engine.GateParams(s))
+}
+
+// workflowGate holds a workflow call to its own break-even: its first step's items of mode over
+// files files, at the keep rate its items had on the ledger (or the mode's prior), the same way.
+func workflowGate(root string, env packs.Lookup, spec engine.RunSpec, mode string, items, files int) error {
+	dir, err := engine.RunsDir(root)
+	if err != nil {
+		dir = ""
+	}
+	key, _ := engine.JournalKey(env, false)
+	m, _ := engine.LookupMode(mode)
+	s := spec.Settings
+	return ledger.WorkflowGate(dir, key, mode, s.String(packs.RoleSetting), spec.Model, m.EditsInPlace, items, files, engine.GateParams(s))
 }

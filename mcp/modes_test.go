@@ -28,7 +28,7 @@ func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
 	// The claims are the structured content's: the text is one line that does not repeat them.
 	assert.NotContains(t, text(res), "\n")
 	assert.NotContains(t, text(res), "Add subtracts.")
-	assert.Regexp(t, `^OK: summarize; saved=[-+][0-9]+t\(est\)$`, text(res))
+	assert.Regexp(t, `^OK: summarize; saved=[-+]\$[0-9.]+\(est\) run=\S+$`, text(res))
 	details := structured(t, res)["details"].(map[string]any)
 	assert.EqualValues(t, 1, details["supported"])
 	claims := details["claims"].([]any)

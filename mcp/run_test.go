@@ -48,7 +48,18 @@ func TestRunToolRunsAWorkflow(t *testing.T) {
 	}
 	f.llm.On("POST", "/v1/chat/completions", replies...)
 
-	res, err := f.call(t, context.Background(), "run", map[string]any{"workflow": "fix", "params": map[string]any{"file": "calc.go"}, "model": "qwen3-coder-30b", "host_turns_left": 3}, "tok-run")
+	// Two declarations of one file: done directly, one read and one edit; delegated, the call,
+	// the review and the accept. Its break-even says it loses, before any request.
+	args := map[string]any{"workflow": "fix", "params": map[string]any{"file": "calc.go"}, "model": "qwen3-coder-30b", "host_turns_left": 3}
+	res, err := f.call(t, context.Background(), "run", args, "tok-refused")
+	require.NoError(t, err)
+	require.True(t, res.IsError, text(res))
+	assert.Contains(t, text(res), "this workflow is expected to cost you more than doing it yourself: 2 items over 1 file")
+	assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "nothing was sent")
+
+	// The operator may delegate it anyway.
+	f.env["LOCUM_DELEGATE_WHEN"] = "always"
+	res, err = f.call(t, context.Background(), "run", args, "tok-run")
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	assert.Regexp(t, `^OK: workflow fix: 2 of 2 items green; the final verify passed on locum/run/\S+ \(2 kept\)`, text(res))

@@ -199,7 +199,7 @@ func TestTransformKeptWithProgress(t *testing.T) {
 	assert.Equal(t, "operator", out["routing"])
 	assert.Equal(t, "kept", out["details"].(map[string]any)["outcome"])
 	// One line: the status, the outcome and what it saved; the object is the structured content's.
-	assert.Regexp(t, `^OK: transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0; fixed: the verify failed before the edit; saved=[-+][0-9]+t\(est\)$`, text(res))
+	assert.Regexp(t, `^OK: transform: kept calc.go lines 3-5 \(\+1 -1\), verify exit 0; fixed: the verify failed before the edit; saved=[-+]\$[0-9.]+\(est\) run=\S+$`, text(res))
 	assert.Equal(t, "calc.go:4\n-\treturn a - b\n+\treturn a + b\n", out["details"].(map[string]any)["changes"])
 	assert.NotContains(t, text(res), "return a + b", "the compact diff is the structured content's")
 	host := out["host"].(map[string]any)
@@ -335,7 +335,7 @@ func TestCancelRestoresTheFile(t *testing.T) {
 // the break-even a host obeys before it calls.
 func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
 	f := newFixture(t, true)
-	assert.Contains(t, f.client.InitializeResult().Instructions, "transform pays from 21 span lines at a 50% keep rate (prior)")
+	assert.Contains(t, f.client.InitializeResult().Instructions, "transform pays at any size at a 50% keep rate (prior); at any size above a 36% keep rate")
 
 	runs := filepath.Join(f.root, ".git", "locum", "runs")
 	require.NoError(t, os.MkdirAll(runs, 0o755))
@@ -366,8 +366,8 @@ func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
 	assert.Equal(t, "week", out["by"])
 	total := out["total"].(map[string]any)
 	assert.EqualValues(t, 10, total["runs"])
-	assert.EqualValues(t, 32805, total["net_tokens"])
-	assert.Regexp(t, `^10 runs, 5 kept; your tokens saved net of losses: \+32805 \(estimated\); .*transform for role code on qwen2.5-coder-1.5b pays from 66 span lines`, text(res))
+	assert.EqualValues(t, -99195, total["net_tokens"])
+	assert.Regexp(t, `^10 runs, 5 kept; saved you net of losses: \+\$0\.0003, -99195 tokens \(estimated\); .*transform for role code on qwen2.5-coder-1.5b pays from 392 span lines`, text(res))
 
 	res, err = f.call(t, context.Background(), "ledger", map[string]any{"since": "yesterday"}, nil)
 	require.NoError(t, err)

@@ -64,6 +64,7 @@ type TransformArgs struct {
 	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
 	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse, before any request, when the verify already exits 0 on the unchanged file: for a bug fix whose verify must show the bug"`
 	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"skip the verify run on the unchanged file before the first request; the result then cannot say fixed or held"`
+	HostHoldsSpan bool   `json:"host_holds_span,omitempty" jsonschema:"you read the span already, so doing the edit yourself would not take a turn to read it"`
 	HostArgs
 }
 
@@ -80,7 +81,8 @@ type SummarizeArgs struct {
 
 // HostArgs are what the host says of its own session, for the host-cost estimate.
 type HostArgs struct {
-	HostTurnsLeft *int `json:"host_turns_left,omitempty" jsonschema:"how many more turns your session expects to take: what a result puts in your context is re-read on each; default 10"`
+	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"how many more turns your session expects to take: what a result puts in your context is re-read on each; default 10"`
+	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"tokens your context holds now, which each of your turns re-reads; default 44000"`
 }
 
 // DedupArgs are the arguments of the dedup tool.
@@ -271,7 +273,7 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		return fail("ERROR: %v", err), nil, nil
 	}
 	t := rep.Total
-	text := fmt.Sprintf("%d runs, %d kept; your tokens saved net of losses: %+d (estimated)", t.Runs, t.Kept, t.Net)
+	text := fmt.Sprintf("%d runs, %d kept; saved you net of losses: %s, %+d tokens (estimated)", t.Runs, t.Kept, cost.Money(t.USD), t.Net)
 	if w := rep.Left.Words(); w != "" {
 		text += "; " + w
 	}
@@ -496,6 +498,10 @@ func summaryLine(res *engine.Result) string {
 		line += "; " + res.HostSaved.Receipt()
 	case res.Host != nil:
 		line += "; " + res.Host.Receipt()
+	}
+	if res.RunID != "" {
+		// The run id lets a host's own usage log be joined to the run's journal.
+		line += " run=" + res.RunID
 	}
 	return line
 }

@@ -127,6 +127,8 @@ var (
 	HostPriceCached   = Key{"host_price_cached"}
 	HostBytesPerToken = Key{"host_bytes_per_token"}
 	HostTurnsLeft     = Key{"host_turns_left"}
+	HostContextTokens = Key{"host_context_tokens"}
+	HostHoldsSpan     = Key{"host_holds_span"}
 	DelegateWhen      = Key{"delegate_when"}
 	Jobs              = Key{"jobs"}
 	Servers           = Key{"servers"}
@@ -190,7 +192,11 @@ var keySpecs = []keySpec{
 	{key: HostPriceCached, kind: kindPrice, env: "LOCUM_HOST_PRICE_CACHED", flag: "host-price-cached", global: true, operatorOnly: true, doc: "what the host pays per million cached input tokens, in US dollars; unset, its family's list price"},
 	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
 	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
-	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform"}, doc: "pays: refuse, before any request, a span under the break-even of a role whose recent runs lost the host tokens (locum status shows it); always: never refuse for cost"},
+	// What the host's context holds is the host's to say, or the operator's: global, so no
+	// repository file sets it.
+	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
+	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, modes: []string{"transform"}, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
+	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform", "workflow"}, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
 	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", modes: []string{"workflow"}, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
 	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, modes: []string{"workflow"}, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},

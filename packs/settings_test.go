@@ -195,7 +195,7 @@ func TestSettingFlagLists(t *testing.T) {
 		has, not []string
 	}{
 		{"shared", SettingFlags(""), []string{"base-url", "allow-remote", "host-family"}, []string{"servers", "sandbox", "timeout", "jobs"}},
-		{"workflow", SettingFlags("workflow"), []string{"servers", "jobs", "sandbox", "verify-timeout"}, []string{"delegate-when", "cache-max-mib"}},
+		{"workflow", SettingFlags("workflow"), []string{"servers", "jobs", "sandbox", "verify-timeout", "delegate-when", "host-context-tokens"}, []string{"cache-max-mib", "host-holds-span"}},
 		// A tool call takes no operator-only setting, so a server lists them all, and no setting a
 		// call may set for itself.
 		{"serve", ServeFlags(), []string{"base-url", "allow-remote", "servers", "sandbox", "verify-network", "delegate-when", "cache-max-mib"}, []string{"timeout", "jobs", "max-input-bytes"}},

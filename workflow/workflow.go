@@ -21,6 +21,7 @@ import (
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
@@ -116,7 +117,7 @@ const (
 // step (its items run, the green ones combined on the branch), and verify (the final verify on
 // the combined branch, which decides whether the branch is offered).
 func (j *Job) Steps(p engine.Place) []engine.Step {
-	w := &run{job: j, place: p, g: &repo{root: p.Root}, outputs: map[string]string{}}
+	w := &run{job: j, place: p, g: &repo{root: p.Root}, outputs: map[string]string{}, files: map[string]bool{}}
 	return []engine.Step{
 		{Name: "scope", Run: w.scope},
 		{Name: "servers", Run: w.servers},
@@ -148,6 +149,8 @@ type run struct {
 	pool            *pool
 	items           []ItemResult
 	outputs         map[string]string
+	// files are the files the items listed so far work on (a file glob's, a declaration's).
+	files map[string]bool
 	// prior are the green items of the run resumed, by step and item key.
 	prior     map[string]ItemResult
 	resumedOf string
@@ -365,6 +368,19 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 			keys[i] = it.Key
 		}
 		r.Event("items", map[string]any{"step": st.Name, "mode": st.Mode, "count": len(list), "items": keys})
+		files := map[string]bool{}
+		for _, it := range list {
+			files[cmp.Or(it.Vars["file"], it.Key)] = true
+		}
+		if len(w.items) == 0 {
+			w.hostTurns(r, len(files), false)
+			if gate := w.place.WorkflowGate; gate != nil && w.resumedOf == "" {
+				if err := gate(st.Mode, len(list), len(files)); err != nil {
+					return err
+				}
+			}
+		}
+		maps.Copy(w.files, files)
 		results := w.runStep(ctx, st, list, vars)
 		w.mu.Lock()
 		w.items = append(w.items, results...)
@@ -422,8 +438,24 @@ func (w *run) combineStep(ctx context.Context, st packs.WorkflowStep, results []
 	return nil
 }
 
+// hostTurns records the host turns of the workflow's job: done directly, each file its items
+// touch read and edited and the verify run once (each file read, where the workflow edits
+// nothing); delegated, the call, and where a branch is offered its review and its accept. Its
+// items count none of their own: they share this one call.
+func (w *run) hostTurns(r *engine.Run, files int, offered bool) {
+	t := cost.Turns{Direct: int64(files), Delegated: 1}
+	if w.edits() {
+		t.Direct = int64(2*files + 1)
+		if offered {
+			t.Delegated = 3
+		}
+	}
+	r.HostWork(engine.HostWork{Turns: t})
+}
+
 // verify runs the final verify on the combined branch; only a green verdict offers the branch.
 func (w *run) verify(ctx context.Context, r *engine.Run) error {
+	w.hostTurns(r, len(w.files), false)
 	kept, red := 0, 0
 	for _, it := range w.items {
 		switch {
@@ -480,6 +512,7 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 		return &engine.RedError{Reason: fmt.Sprintf("the final verify failed on the combined branch (%s): the branch is not offered", vr.Verdict())}
 	}
 	w.offered = true
+	w.hostTurns(r, len(w.files), true)
 	w.status = StatusCompleted
 	r.Detail("status", w.status)
 	r.Detail("branch", w.branch)

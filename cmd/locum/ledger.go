@@ -93,18 +93,13 @@ func (e *env) ledger(cmd *cli.Command) error {
 // printLedger is the ledger as a table, the totals, the method of each figure and the
 // break-even rules.
 func printLedger(out io.Writer, rep ledger.Report) error {
-	money := rep.Params.Prices.Source == "operator"
 	refused := rep.Total.CostRefusals > 0
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	head := []string{strings.ToUpper(rep.By), "RUNS", "KEPT", "KEEP", "RIGHT"}
 	if refused {
 		head = append(head, "REFUSED FOR COST")
 	}
-	head = append(head, "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS")
-	if money {
-		head = append(head, "USD")
-	}
-	head = append(head, "LOCAL TIME", "")
+	head = append(head, "TURNS", "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS", "USD", "LOCAL TIME", "")
 	// Every cell ends in a tab, the last too, so that tabwriter aligns it.
 	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
 	for _, r := range append(rep.Rows, rep.Total) {
@@ -112,12 +107,10 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		if refused {
 			cells = append(cells, fmt.Sprint(r.CostRefusals))
 		}
-		cells = append(cells, signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net))
-		if money {
-			cells = append(cells, cost.Money(r.USD))
-		}
+		cells = append(cells, signed(r.TurnsSaved), signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net), cost.Money(r.USD))
+		// The verdict is the money's: the terms are tokens at different prices.
 		verdict := "saved"
-		if r.Net < 0 {
+		if r.USD < 0 {
 			verdict = "loss"
 		}
 		if r.Costed == 0 {
@@ -130,11 +123,11 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nruns: %s\n", rep.Method.Runs)
+	fmt.Fprintf(out, "turns: %s\n", rep.Method.Turns)
 	fmt.Fprintf(out, "tokens: %s\n", rep.Method.Tokens)
-	if money {
-		fmt.Fprintf(out, "money: %s\n", rep.Method.Money)
-	} else {
-		fmt.Fprintln(out, "money: not shown: set --host-price-in, --host-price-out and --host-price-cached (or LOCUM_HOST_PRICE_*) to what you pay")
+	fmt.Fprintf(out, "money: %s\n", rep.Method.Money)
+	if rep.Discounted > 0 {
+		fmt.Fprintf(out, "%d kept run(s) nobody judged are weighed by their role's right rate\n", rep.Discounted)
 	}
 	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
 	if rep.Uncosted > 0 {

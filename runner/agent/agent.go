@@ -15,6 +15,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 )
 
@@ -184,6 +185,9 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil, "verify_undone": []string{}} {
 		r.Detail(k, v)
 	}
+	// Until a change is committed, the job is the host's to do: at the least one file read and
+	// edited and the verify run; the delegation is the call.
+	r.HostWork(engine.HostWork{Turns: cost.Turns{Direct: directTurns(1, 1), Delegated: 1}})
 	if strings.TrimSpace(a.opts.Verify) == "" {
 		return &engine.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
 	}
@@ -409,7 +413,11 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	stat, _ := Git(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--shortstat", a.base)
 	r.Detail("diff_stat", strings.TrimSpace(stat))
 	if diff, err := Git(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", a.base); err == nil {
-		r.HostWork(hostWork(a.wt, files, diff))
+		w := hostWork(a.wt, files, diff)
+		// Done directly: each changed file read and edited, and the verify run once a round
+		// this run needed; delegated: the call, the review of the branch and its accept.
+		w.Turns = cost.Turns{Direct: directTurns(len(files), len(a.rounds)), Delegated: 3}
+		r.HostWork(w)
 	}
 	msg := fmt.Sprintf("locum agent: %s\n\n%s\n\nRun %s; verify `%s` exited 0.\n", firstLine(a.opts.Task, 60), strings.TrimSpace(summary), r.ID, a.opts.Verify)
 	args := append(identity(ctx, a.wt), "commit", "--quiet", "--no-verify", "-m", msg)
@@ -440,6 +448,12 @@ func firstLine(s string, n int) string {
 // hostWork is what a host doing the agent's job itself would have spent: read the files the run
 // changed, write their changed lines (an edit tool's old and new text), and what it reviews of
 // the run's work, the diff without context.
+// directTurns are the host turns of doing an agent's job itself: each file read, then edited,
+// and the verify run once a round, each red round an edit more.
+func directTurns(files, rounds int) int64 {
+	return int64(2*files + max(rounds, 1) + 2*max(rounds-1, 0))
+}
+
 func hostWork(wt string, files []string, diff string) engine.HostWork {
 	w := engine.HostWork{Review: int64(len(diff))}
 	for _, f := range files {

@@ -18,6 +18,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -275,12 +276,11 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 	}
 	d.names = names
 	d.dir = dir
-	// A host screening the folder itself reads every entry.
 	var read int64
 	for _, t := range d.texts {
 		read += int64(len(t))
 	}
-	r.HostWork(engine.HostWork{Read: read})
+	r.HostWork(HostWork(read, engine.HostParams(r.Spec.Settings)))
 	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
 	return nil
 }
@@ -408,6 +408,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	}
 	method := "exact"
 	var separation *Separation
+	var plan *reuse
 	if d.lexical {
 		method = "lexical"
 		entries := LexicalEntries(d.texts)
@@ -419,7 +420,6 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		exact := r.Spec.Settings.String(packs.Exact)
 		var ids [][32]byte
 		var sid []byte
-		var plan *reuse
 		if d.cache.Path != "" {
 			ids = make([][32]byte, len(d.names))
 			for i := range d.names {
@@ -485,6 +485,12 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		r.Detail("separation", separation)
 	}
 	r.Detail("cached", d.result.Cached)
+	if plan != nil && len(plan.changed) == 0 {
+		// The folder is as the last screen found it: the host has this answer already, so the
+		// screen saves it nothing new.
+		r.HostWork(engine.HostWork{Turns: cost.Turns{Delegated: 1}})
+		r.Detail("unchanged_since", "the last screen")
+	}
 	if d.result.Reused > 0 {
 		r.Detail("reused", d.result.Reused)
 	}

@@ -11,7 +11,7 @@ import (
 // Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
 var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
-	Prior: cost.ReadPrior(9, 400), Unit: "lines in the folder"}
+	Prior: cost.ReadPrior(9, 400)}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -54,4 +54,23 @@ func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *engine.ModelPres
 	set, _ := s.Get(packs.EmbedModel)
 	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
 	return &engine.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
+}
+
+// ScriptBytes is the script a host would write to screen a folder itself, the cheapest way it
+// gets a lexical screen's answer: word shingles, Jaccard, union-find, in about 550 bytes of
+// shell and awk (one such script returned a lexical screen's exact groups of a real folder).
+const ScriptBytes = 550
+
+// HostWork is a screen's counterfactual: the cheaper for the host of reading the folder's read
+// bytes in one turn, or writing the script and reading its output, about as long as the
+// result, in one turn. A screen by embeddings may find what the script does not; the estimate
+// does not credit that.
+func HostWork(read int64, p cost.Params) engine.HostWork {
+	turns := cost.Turns{Direct: 1, Delegated: 1}
+	reading := float64(p.Tokens(read)) * p.Prices.In
+	scripting := float64(p.Tokens(ScriptBytes)) * p.Prices.Out
+	if reading <= scripting {
+		return engine.HostWork{Read: read, Turns: turns}
+	}
+	return engine.HostWork{Write: ScriptBytes, ResultInDirect: true, Turns: turns}
 }

@@ -65,7 +65,7 @@ func TestExecuteOK(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Equal(t, StatusOK, res.Status)
 	assert.Equal(t, 0, res.ExitCode)
-	assert.Regexp(t, `^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 in=12t out=3t ttft=\? time=\d+ms rate=\? spend=\$0\.00$`, res.Receipt())
+	assert.Regexp(t, `^OK mode=transform model=qwen3-coder-30b routing=operator attempts=1 in=12t out=3t ttft=\? time=\d+ms rate=\? spend=\$0\.00 run=\d{8}T\d{6}Z-[0-9a-f]{6}$`, res.Receipt())
 
 	data, err := json.Marshal(res)
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
 )
@@ -20,6 +22,11 @@ type HostSide struct {
 type HostWork struct {
 	Read, Write, Review int64
 	ReviewInResult      bool
+	// Turns are the host turns each way, as the mode counts them (cost.Turns).
+	Turns cost.Turns
+	// ResultInDirect says doing the job itself the host would read output as long as the
+	// result (a script's), so the result's bytes count on both sides.
+	ResultInDirect bool
 }
 
 // AddItemSaved counts, in the run's result, what one of its items saved the host, as that
@@ -63,6 +70,25 @@ func HostParams(s *packs.Settings) cost.Params {
 	if _, ok := s.Get(packs.HostTurnsLeft); ok {
 		p.TurnsLeft = s.Int(packs.HostTurnsLeft)
 	}
+	if set, ok := s.Get(packs.HostContextTokens); ok && set.Value != "" {
+		if n := s.Int(packs.HostContextTokens); n > 0 {
+			p.Context, p.ContextSource = n, "operator"
+			if strings.HasPrefix(set.Source, "argument ") {
+				p.ContextSource = "call"
+			}
+		}
+	}
+	return p
+}
+
+// GateParams are HostParams for a decision rather than a figure: a context the call gave may
+// lower the operator's (or the default), never raise it, since a larger context makes more
+// delegations pay and a call may only narrow a rail.
+func GateParams(s *packs.Settings) cost.Params {
+	p := HostParams(s)
+	if p.ContextSource == "call" && p.Context > cost.DefaultContext {
+		p.Context, p.ContextSource = cost.DefaultContext, "default"
+	}
 	return p
 }
 
@@ -75,7 +101,16 @@ func (r *Run) hostCost(res *Result) {
 	if side == nil || side.ResultBytes == nil {
 		return
 	}
-	parts := cost.Parts{Read: r.work.Read, Write: r.work.Write, Review: r.work.Review, Call: side.CallBytes, Done: res.Status == StatusOK}
+	parts := cost.Parts{Read: r.work.Read, Write: r.work.Write, Review: r.work.Review, Turns: r.work.Turns, Call: side.CallBytes, Done: res.Status == StatusOK}
+	switch {
+	case r.Spec.Parent != nil:
+		// A workflow's item shares its host's one call: the workflow's run counts the host's
+		// turns for all its items, and an item's own are none.
+		parts.Turns = cost.Turns{}
+	case parts.Turns.Delegated < 1:
+		// Whatever became of it, a call took the host a turn.
+		parts.Turns.Delegated = 1
+	}
 	params := HostParams(r.Spec.Settings)
 	set := func() {
 		est := cost.Of(parts, params)
@@ -88,6 +123,10 @@ func (r *Run) hostCost(res *Result) {
 		n = max(0, n-r.work.Review)
 	}
 	parts.Result = n
+	if r.work.ResultInDirect && parts.Done {
+		// Doing it itself the host would read as much: its own script's output.
+		parts.Read += n
+	}
 	set()
 	if r.itemsSaved != nil {
 		sum := res.HostSaved.Add(*r.itemsSaved)

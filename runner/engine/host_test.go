@@ -47,14 +47,56 @@ func TestHostCostMeasuresTheResultOnce(t *testing.T) {
 	}}
 	spec := RunSpec{Mode: "transform", JournalPath: filepath.Join(t.TempDir(), "run.jsonl"), Host: host}
 	res := Execute(context.Background(), spec, []Step{{Name: "work", Run: func(_ context.Context, r *Run) error {
-		r.HostWork(HostWork{Read: 150, Write: 60, Review: 40, ReviewInResult: true})
+		r.HostWork(HostWork{Read: 150, Write: 60, Review: 40, ReviewInResult: true, Turns: cost.Turns{Direct: 3, Delegated: 1}})
 		return nil
 	}}})
 	require.NotNil(t, res.Host)
 	assert.Equal(t, 1, measured, "one render of the result, however large it is")
 	final := int64(len(res.ShortReceipt())+400) - 40
 	assert.InDelta(t, final, res.Host.Parts.Result, 3, "within the width of the figures that changed")
-	assert.Equal(t, cost.Parts{Read: 150, Write: 60, Call: 120, Result: res.Host.Parts.Result, Review: 40, Done: true}, res.Host.Parts)
+	assert.Equal(t, cost.Parts{Read: 150, Write: 60, Call: 120, Result: res.Host.Parts.Result, Review: 40, Turns: cost.Turns{Direct: 3, Delegated: 1}, Done: true}, res.Host.Parts)
 	assert.Equal(t, res.Host.Net, res.HostSaved.Net)
 	assert.Contains(t, res.ShortReceipt(), res.Host.Receipt())
+}
+
+// Every call is a turn of the host's, whatever became of it; a workflow's item shares its
+// workflow's call and counts none; a context the call gave may lower the gate's, never raise it.
+func TestHostTurns(t *testing.T) {
+	host := &HostSide{CallBytes: 100, ResultBytes: func(*Result) int64 { return 200 }}
+	run := func(spec RunSpec, w HostWork) *Result {
+		spec.Mode, spec.JournalPath, spec.Host = "transform", filepath.Join(t.TempDir(), "run.jsonl"), host
+		return Execute(context.Background(), spec, []Step{{Name: "work", Run: func(_ context.Context, r *Run) error {
+			r.HostWork(w)
+			return nil
+		}}})
+	}
+	res := run(RunSpec{}, HostWork{})
+	assert.Equal(t, cost.Turns{Delegated: 1}, res.Host.Parts.Turns, "a call the mode counted no turns of is still one")
+	res = run(RunSpec{Parent: &ParentRun{Run: "20260101T000000Z-000000", Step: "s", Item: "a.go"}}, HostWork{Turns: cost.Turns{Direct: 3, Delegated: 1}})
+	assert.Equal(t, cost.Turns{}, res.Host.Parts.Turns, "an item's turns are its workflow's")
+}
+
+func TestGateParamsNeverRaiseTheContext(t *testing.T) {
+	builtin, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	c := &packs.Composition{Packs: []*packs.Pack{builtin}}
+	for _, tc := range []struct {
+		args    map[string]string
+		flags   map[string]string
+		context int64
+		source  string
+		gate    int64
+	}{
+		{nil, nil, cost.DefaultContext, "default", cost.DefaultContext},
+		{map[string]string{"host_context_tokens": "90000"}, nil, 90000, "call", cost.DefaultContext},
+		{map[string]string{"host_context_tokens": "20000"}, nil, 20000, "call", 20000},
+		{nil, map[string]string{"host-context-tokens": "90000"}, 90000, "operator", 90000},
+	} {
+		s, err := c.ResolveCall("transform", nil, tc.flags, tc.args)
+		require.NoError(t, err)
+		p := HostParams(s)
+		assert.Equal(t, tc.context, p.Context)
+		assert.Equal(t, tc.source, p.ContextSource)
+		assert.Equal(t, tc.gate, GateParams(s).Context)
+	}
 }

@@ -126,6 +126,10 @@ type Place struct {
 	// PayGate, when set, refuses a job of this many span lines that the ledger says costs the
 	// host more than it saves; a mode with a break-even by size calls it once it knows the span.
 	PayGate func(lines int) error
+	// WorkflowGate, when set, refuses a workflow call whose items (of mode, over files files)
+	// are expected to cost the host more than they save; the workflow calls it before its first
+	// step's items run.
+	WorkflowGate func(mode string, items, files int) error
 }
 
 // A TaskedJob carries text that goes into the prompt as it is (an agent's or a transform's

@@ -125,6 +125,10 @@ func (r *Result) receipt(full bool) string {
 	if r.Sandbox != nil {
 		fmt.Fprintf(&b, " sandbox=%s", *r.Sandbox)
 	}
+	if r.RunID != "" && r.Journal != nil {
+		// The run id, last, lets a host's own usage log be joined to the run's journal.
+		fmt.Fprintf(&b, " run=%s", r.RunID)
+	}
 	return b.String()
 }
 

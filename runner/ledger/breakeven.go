@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/cost"
@@ -95,6 +96,9 @@ func Rule(m engine.Mode, role, model string, runs []Entry, p cost.Params) cost.R
 	if lines, ok := h.PaysAbove(p); ok {
 		r.PaysAbove = &lines
 	}
+	if rate, ok := h.MinKeepRate(p); ok {
+		r.MinKeepRate = &rate
+	}
 	recent := runs[max(0, len(runs)-Recent):]
 	kept := 0
 	usd := 0.0
@@ -108,19 +112,15 @@ func Rule(m engine.Mode, role, model string, runs []Entry, p cost.Params) cost.R
 	}
 	r.NetUSD = cost.Dollars(usd)
 	r.Recent = len(recent)
-	// The rule is in money, as the break-even is: a run that saves the host's costly output at
-	// the price of cheap input pays though its tokens sum to a loss.
-	if r.Recent >= MinRuns && r.NetUSD < 0 {
+	// Only the role's own runs stop it, never the prior: where at their keep rate a run is
+	// expected to cost the host money below some size (at every size, where none pays), the
+	// gate refuses such a run. The operator's delegate_when always still delegates it, and those
+	// runs count, so a model that does better wins the role back.
+	if h.Basis == "ledger" && (r.PaysAbove == nil || *r.PaysAbove > 1) {
 		r.Stop = true
 		r.StopBelow = r.PaysAbove
-		if r.StopBelow == nil {
-			// No span pays on the ledger (nothing kept): from the prior's size on a run may still
-			// go ahead and win the role back, or the rule would hold it stopped for good.
-			if lines, ok := m.Prior.PaysAbove(p); ok {
-				r.StopBelow = &lines
-			}
-		}
-		r.Why = fmt.Sprintf("its last %d runs kept %d and cost the host %d tokens and $%.4f net (estimated)", r.Recent, kept, -r.Net, -r.NetUSD)
+		r.Why = fmt.Sprintf("its last %d runs kept %d: at that rate a run of 1 %s is expected to cost the host $%.4f (estimated)",
+			len(runs), h.Kept, strings.TrimSuffix(m.Unit, "s"), -h.Expect(1, p))
 	}
 	return r
 }
@@ -128,11 +128,22 @@ func Rule(m engine.Mode, role, model string, runs []Entry, p cost.Params) cost.R
 // history is what runs measured, in the prior's place; where no kept run measured the edit's
 // shape, or no run its span's lines, the prior's figures stand.
 func history(runs []Entry, prior cost.History) cost.History {
-	h := cost.History{Runs: len(runs), Basis: "ledger", WritePerRead: prior.WritePerRead, ReviewPerRead: prior.ReviewPerRead, BytesPerLine: prior.BytesPerLine}
-	var call, result, read, write, review, spanRead, lines int64
+	h := cost.History{Runs: len(runs), Basis: "ledger", WritePerRead: prior.WritePerRead, ReviewPerRead: prior.ReviewPerRead, BytesPerLine: prior.BytesPerLine,
+		DirectTurns: prior.DirectTurns, DelegatedTurns: prior.DelegatedTurns}
+	var call, result, read, write, review, spanRead, lines, direct, delegated int64
+	turned := 0 // runs that recorded their turns (a journal from before the turn model did not)
+	keptTurned := 0
 	for _, e := range runs {
 		call += e.Parts.Call
 		result += e.Parts.Result
+		if e.Parts.Turns != (cost.Turns{}) {
+			turned++
+			delegated += e.Parts.Turns.Delegated
+			if e.Kept() {
+				keptTurned++
+				direct += e.Parts.Turns.Direct
+			}
+		}
 		if e.SpanLines > 0 && e.Parts.Read > 0 {
 			spanRead += e.Parts.Read
 			lines += int64(e.SpanLines)
@@ -147,6 +158,12 @@ func history(runs []Entry, prior cost.History) cost.History {
 	}
 	h.CallBytes = float64(call) / float64(len(runs))
 	h.ResultBytes = float64(result) / float64(len(runs))
+	if turned > 0 {
+		h.DelegatedTurns = float64(delegated) / float64(turned)
+	}
+	if keptTurned > 0 {
+		h.DirectTurns = float64(direct) / float64(keptTurned)
+	}
 	if read > 0 {
 		h.WritePerRead = float64(write) / float64(read)
 		h.ReviewPerRead = float64(review) / float64(read)
@@ -158,8 +175,7 @@ func history(runs []Entry, prior cost.History) cost.History {
 }
 
 // Gate is the break-even rule a transform obeys before any request: for a role and model whose
-// recent runs cost the host money, a span under StopBelow is refused. nil where the run may go
-// ahead.
+// own runs expect a loss at this size, the run is refused. nil where the run may go ahead.
 func Gate(rules []cost.Rule, mode, role, model string, lines int) error {
 	for _, r := range rules {
 		if r.Mode != mode || r.Role != role || r.Model != model || !r.Stop {
@@ -173,14 +189,15 @@ func Gate(rules []cost.Rule, mode, role, model string, lines int) error {
 			what += " for role " + r.Role
 		}
 		size := "at no size"
-		switch {
-		case r.PaysAbove != nil:
+		if r.PaysAbove != nil {
 			size = fmt.Sprintf("from %d %s", *r.PaysAbove, r.Unit)
-		case r.StopBelow != nil:
-			size = fmt.Sprintf("at no size on its ledger; a job from the prior's %d %s on may still win it back", *r.StopBelow, r.Unit)
 		}
-		return &engine.RefusalError{Kind: KindDoesNotPay, Worded: rails.Textf("a %s of %d %s on %s does not pay: %s; at its %.0f%% keep rate it pays %s. Do this one yourself; nothing was sent (the operator may set {delegate_when} to always)",
-			what, lines, r.Unit, untrusted.Escape(model), r.Why, 100*r.KeepRate, size)}
+		need := ""
+		if r.MinKeepRate != nil {
+			need = fmt.Sprintf(", and at any size above a %.0f%% keep rate", 100**r.MinKeepRate)
+		}
+		return &engine.RefusalError{Kind: KindDoesNotPay, Worded: rails.Textf("a %s of %d %s on %s does not pay: %s; at its %.0f%% keep rate it pays %s%s. Do this one yourself; nothing was sent (the operator may set {delegate_when} to always)",
+			what, lines, r.Unit, untrusted.Escape(model), r.Why, 100*r.KeepRate, size, need)}
 	}
 	return nil
 }

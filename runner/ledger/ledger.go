@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,10 +46,12 @@ type Entry struct {
 	// Asked counts the requests the run sent the model: 0 for a run stopped before any (no
 	// server, a refusal for the budget or the context), which says nothing of the model.
 	Asked int `json:"asked"`
-	// Parts and TurnsLeft are what the run measured of the host's side; Costed says it
-	// recorded them (a journal from before the estimate did not).
+	// Parts, TurnsLeft and Context are what the run measured of the host's side and the turns
+	// and context the host said it had (0 where it said nothing); Costed says it recorded them
+	// (a journal from before the estimate did not).
 	Parts     cost.Parts `json:"parts"`
 	TurnsLeft int64      `json:"turns_left"`
+	Context   int64      `json:"context_tokens,omitempty"`
 	Costed    bool       `json:"costed"`
 	// Parent is the workflow run the run was an item of; "" for a call of its own.
 	Parent string `json:"parent,omitempty"`
@@ -65,7 +68,40 @@ func (e Entry) Ended() bool { return e.Status != "" }
 // run recorded.
 func (e Entry) Estimate(p cost.Params) cost.Estimate {
 	p.TurnsLeft = e.TurnsLeft
-	return cost.Of(e.Parts, p)
+	if e.Context > 0 {
+		p.Context, p.ContextSource = e.Context, "call"
+	}
+	parts := e.Parts
+	if e.Verdict == "rejected" {
+		// A person found the work wrong: the job is still the host's to do.
+		parts.Done = false
+	}
+	return cost.Of(parts, p)
+}
+
+// Judged is the run's estimate weighed by right, the rate at which a person found its role's
+// kept work right, where one is known: a kept run nobody judged saved the host its job only as
+// often as such work is right, and otherwise left it to do. A run a person judged, or any
+// other, is its own estimate.
+func (e Entry) Judged(p cost.Params, right *float64) cost.Estimate {
+	est := e.Estimate(p)
+	if right == nil || !e.Kept() || e.Verdict != "" || !e.Parts.Done {
+		return est
+	}
+	wrong := e
+	wrong.Parts.Done = false
+	miss := wrong.Estimate(p)
+	r := min(max(*right, 0), 1)
+	mix := func(a, b int64) int64 { return int64(math.Round(r*float64(a) + (1-r)*float64(b))) }
+	est.Saved = cost.Side{In: mix(est.Saved.In, miss.Saved.In), Out: mix(est.Saved.Out, miss.Saved.Out)}
+	est.Carried = mix(est.Carried, miss.Carried)
+	est.TurnsSaved = mix(est.TurnsSaved, miss.TurnsSaved)
+	est.TurnTokens = mix(est.TurnTokens, miss.TurnTokens)
+	est.Net = mix(est.Net, miss.Net)
+	est.USDTurns = cost.Dollars(r*est.USDTurns + (1-r)*miss.USDTurns)
+	est.USDBytes = cost.Dollars(r*est.USDBytes + (1-r)*miss.USDBytes)
+	est.USD = cost.Dollars(r*est.USD + (1-r)*miss.USD)
+	return est
 }
 
 // Filter picks the entries a ledger counts.
@@ -260,7 +296,12 @@ func (b *entryBuilder) observe(ev map[string]any) {
 		}
 		e.LocalMs = whole(ev["wall_ms"])
 		if h, ok := ev["host"].(map[string]any); ok {
-			e.Parts, e.TurnsLeft, e.Costed = parts(h)
+			var rec recorded
+			e.Parts, rec, e.Costed = parts(h)
+			e.TurnsLeft = rec.turnsLeft
+			if rec.contextSource == "call" {
+				e.Context = rec.context
+			}
 		}
 	case "verdict":
 		if v := str(ev["verdict"]); v == "accepted" || v == "rejected" {
@@ -269,40 +310,59 @@ func (b *entryBuilder) observe(ev map[string]any) {
 	}
 }
 
-// parts reads the byte counts of a recorded estimate; the figures derived from them are not
-// read, but derived again, so a journal cannot claim a saving its parts do not give.
-func parts(h map[string]any) (cost.Parts, int64, bool) {
+// recorded is what a run_end's host object says of the host: the turns it had left, the context
+// it re-read each turn and where that figure came from.
+type recorded struct {
+	turnsLeft, context int64
+	contextSource      string
+}
+
+// parts reads the counts of a recorded estimate; the figures derived from them are not read, but
+// derived again, so a journal cannot claim a saving its parts do not give.
+func parts(h map[string]any) (cost.Parts, recorded, bool) {
 	p, ok := h["parts"].(map[string]any)
 	if !ok {
-		return cost.Parts{}, 0, false
+		return cost.Parts{}, recorded{}, false
 	}
-	var turns int64
+	var rec recorded
 	if params, ok := h["params"].(map[string]any); ok {
-		// The setting's own ceiling: a journal cannot carry more turns than a run could have.
-		if turns = whole(params["turns_left"]); turns > maxTurns {
-			turns = 0
+		// The settings' own ceilings: a journal cannot carry more than a run could have.
+		if rec.turnsLeft = whole(params["turns_left"]); rec.turnsLeft > maxTurns {
+			rec.turnsLeft = 0
 		}
+		if rec.context = whole(params["context_tokens"]); rec.context > maxContext {
+			rec.context = 0
+		}
+		rec.contextSource = str(params["context_source"])
 	}
 	done, _ := p["done"].(bool)
+	var turns cost.Turns
+	if t, ok := p["turns"].(map[string]any); ok {
+		turns = cost.Turns{Direct: small(t["direct"]), Delegated: small(t["delegated"])}
+	}
 	return cost.Parts{Read: whole(p["read_bytes"]), Write: whole(p["write_bytes"]), Call: whole(p["call_bytes"]),
-		Result: whole(p["result_bytes"]), Review: whole(p["review_bytes"]), Done: done}, turns, true
+		Result: whole(p["result_bytes"]), Review: whole(p["review_bytes"]), Turns: turns, Done: done}, rec, true
 }
 
 // Recorded is the estimate a run_end's host object gives, derived again from its parts at the
 // parameters it names; false where it holds no parts.
 func Recorded(h map[string]any) (cost.Estimate, bool) {
-	p, turns, ok := parts(h)
+	p, rec, ok := parts(h)
 	if !ok {
 		return cost.Estimate{}, false
 	}
 	params := cost.Defaults()
-	params.TurnsLeft = turns
+	params.TurnsLeft = rec.turnsLeft
+	if rec.context > 0 {
+		params.Context, params.ContextSource = rec.context, rec.contextSource
+	}
 	if pm, ok := h["params"].(map[string]any); ok {
 		if bpt, ok := pm["bytes_per_token"].(float64); ok && bpt > 0 && bpt < 1000 {
 			params.BytesPerToken = bpt
 		}
 		if pr, ok := pm["prices"].(map[string]any); ok {
-			params.Prices = cost.Prices{Family: str(pr["family"]), In: price(pr["in"]), Out: price(pr["out"]), Cached: price(pr["cached"]), Source: str(pr["source"])}
+			params.Prices = cost.Prices{Family: str(pr["family"]), In: price(pr["in"]), Out: price(pr["out"]), Cached: price(pr["cached"]),
+				CacheWrite: price(pr["cache_write"]), Source: str(pr["source"])}
 		}
 	}
 	return cost.Of(p, params), true
@@ -338,8 +398,22 @@ func str(v any) string {
 // maxLines bounds a span's length as a journal gives it.
 const maxLines = 1 << 24
 
-// maxTurns is the most turns left a run may record (host_turns_left's ceiling).
-const maxTurns = 100000
+// maxTurns is the most turns left a run may record (host_turns_left's ceiling), maxContext the
+// largest context (host_context_tokens's), and maxRunTurns the most host turns a run's job may
+// be counted as taking either way.
+const (
+	maxTurns    = 100000
+	maxContext  = 10_000_000
+	maxRunTurns = 10000
+)
+
+// small is a journal's count of host turns: a whole number up to maxRunTurns, else 0.
+func small(v any) int64 {
+	if n := whole(v); n <= maxRunTurns {
+		return n
+	}
+	return 0
+}
 
 // spanLines reads "A-B" as its number of lines; 0 where it is not one.
 func spanLines(s string) int {
@@ -374,15 +448,19 @@ type Row struct {
 	Costed int `json:"costed"`
 	// CostRefusals are transforms refused for their cost (does_not_pay): they did no work, so
 	// they are not in Runs or the keep rate; what their call and refusal cost is in the sums.
-	CostRefusals int       `json:"cost_refusals"`
-	Saved        cost.Side `json:"saved"`
-	Carried      int64     `json:"carried"`
-	Net          int64     `json:"net_tokens"`
-	USD          float64   `json:"usd"`
-	LocalMs      int64     `json:"local_ms"`
+	CostRefusals int `json:"cost_refusals"`
+	// TurnsSaved are the host turns saved net (done directly less delegated), TurnTokens their
+	// re-reads of the context; Saved and Carried the byte term.
+	TurnsSaved int64     `json:"turns_saved"`
+	TurnTokens int64     `json:"turn_tokens"`
+	Saved      cost.Side `json:"saved"`
+	Carried    int64     `json:"carried"`
+	Net        int64     `json:"net_tokens"`
+	USD        float64   `json:"usd"`
+	LocalMs    int64     `json:"local_ms"`
 }
 
-func (r *Row) add(e Entry, p cost.Params) {
+func (r *Row) add(e Entry, p cost.Params, right *float64) {
 	if e.Kind == KindDoesNotPay {
 		r.CostRefusals++
 	} else {
@@ -400,7 +478,9 @@ func (r *Row) add(e Entry, p cost.Params) {
 	r.LocalMs = cost.AddTokens(r.LocalMs, e.LocalMs)
 	if e.Costed {
 		r.Costed++
-		est := e.Estimate(p)
+		est := e.Judged(p, right)
+		r.TurnsSaved = cost.AddTokens(r.TurnsSaved, est.TurnsSaved)
+		r.TurnTokens = cost.AddTokens(r.TurnTokens, est.TurnTokens)
 		r.Saved.In = cost.AddTokens(r.Saved.In, est.Saved.In)
 		r.Saved.Out = cost.AddTokens(r.Saved.Out, est.Saved.Out)
 		r.Carried = cost.AddTokens(r.Carried, est.Carried)
@@ -426,6 +506,7 @@ type Method struct {
 	Tokens  string `json:"tokens"`
 	Money   string `json:"money"`
 	LocalMs string `json:"local_ms"`
+	Turns   string `json:"turns"`
 }
 
 // Ledger is the runs summed by one key, with their total.
@@ -439,6 +520,40 @@ type Ledger struct {
 	// Uncosted counts the runs whose journal holds no host-cost parts: counted in runs, not in
 	// tokens or money.
 	Uncosted int `json:"uncosted"`
+	// Discounted counts the kept runs nobody judged whose saving was weighed by their role's
+	// right rate (rightRates).
+	Discounted int `json:"discounted"`
+}
+
+// roleKey names one mode, role and model's runs.
+type roleKey struct{ mode, role, model string }
+
+// minJudged is how many of a role's kept runs a person must have judged before their right
+// rate weighs the rest.
+const minJudged = 5
+
+// rightRates are, for each mode, role and model whose kept runs a person judged at least
+// minJudged times (runs accept, runs reject), the share judged right.
+func rightRates(entries []Entry) map[roleKey]*float64 {
+	accepted, judged := map[roleKey]int{}, map[roleKey]int{}
+	for _, e := range entries {
+		k := roleKey{e.Mode, e.Role, e.Model}
+		switch e.Verdict {
+		case "accepted":
+			accepted[k]++
+			judged[k]++
+		case "rejected":
+			judged[k]++
+		}
+	}
+	out := map[roleKey]*float64{}
+	for k, n := range judged {
+		if n >= minJudged {
+			r := float64(accepted[k]) / float64(n)
+			out[k] = &r
+		}
+	}
+	return out
 }
 
 // Sum sums entries by one of Bys, with the tokens and money at p (the turns left are each run's).
@@ -447,11 +562,14 @@ func Sum(entries []Entry, by string, p cost.Params) (Ledger, error) {
 		return Ledger{}, fmt.Errorf("cannot sum by %q: want one of %s", by, strings.Join(Bys, ", "))
 	}
 	l := Ledger{By: by, Params: p, Rows: []Row{}, Total: Row{Key: "total"}, Method: Method{
-		Runs:    "measured: each run's journal",
+		Runs: "measured: each run's journal",
+		Turns: fmt.Sprintf("%s: the host turns each run's job takes done directly less those its delegation took, each re-reading a context of %d tokens (%s, or what the call said) at the cached price",
+			cost.MethodEstimated, p.Context, p.ContextSource),
 		Tokens:  fmt.Sprintf("%s: the bytes of each run's parts at %g bytes a token, over the turns left each run recorded", cost.MethodEstimated, p.BytesPerToken),
 		Money:   fmt.Sprintf("%s: the tokens at %s prices (%s): $%g in, $%g out, $%g cached, per million", cost.MethodEstimated, p.Prices.Family, p.Prices.Source, p.Prices.In, p.Prices.Out, p.Prices.Cached),
 		LocalMs: "measured: each run's wall time on this machine",
 	}}
+	rights := rightRates(entries)
 	index := map[string]int{}
 	for _, e := range entries {
 		key := keyOf(e, by)
@@ -461,8 +579,12 @@ func Sum(entries []Entry, by string, p cost.Params) (Ledger, error) {
 			index[key] = i
 			l.Rows = append(l.Rows, Row{Key: key})
 		}
-		l.Rows[i].add(e, p)
-		l.Total.add(e, p)
+		right := rights[roleKey{e.Mode, e.Role, e.Model}]
+		l.Rows[i].add(e, p, right)
+		l.Total.add(e, p, right)
+		if right != nil && e.Kept() && e.Verdict == "" {
+			l.Discounted++
+		}
 		if !e.Costed {
 			l.Uncosted++
 		}

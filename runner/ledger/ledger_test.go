@@ -63,17 +63,19 @@ func TestRecordedRuns(t *testing.T) {
 	for _, tc := range []struct {
 		run, outcome string
 		saved        cost.Side
-		carried, net int64
+		carried      int64
+		turns        int64 // saved net: done directly less delegated
+		net          int64
 	}{
-		{"20261123T100000Z-000001", "kept", cost.Side{In: -37, Out: -15}, -520, -572},
-		{"20261123T110000Z-000002", "red", cost.Side{In: -100, Out: -30}, -1300, -1430},
-		{"20261124T100000Z-000003", "refused", cost.Side{In: -95, Out: -28}, -1230, -1353},
-		{"20261125T100000Z-000004", "repeated", cost.Side{In: -105, Out: -30}, -1350, -1485},
-		{"20261130T100000Z-000005", "unchanged", cost.Side{In: -75, Out: -30}, -1050, -1155},
-		{"20261130T110000Z-000006", "a kept digest", cost.Side{In: 2725, Out: -25}, 27000, 29700},
-		{"20261201T100000Z-000007", "an accepted agent run", cost.Side{In: 25, Out: 40}, 650, 715},
-		{"20261201T110000Z-000008", "a screen with no turns left", cost.Side{In: 9775, Out: -15}, 0, 9760},
-		{"20261201T120000Z-000010", "red again", cost.Side{In: -95, Out: -30}, -1250, -1375},
+		{"20261123T100000Z-000001", "kept: three turns done directly against one call", cost.Side{In: -37, Out: -15}, -520, 2, -572 + 2*44000},
+		{"20261123T110000Z-000002", "red: the call's turn lost, the job still to do", cost.Side{In: -100, Out: -30}, -1300, -1, -1430 - 44000},
+		{"20261124T100000Z-000003", "refused", cost.Side{In: -95, Out: -28}, -1230, -1, -1353 - 44000},
+		{"20261125T100000Z-000004", "repeated", cost.Side{In: -105, Out: -30}, -1350, -1, -1485 - 44000},
+		{"20261130T100000Z-000005", "unchanged", cost.Side{In: -75, Out: -30}, -1050, -1, -1155 - 44000},
+		{"20261130T110000Z-000006", "a kept digest: a turn each way, the span kept out of the context", cost.Side{In: 2725, Out: -25}, 27000, 0, 29700},
+		{"20261201T100000Z-000007", "an accepted agent run: its review and accept cost the turns it saved", cost.Side{In: 25, Out: 40}, 650, 0, 715},
+		{"20261201T110000Z-000008", "a screen with no turns left", cost.Side{In: 9775, Out: -15}, 0, 0, 9760},
+		{"20261201T120000Z-000010", "red again", cost.Side{In: -95, Out: -30}, -1250, -1, -1375 - 44000},
 	} {
 		t.Run(tc.outcome, func(t *testing.T) {
 			e, ok := byRun[tc.run]
@@ -82,6 +84,7 @@ func TestRecordedRuns(t *testing.T) {
 			est := e.Estimate(p)
 			assert.Equal(t, tc.saved, est.Saved)
 			assert.Equal(t, tc.carried, est.Carried)
+			assert.Equal(t, tc.turns, est.TurnsSaved)
 			assert.Equal(t, tc.net, est.Net, "the journal's own net_tokens (999999) is not taken")
 		})
 	}
@@ -108,14 +111,15 @@ func TestSumByMode(t *testing.T) {
 	assert.Equal(t, 7, tr.Runs)
 	assert.Equal(t, 2, tr.Kept)
 	assert.Equal(t, 6, tr.Costed)
-	assert.Equal(t, int64(-572-1430-1353-1485-1155-1375), tr.Net, "a losing mode shows as a loss")
+	assert.Equal(t, int64(-572-1430-1353-1485-1155-1375-3*44000), tr.Net, "two kept of seven: a losing mode shows as a loss")
+	assert.Equal(t, int64(2-5), tr.TurnsSaved)
 	assert.Nil(t, tr.RightRate, "no transform was judged")
 	ag := rows["agent"]
 	require.NotNil(t, ag.RightRate)
 	assert.InDelta(t, 1.0, *ag.RightRate, 1e-9)
 	assert.Equal(t, 10, l.Total.Runs)
 	assert.Equal(t, 1, l.Uncosted)
-	assert.Equal(t, int64(-7370+29700+715+9760), l.Total.Net)
+	assert.Equal(t, int64(-7370-3*44000+29700+715+9760), l.Total.Net)
 	assert.Equal(t, int64(2400+7100+12+5200+3000+1800+6500), tr.LocalMs)
 }
 
@@ -127,7 +131,7 @@ func TestSumByWeekShowsALosingWeek(t *testing.T) {
 		keys = append(keys, r.Key)
 	}
 	assert.Equal(t, []string{"2026-W47", "2026-W48", "2026-W49"}, keys)
-	assert.Equal(t, int64(-572-1430-1353-1485), l.Rows[1].Net, "the week of red transforms is a loss")
+	assert.Equal(t, int64(-572-1430-1353-1485+2*44000-3*44000), l.Rows[1].Net, "the week of red transforms is a loss")
 	_, err = Sum(nil, "colour", cost.Defaults())
 	assert.ErrorContains(t, err, "want one of model, mode, role, week")
 }
@@ -153,10 +157,10 @@ func TestBreakEvenFromTheLedgerAndThePrior(t *testing.T) {
 	assert.Equal(t, 5, tr.History.Runs)
 	assert.InDelta(t, 0.2, tr.KeepRate, 1e-9)
 	require.NotNil(t, tr.PaysAbove)
-	assert.Equal(t, int64(66), *tr.PaysAbove)
+	assert.Equal(t, int64(392), *tr.PaysAbove, "at one kept in five the turns a kept edit saves do not pay for the calls: the span must")
 	assert.True(t, tr.Stop)
 	assert.Equal(t, tr.PaysAbove, tr.StopBelow)
-	assert.Equal(t, "its last 5 runs kept 1 and cost the host 6017 tokens and $0.0049 net (estimated)", tr.Why)
+	assert.Equal(t, "its last 5 runs kept 1: at that rate a run of 1 span line is expected to cost the host $0.0063 (estimated)", tr.Why)
 
 	sum := got["summarize/prose/qwen2.5-coder-1.5b"]
 	assert.Equal(t, "prior", sum.History.Basis, "one run is not a history")
@@ -169,7 +173,7 @@ func TestBreakEvenFromTheLedgerAndThePrior(t *testing.T) {
 	// No journal at all: each mode's prior, for no role or model in particular.
 	rules = BreakEven(nil, cost.Defaults())
 	require.Len(t, rules, 2)
-	assert.Equal(t, "transform pays from 21 span lines at a 50% keep rate (prior)", rules[1].Words())
+	assert.Equal(t, "transform pays at any size at a 50% keep rate (prior); at any size above a 36% keep rate", rules[1].Words())
 }
 
 func TestGate(t *testing.T) {
@@ -182,9 +186,10 @@ func TestGate(t *testing.T) {
 	assert.Equal(t, KindDoesNotPay, kind)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, err.Error(), "a transform for role code of 5 span lines on qwen2.5-coder-1.5b does not pay: its last 5 runs kept 1")
-	assert.Contains(t, err.Error(), "it pays from 66 span lines")
+	assert.Contains(t, err.Error(), "it pays from 392 span lines, and at any size above a 36% keep rate")
 	assert.Contains(t, err.Error(), "--delegate-when")
-	assert.NoError(t, Gate(rules, "transform", "code", q, 66), "a span at the break-even pays")
+	assert.NoError(t, Gate(rules, "transform", "code", q, 392), "a span at the break-even pays")
+	assert.Error(t, Gate(rules, "transform", "code", q, 391))
 	assert.NoError(t, Gate(rules, "transform", "code", "another-model", 1), "another model has its own history")
 	assert.NoError(t, Gate(rules, "transform", "other", q, 1), "another role has its own history")
 	assert.NoError(t, Gate(rules, "summarize", "prose", q, 1), "a role that is not losing is not stopped")
@@ -192,18 +197,17 @@ func TestGate(t *testing.T) {
 	// GateFor reads only what it needs, newest first, and says the same.
 	runs := sealedRuns(t)
 	assert.Error(t, GateFor(runs, key, "transform", "code", q, 5, cost.Defaults()))
-	assert.NoError(t, GateFor(runs, key, "transform", "code", q, 70, cost.Defaults()))
+	assert.NoError(t, GateFor(runs, key, "transform", "code", q, 392, cost.Defaults()))
 	assert.NoError(t, GateFor(runs, key, "transform", "code", "another-model", 5, cost.Defaults()))
 }
 
-// A role whose last runs kept nothing pays at no size on its ledger; it is stopped below the
-// prior's size only, so that a large job can still win it back rather than the gate holding it
-// shut for good.
-func TestAStoppedRoleThatKeptNothingMayStillWinItBack(t *testing.T) {
+// A role whose last runs kept nothing pays at no size on its ledger: the gate refuses it at
+// every size, and only the operator's delegate_when always, whose runs count, wins it back.
+func TestARoleThatKeptNothingIsStoppedAtEverySize(t *testing.T) {
 	var entries []Entry
 	for range 6 {
 		entries = append(entries, Entry{Mode: "transform", Role: "code", Model: "m", Status: "RED", Kind: "red", Asked: 3, Costed: true, SpanLines: 5,
-			Parts: cost.Parts{Read: 150, Write: 150, Call: 120, Result: 400}})
+			Parts: cost.Parts{Read: 150, Write: 150, Call: 120, Result: 400, Turns: cost.Turns{Direct: 3, Delegated: 1}}})
 	}
 	rules := BreakEven(entries, cost.Defaults())
 	var r cost.Rule
@@ -214,13 +218,13 @@ func TestAStoppedRoleThatKeptNothingMayStillWinItBack(t *testing.T) {
 	}
 	assert.True(t, r.Stop)
 	assert.Nil(t, r.PaysAbove)
-	require.NotNil(t, r.StopBelow)
-	assert.Equal(t, int64(21), *r.StopBelow, "the prior's break-even")
-	err := Gate(rules, "transform", "code", "m", 20)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "at no size on its ledger; a job from the prior's 21 span lines on may still win it back")
-	assert.NoError(t, Gate(rules, "transform", "code", "m", 21))
-	assert.Contains(t, r.Words(), "never pays at a 0% keep rate (ledger); stopped below 21 span lines")
+	assert.Nil(t, r.StopBelow)
+	for _, lines := range []int{1, 21, 5000} {
+		err := Gate(rules, "transform", "code", "m", lines)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "at its 0% keep rate it pays at no size")
+	}
+	assert.Contains(t, r.Words(), "never pays at a 0% keep rate (ledger); at any size above a 36% keep rate; stopped: its last 6 runs kept 0")
 
 	// Runs that never asked the model (no server) are no history: they do not stop the role.
 	var unasked []Entry
@@ -228,6 +232,21 @@ func TestAStoppedRoleThatKeptNothingMayStillWinItBack(t *testing.T) {
 		unasked = append(unasked, Entry{Mode: "transform", Role: "code", Model: "m", Status: "ERROR", Kind: "no_server", Costed: true, Parts: cost.Parts{Call: 120, Result: 300}})
 	}
 	assert.NoError(t, Gate(BreakEven(unasked, cost.Defaults()), "transform", "code", "m", 1))
+}
+
+// A role that keeps most of its edits is not stopped at any size: the turns pay.
+func TestAGoodRoleIsNotStopped(t *testing.T) {
+	var entries []Entry
+	for i := range 8 {
+		e := Entry{Mode: "transform", Role: "code", Model: "m", Status: "OK", Asked: 1, Costed: true, SpanLines: 3,
+			Parts: cost.Parts{Read: 90, Write: 60, Call: 150, Result: 260, Review: 80, Turns: cost.Turns{Direct: 3, Delegated: 1}, Done: true}}
+		if i%4 == 0 {
+			e.Status, e.Kind, e.Parts.Done = "RED", "red", false
+		}
+		entries = append(entries, e)
+	}
+	rules := BreakEven(entries, cost.Defaults())
+	assert.NoError(t, Gate(rules, "transform", "code", "m", 1), "six of eight kept: even a one-line edit saves the host turns")
 }
 
 // Refusals for cost are left out of the history: they measured nothing, and counting them would
@@ -239,7 +258,7 @@ func TestDoesNotPayRefusalsAreNotHistory(t *testing.T) {
 	}
 	for _, r := range BreakEven(entries, cost.Defaults()) {
 		if r.Mode == "transform" {
-			assert.Equal(t, "its last 5 runs kept 1 and cost the host 6017 tokens and $0.0049 net (estimated)", r.Why)
+			assert.Equal(t, "its last 5 runs kept 1: at that rate a run of 1 span line is expected to cost the host $0.0063 (estimated)", r.Why)
 		}
 	}
 	l, err := Sum(entries, "mode", cost.Defaults())
@@ -261,7 +280,7 @@ func TestForgedFiguresNeitherOverflowNorPay(t *testing.T) {
 	var sum Row
 	big := Entry{Costed: true, TurnsLeft: maxTurns, Parts: cost.Parts{Read: maxCount, Write: maxCount, Done: true}}
 	for range 20000 {
-		sum.add(big, cost.Defaults())
+		sum.add(big, cost.Defaults(), nil)
 	}
 	assert.Positive(t, sum.Net, "a sum stops at the largest figure rather than wrapping")
 	h := cost.History{Runs: 5, Kept: 5, CallBytes: 1e15, ResultBytes: 1, WritePerRead: 1, BytesPerLine: 1e-9}
@@ -366,4 +385,35 @@ func TestFromEventsDistrustsFigures(t *testing.T) {
 	assert.Empty(t, e.Verdict)
 	_, ok = FromEvents("r", []map[string]any{{"event": "run_end"}})
 	assert.False(t, ok, "no run_start: not a run's journal")
+}
+
+// A kept run nobody judged is weighed by its role's right rate, once a person has judged enough
+// of the role's kept runs; a rejected run saved nothing.
+func TestKeptRunsNobodyJudgedAreWeighedByTheRightRate(t *testing.T) {
+	kept := func(verdict string) Entry {
+		return Entry{Mode: "agent", Role: "agent", Model: "m", Status: "OK", Asked: 4, Costed: true, Verdict: verdict,
+			Parts: cost.Parts{Read: 2000, Write: 600, Call: 200, Result: 300, Review: 700, Turns: cost.Turns{Direct: 5, Delegated: 3}, Done: true}}
+	}
+	p := cost.Defaults()
+	full := kept("").Estimate(p)
+	var entries []Entry
+	for _, v := range []string{"accepted", "accepted", "accepted", "rejected", "accepted"} {
+		entries = append(entries, kept(v))
+	}
+	entries = append(entries, kept(""))
+	l, err := Sum(entries, "mode", p)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Discounted)
+	right := 0.8
+	judged := kept("").Judged(p, &right)
+	assert.Less(t, judged.Net, full.Net, "weighed by four right in five")
+	wrong := kept("rejected").Estimate(p)
+	assert.Negative(t, wrong.Net, "a rejected run left the job to do")
+	assert.InDelta(t, 0.8*float64(full.Net)+0.2*float64(wrong.Net), float64(judged.Net), 1)
+	assert.Equal(t, cost.AddTokens(4*full.Net+wrong.Net, judged.Net), l.Total.Net)
+
+	// Four judged are not enough to weigh anything.
+	l, err = Sum(entries[1:], "mode", p)
+	require.NoError(t, err)
+	assert.Zero(t, l.Discounted)
 }

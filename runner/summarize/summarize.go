@@ -15,6 +15,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/untrusted"
@@ -325,8 +326,9 @@ func (s *summarize) report(r *engine.Run) error {
 	r.Detail("words", words)
 	r.Detail("digest_bytes", digestBytes)
 	r.Detail("span_bytes", spanBytes)
-	// The digest stands in for reading the span; it writes nothing the host would have.
-	r.HostWork(engine.HostWork{Read: int64(spanBytes)})
+	// The digest stands in for reading the span, one turn either way; it writes nothing the
+	// host would have. What it saves is the span's bytes kept out of the host's context.
+	r.HostWork(engine.HostWork{Read: int64(spanBytes), Turns: cost.Turns{Direct: 1, Delegated: 1}})
 	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
 	if len(claims) == 0 {
 		return &engine.RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}

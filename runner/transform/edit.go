@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	udiff "github.com/aymanbagabas/go-udiff"
+
 	"github.com/locumdev/locum/runner/scope"
 )
 
@@ -97,41 +99,62 @@ func ApplyBlocks(span []string, blocks []SearchReplace) ([]string, error) {
 	return strings.Split(text, "\n"), nil
 }
 
-// DiffStat counts lines added and removed between two versions, by longest common subsequence
-// of lines (spans are small, so the quadratic table is cheap).
-func DiffStat(before, after []string) (added, removed int) {
-	// Trim the common head and tail first: most edits touch a few lines.
-	for len(before) > 0 && len(after) > 0 && before[0] == after[0] {
-		before, after = before[1:], after[1:]
-	}
-	for len(before) > 0 && len(after) > 0 && before[len(before)-1] == after[len(after)-1] {
-		before, after = before[:len(before)-1], after[:len(after)-1]
-	}
-	if len(before)*len(after) > 4_000_000 {
-		return len(after), len(before)
-	}
-	prev := make([]int, len(after)+1)
-	cur := make([]int, len(after)+1)
-	for i := 1; i <= len(before); i++ {
-		for j := 1; j <= len(after); j++ {
-			if before[i-1] == after[j-1] {
-				cur[j] = prev[j-1] + 1
-			} else {
-				cur[j] = max(prev[j], cur[j-1])
-			}
-		}
-		prev, cur = cur, prev
-	}
-	common := prev[len(after)]
-	return len(after) - common, len(before) - common
+// hunk is one run of changed lines: Old lines from line At of the old text replaced by New.
+type hunk struct {
+	At       int
+	Old, New []string
 }
 
-// Change is a kept edit as the host reviews it: the lines between the span's unchanged head and
-// tail, old then new, under the file and the first changed line's number; Old and New are the
-// bytes of those lines, what an edit tool would have been sent.
+// hunks are the changed runs between two versions of a span, found by a line diff
+// (go-udiff, the Myers-style diff golang.org/x/tools uses, published as a module): an edit that
+// touches lines 3 and 40 is two hunks of one line each, not one of 38.
+func hunks(before, after []string) []hunk {
+	join := func(lines []string) string {
+		if len(lines) == 0 {
+			return ""
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	b, a := join(before), join(after)
+	var out []hunk
+	for _, e := range udiff.Lines(b, a) {
+		h := hunk{At: strings.Count(b[:e.Start], "\n") + 1, Old: splitLines(b[e.Start:e.End]), New: splitLines(e.New)}
+		if n := len(out); n > 0 && out[n-1].At+len(out[n-1].Old) == h.At {
+			// Adjacent edits are one run of changed lines.
+			out[n-1].Old = append(out[n-1].Old, h.Old...)
+			out[n-1].New = append(out[n-1].New, h.New...)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// splitLines is text's lines, without the break that ends the last.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// DiffStat counts lines added and removed between two versions.
+func DiffStat(before, after []string) (added, removed int) {
+	for _, h := range hunks(before, after) {
+		added += len(h.New)
+		removed += len(h.Old)
+	}
+	return added, removed
+}
+
+// Change is a kept edit as the host reviews it: each run of changed lines, old then new, under
+// the file and its first line's number; Old and New are the bytes of the changed lines, what an
+// edit tool would have been sent. Cut says the text stops short and sends the host to the
+// file's diff for the rest, which it then reads whole (Old + New).
 type Change struct {
 	Text     string
 	Old, New int64
+	Cut      bool
 }
 
 // maxChangeLines bounds the compact diff: past it the host is told to read the file's diff.
@@ -139,34 +162,31 @@ const maxChangeLines = 40
 
 // Changes is the compact diff of a span's edit, the span starting at line start of file.
 func Changes(file string, start int, before, after []string) Change {
-	head := 0
-	for head < len(before) && head < len(after) && before[head] == after[head] {
-		head++
-	}
-	tail := 0
-	for tail < len(before)-head && tail < len(after)-head && before[len(before)-1-tail] == after[len(after)-1-tail] {
-		tail++
-	}
-	old, repl := before[head:len(before)-tail], after[head:len(after)-tail]
 	var c Change
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d\n", file, start+head)
-	shown := 0
-	for _, set := range []struct {
-		mark  string
-		lines []string
-		n     *int64
-	}{{"-", old, &c.Old}, {"+", repl, &c.New}} {
-		for _, l := range set.lines {
-			*set.n += int64(len(l)) + 1
-			if shown < maxChangeLines {
-				b.WriteString(set.mark + l + "\n")
+	shown, total := 0, 0
+	for _, h := range hunks(before, after) {
+		if shown < maxChangeLines {
+			fmt.Fprintf(&b, "%s:%d\n", file, start+h.At-1)
+		}
+		for _, set := range []struct {
+			mark  string
+			lines []string
+			n     *int64
+		}{{"-", h.Old, &c.Old}, {"+", h.New, &c.New}} {
+			for _, l := range set.lines {
+				*set.n += int64(len(l)) + 1
+				if shown < maxChangeLines {
+					b.WriteString(set.mark + l + "\n")
+					shown++
+				}
+				total++
 			}
-			shown++
 		}
 	}
-	if shown > maxChangeLines {
-		fmt.Fprintf(&b, "... %d more changed lines: git diff -- %s\n", shown-maxChangeLines, file)
+	if total > shown {
+		c.Cut = true
+		fmt.Fprintf(&b, "... %d more changed lines: git diff -- %s\n", total-shown, file)
 	}
 	c.Text = b.String()
 	return c

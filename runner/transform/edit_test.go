@@ -2,6 +2,8 @@ package transform
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +90,41 @@ func TestDiffStat(t *testing.T) {
 	assert.Equal(t, 1, r)
 	a, r = DiffStat([]string{"x"}, []string{"x"})
 	assert.Zero(t, a+r)
+}
+
+// An edit's written bytes are its changed lines, each run of them apart: an edit that touches
+// lines 3 and 40 of a long span is two lines typed, not the 38 between.
+func TestChangesCountOnlyTheChangedLines(t *testing.T) {
+	var before []string
+	for i := 1; i <= 45; i++ {
+		before = append(before, fmt.Sprintf("line %02d", i))
+	}
+	after := slices.Clone(before)
+	after[2], after[39] = "LINE 03", "LINE 40"
+	c := Changes("f.txt", 10, before, after)
+	assert.Equal(t, int64(2*8), c.Old, "the two old lines")
+	assert.Equal(t, int64(2*8), c.New, "the two new lines")
+	assert.Equal(t, "f.txt:12\n-line 03\n+LINE 03\nf.txt:49\n-line 40\n+LINE 40\n", c.Text)
+	assert.False(t, c.Cut)
+	a, r := DiffStat(before, after)
+	assert.Equal(t, 2, a)
+	assert.Equal(t, 2, r)
+
+	// Past maxChangeLines the text stops and the host reads the diff: counted whole.
+	rewritten := make([]string, len(before))
+	for i := range before {
+		rewritten[i] = strings.ToUpper(before[i])
+	}
+	c = Changes("f.txt", 1, before, rewritten)
+	assert.True(t, c.Cut)
+	assert.Contains(t, c.Text, "... 50 more changed lines: git diff -- f.txt\n")
+	assert.Equal(t, int64(45*8), c.Old)
+
+	// A span emptied, and one written into an empty span.
+	c = Changes("f.txt", 1, []string{"a", "b"}, nil)
+	assert.Equal(t, "f.txt:1\n-a\n-b\n", c.Text)
+	c = Changes("f.txt", 7, nil, []string{"x"})
+	assert.Equal(t, "f.txt:7\n+x\n", c.Text)
 }
 
 func TestInstructionsStayShort(t *testing.T) {

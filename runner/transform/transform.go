@@ -13,6 +13,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scope"
 )
@@ -33,6 +34,10 @@ type Options struct {
 	// PayGate refuses a span too small to pay (engine.Place); nil lets every span go ahead.
 	PayGate func(lines int) error
 }
+
+// directEditTurns are the host turns of one round of doing the edit itself: the edit, then
+// running the verify (whose verdict the next turn reads).
+const directEditTurns = 2
 
 // ContextLines is how many lines around the span the prompt shows, read-only.
 const ContextLines = 3
@@ -67,6 +72,9 @@ type transform struct {
 	editing bool
 	// baseline is the verify's verdict before any edit (engine.Baseline).
 	baseline string
+	// readTurns and readBytes are what reading the span would cost the host: none where it
+	// said it holds the span already.
+	readTurns, readBytes int64
 	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out.
 	doc []string
 }
@@ -126,9 +134,14 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	if strings.TrimSpace(t.opts.Symbol) != "" {
 		t.doc = docComment(t.origSpan)
 	}
-	// Until an edit is kept, the job is the host's to do: read the span, write it anew.
+	// Until an edit is kept, the job is the host's to do: read the span (unless it holds it
+	// already), write it anew, run the verify; the delegation is the one call.
 	span := spanBytes(t.origSpan)
-	r.HostWork(engine.HostWork{Read: span, Write: span})
+	t.readTurns, t.readBytes = 1, span
+	if r.Spec.Settings.Bool(packs.HostHoldsSpan) {
+		t.readTurns, t.readBytes = 0, 0
+	}
+	r.HostWork(engine.HostWork{Read: t.readBytes, Write: span, Turns: cost.Turns{Direct: t.readTurns + directEditTurns, Delegated: 1}})
 	if t.opts.PayGate != nil {
 		if err := t.opts.PayGate(t.n); err != nil {
 			return err
@@ -317,10 +330,18 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			r.Detail("added", add)
 			r.Detail("removed", del)
 			// The host would have typed the changed lines, old and new, as an edit tool takes
-			// them; it reviews them as the compact diff, without reading the file.
+			// them, and taken the edit and the verify again for each red round this run
+			// needed; it reviews the edit as the compact diff, without reading the file, or
+			// where that was cut, in one more turn reading the file's diff.
 			ch := Changes(t.display, t.start, t.origSpan, t.span())
 			r.Detail("changes", ch.Text)
-			r.HostWork(engine.HostWork{Read: spanBytes(t.origSpan), Write: ch.Old + ch.New, Review: int64(len(ch.Text)), ReviewInResult: true})
+			w := engine.HostWork{Read: t.readBytes, Write: ch.Old + ch.New, Review: int64(len(ch.Text)), ReviewInResult: true,
+				Turns: cost.Turns{Direct: t.readTurns + directEditTurns*int64(attempt), Delegated: 1}}
+			if ch.Cut {
+				w.Review += ch.Old + ch.New
+				w.Turns.Delegated++
+			}
+			r.HostWork(w)
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = 1
