@@ -134,7 +134,7 @@ func parseJournal(path string, data []byte, cond Conditions) (done map[string]Tu
 			version = l.Version
 		case l.Kind == "digests":
 			digests = l.Digests
-		case l.Kind == "turn" && l.Turn != nil:
+		case l.Kind == "turn" && l.Turn != nil && len(usageProblems(2, []Turn{*l.Turn})) == 0:
 			done[l.Turn.Key()] = *l.Turn
 		default:
 			return nil, "", nil, 0, 0, &JournalCorruptError{Path: path, Line: n + 1}

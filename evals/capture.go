@@ -154,10 +154,13 @@ func Capture(ctx context.Context, o CaptureOptions) (*Record, error) {
 			if err != nil {
 				return nil, fmt.Errorf("host turn %s: %w", key, err)
 			}
+			// The answer graded is what the host printed, or the result text of the result object
+			// it printed; that object's usage, where there is one, is what the turn cost the host.
+			hr := ReadHostResult(ht.Output)
 			t := Turn{Arm: ArmHost, Task: task.ID, Run: run, Model: o.HostModel, Completed: ht.Completed, Exit: ht.Exit,
-				WallMs: ht.Wall.Milliseconds(), Output: ht.Output, Evidence: []string{}}
+				WallMs: ht.Wall.Milliseconds(), Output: hr.Answer, Evidence: []string{}, HostUsage: hr.Usage, UsageNote: hr.Note}
 			if ht.Completed {
-				g := task.Grade(ht.Output)
+				g := task.Grade(hr.Answer)
 				t.Passed, t.Evidence = g.Passed, g.Evidence
 			} else {
 				t.Error = ht.Detail
@@ -305,7 +308,7 @@ func (o CaptureOptions) localTurn(ctx context.Context, r *engine.Run, task Task,
 
 func (o CaptureOptions) record(cond Conditions, hostVersion string, done map[string]Turn) *Record {
 	rec := &Record{
-		Version: 1, Name: o.Name, Created: time.Now().UTC().Format(time.RFC3339), K: o.K, Seed: o.Seed,
+		Name: o.Name, Created: time.Now().UTC().Format(time.RFC3339), K: o.K, Seed: o.Seed,
 		Local:  LocalArm{Models: o.Models, Effort: cond.Effort, Endpoint: cond.Endpoint},
 		Host:   HostArm{Command: cond.HostCommand, Version: hostVersion, Model: o.HostModel},
 		Commit: cond.Commit, Tree: cond.Tree, Machine: cond.Machine,
@@ -317,6 +320,7 @@ func (o CaptureOptions) record(cond Conditions, hostVersion string, done map[str
 	}
 	SortTurns(rec.Turns)
 	rec.Cells = FoldCells(rec.Turns)
+	rec.Version = RecordVersion(rec.Turns)
 	return rec
 }
 
@@ -437,7 +441,18 @@ func (o CaptureOptions) logTurn(t Turn) {
 	case t.Passed:
 		verdict = "passed"
 	}
-	o.logf("turn %s %s %d/%d %s (%dms)\n", t.Arm, t.Task, t.Run, o.K, verdict, t.WallMs)
+	usage := ""
+	if u := t.HostUsage; u != nil {
+		turns := "turns"
+		if u.NumTurns == 1 {
+			turns = "turn"
+		}
+		usage = fmt.Sprintf(", host measured %d %s, %d tokens, $%.4f", u.NumTurns, turns, u.Tokens(), u.TotalCostUSD)
+	}
+	o.logf("turn %s %s %d/%d %s (%dms%s)\n", t.Arm, t.Task, t.Run, o.K, verdict, t.WallMs, usage)
+	if t.UsageNote != "" {
+		o.logf("  no host usage: %s\n", untrusted.Escape(t.UsageNote))
+	}
 }
 
 // BinarySHA256 is the hash of the running locum, part of a capture's conditions.

@@ -58,3 +58,39 @@ func journalBytesFuzz(cond Conditions) []byte {
 	data, _ := json.Marshal(journalLine{Kind: "conditions", Conditions: &cond})
 	return append(data, '\n')
 }
+
+// FuzzReadHostResult feeds the reader of a host's output arbitrary text, as a host command, or
+// anything it runs, may print it: it never panics; usage it returns is within its bounds and
+// survives the record's JSON unchanged; a note is short; output it reads as plain text is the
+// answer unchanged.
+func FuzzReadHostResult(f *testing.F) {
+	f.Add(claudeResult("an answer", 3, 12, 2345, 45000, 800, "0.0421"))
+	f.Add(`{"type":"system"}` + "\n" + claudeResult("x", 1, 1, 0, 0, 1, "1e-3") + "\n")
+	f.Add(`{"type":"result","result":"r","num_turns":1,"total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1},"usage":{}}`)
+	f.Add(`{"type":"result","result":"r","num_turns":-1,"total_cost_usd":1e400,"usage":{"input_tokens":1.5,"output_tokens":null}}`)
+	f.Add("func F() {\n}\n")
+	f.Add("no\n")
+	f.Fuzz(func(t *testing.T, output string) {
+		r := ReadHostResult(output)
+		if len(r.Note) > maxUsageNote {
+			t.Fatalf("a note of %d bytes", len(r.Note))
+		}
+		if r.Usage == nil && r.Note == "" && r.Answer != output {
+			t.Fatalf("plain output changed: %q to %q", output, r.Answer)
+		}
+		if r.Usage == nil {
+			return
+		}
+		if why := r.Usage.check(); why != "" {
+			t.Fatalf("usage out of bounds: %s", why)
+		}
+		data, err := json.Marshal(r.Usage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back HostUsage
+		if err := json.Unmarshal(data, &back); err != nil || back != *r.Usage {
+			t.Fatalf("usage %+v does not survive JSON: %s (%v)", *r.Usage, data, err)
+		}
+	})
+}

@@ -98,15 +98,22 @@ type Turn struct {
 	// Reply is a local turn's reply class (answer, empty, think_only, truncated,
 	// lost_to_thinking, malformed); the host's replies have none.
 	Reply string `json:"reply,omitempty"`
+	// HostUsage is what a host turn cost the host, as the host command printed it (ReadHostResult);
+	// nil where it printed none. UsageNote says why output that looked like a result object gave
+	// none. Both are version 2 of the record.
+	HostUsage *HostUsage `json:"host_usage,omitempty"`
+	UsageNote string     `json:"usage_note,omitempty"`
 }
 
 // Key names a turn's place in the matrix.
 func (t Turn) Key() string { return fmt.Sprintf("%s/%s/%d", t.Arm, t.Task, t.Run) }
 
-// Cell is one task and arm: how many of its k turns completed and passed.
+// Cell is one task and arm: how many of its k turns completed and passed, and for the host arm
+// what the turns that printed their usage cost in all (nil where none did).
 type Cell struct {
-	Completed int `json:"completed"`
-	Passed    int `json:"passed"`
+	Completed int        `json:"completed"`
+	Passed    int        `json:"passed"`
+	Usage     *CellUsage `json:"usage,omitempty"`
 }
 
 // TurnSeed derives the sampling seed of one local turn from the capture's seed, so --verify can
@@ -132,6 +139,15 @@ func FoldCells(turns []Turn) map[string]map[string]Cell {
 		}
 		if t.Passed {
 			c.Passed++
+		}
+		if t.HostUsage != nil {
+			// A fresh sum, never the caller's: cells share no pointer with each other.
+			sum := CellUsage{}
+			if c.Usage != nil {
+				sum = *c.Usage
+			}
+			sum.add(*t.HostUsage)
+			c.Usage = &sum
 		}
 		cells[t.Task][t.Arm] = c
 	}
@@ -462,6 +478,7 @@ func RenderRegister(rec *Record, roles map[string]packs.Role) []byte {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, strings.Join(r.Tasks, ", "), state)
 	}
+	renderHostUsage(&b, rec)
 	b.WriteString("\nCompliant: the predicate passed the answer. Non-compliant: it failed it. Did not complete: the turn ended without an answer " +
 		"(the host failed or ran out of time). Could not attribute: the turn completed with nothing to grade (a local reply that was empty, " +
 		"thinking only, truncated or lost to thinking; a host that printed nothing), so no verdict rests on the model.\n\n")

@@ -54,8 +54,9 @@ func (v *Verification) note(format string, args ...any) {
 
 // VerifyRecord checks a record without running any model: its shape, its signature and key, k
 // and the matrix, every arm-L seed, every turn's model, every completed turn regraded by the
-// predicates as they ship, the fingerprints, the cells re-folded, the register against a fresh
-// render, and the routing file against a fresh derivation (checkRouting).
+// predicates as they ship, the fingerprints, the host usage (on host turns only, each figure in
+// its bounds, in a version 2 record), the cells and their usage sums re-folded, the register
+// against a fresh render, and the routing file against a fresh derivation (checkRouting).
 func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles map[string]packs.Role, checkRouting bool) (*Verification, error) {
 	path := RecordPath(root, name)
 	data, err := untrusted.ReadFileIn(root, path, maxRecordBytes)
@@ -95,6 +96,9 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 		if t.Run < 1 || t.Run > rec.K {
 			v.fail("turn %s has a run outside 1..k", key)
 		}
+	}
+	for _, p := range usageProblems(rec.Version, rec.Turns) {
+		v.fail("%s", p)
 	}
 	moved := map[string]bool{}
 	for _, task := range tasks {
