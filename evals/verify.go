@@ -32,6 +32,8 @@ type Verification struct {
 	Record   *Record
 	Findings []Finding
 	Routing  map[string]RoutedRole
+	// HostCost is the host arm's measured cost per task and role, as the record holds it.
+	HostCost *HostArmReport
 }
 
 // Failed reports whether any finding fails the record.
@@ -160,6 +162,7 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 		v.fail("the register %s differs from a fresh render of the record", relTo(root, RegisterPath(root, name)))
 	}
 	v.Routing = DeriveRoles(&rec, roles)
+	v.HostCost = HostArmUsage(&rec, roles)
 	if checkRouting {
 		v.checkRouting(sv, root, rel, data, trust)
 	}

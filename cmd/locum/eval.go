@@ -142,6 +142,11 @@ func (e *env) reportVerification(name string, ver *evals.Verification) error {
 	}
 	if ver.Record != nil {
 		e.printRoutes(ver.Routing)
+		if ver.HostCost != nil {
+			for _, c := range ver.HostCost.Tasks {
+				fmt.Fprintf(e.stdout, "host arm, task %s: %s\n", c.Tasks[0], c)
+			}
+		}
 		fmt.Fprintf(e.stdout, "eval --verify: record %s: %d turns, k=%d, %d findings\n", name, len(ver.Record.Turns), ver.Record.K, fails)
 	}
 	if fails > 0 {
