@@ -43,8 +43,10 @@ func rules() []rule {
 		{pkg: "runner/cost", mayOnly: nil, never: above},
 		{pkg: "runner/engine", mayOnly: append([]string{"runner/client", "runner/cost"}, helpers...), never: above},
 		{pkg: "runner/scope", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
+		// The host's own usage log is read beside the arithmetic, by the ledger only.
+		{pkg: "runner/hostusage", mayOnly: []string{"runner/cost"}, never: above},
 		// The ledger reads journals, as analyze does; no mode reaches it.
-		{pkg: "runner/ledger", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
+		{pkg: "runner/ledger", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage"}, helpers...), never: above},
 		// The model choice reads records and the engine's errors; the job layer runs any
 		// registered mode. Neither imports a mode itself: they reach the modes only through
 		// evals, whose shipped tasks (and so the records' fingerprints) run on them, which is
@@ -52,8 +54,8 @@ func rules() []rule {
 		{"routing", append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), above[1:], true},
 		{"job", append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger"}, helpers...), above[2:], true},
 		// A workflow's items are jobs of the modes it builds, through the job layer.
-		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
-		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[4:]},
+		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[3:]},
+		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/scope", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent"}, helpers...), never: above[4:]},
 	}
 	for _, m := range modes {
 		rs = append(rs, rule{pkg: m, mayOnly: shared, never: above})
