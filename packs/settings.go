@@ -129,10 +129,15 @@ var (
 	HostTurnsLeft     = Key{"host_turns_left"}
 	HostContextTokens = Key{"host_context_tokens"}
 	HostHoldsSpan     = Key{"host_holds_span"}
+	HostTranscripts   = Key{"host_transcripts"}
 	DelegateWhen      = Key{"delegate_when"}
 	Jobs              = Key{"jobs"}
 	Servers           = Key{"servers"}
 )
+
+// LedgerSettings names the settings only `locum ledger` (and the MCP ledger tool) resolves: no
+// mode of the contract, so no run resolves them.
+const LedgerSettings = "ledger"
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
 // it, and the modes it applies to (none: every mode).
@@ -197,6 +202,10 @@ var keySpecs = []keySpec{
 	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
 	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, modes: []string{"transform"}, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
 	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform", "workflow"}, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
+	// The host's transcripts are the operator's files, outside every repository: only the
+	// operator names them, and only the ledger reads them. Its one "mode", the ledger (no mode
+	// of the contract), keeps it out of every run's settings and so out of every journal.
+	{key: HostTranscripts, kind: kindText, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, modes: []string{LedgerSettings}, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
 	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", modes: []string{"workflow"}, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
 	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, modes: []string{"workflow"}, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
@@ -418,6 +427,8 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 				set = Setting{Key: spec.key.name, Value: strconv.FormatBool(*u.Verify.Home), Source: u.source()}
 			case spec.key == VerifyCaches && len(u.Verify.Caches) > 0:
 				set = Setting{Key: spec.key.name, Value: strings.Join(u.Verify.Caches, string(os.PathListSeparator)), Source: u.source()}
+			case spec.key == HostTranscripts && u.Host.Transcripts != "":
+				set = Setting{Key: spec.key.name, Value: u.Host.Transcripts, Source: u.source()}
 			}
 		}
 		if spec.env != "" {
@@ -665,6 +676,11 @@ func SettingFlags(mode string) []FlagSpec {
 		}
 		return s.appliesTo(mode)
 	})
+}
+
+// LedgerFlags lists the flags of the settings only the ledger takes (LedgerSettings).
+func LedgerFlags() []FlagSpec {
+	return flagSpecs(func(s keySpec) bool { return s.global && slices.Contains(s.modes, LedgerSettings) })
 }
 
 // ServeFlags lists the flags a server of tool calls takes from its operator: the shared settings

@@ -29,6 +29,12 @@ type UserConfig struct {
 		Sandbox string   `json:"sandbox,omitempty"`
 		Caches  []string `json:"caches,omitempty"`
 	} `json:"verify"`
+	// Host is what the operator lets locum read of the host's own files.
+	Host struct {
+		// Transcripts is the folder of the host's session transcripts; ~/ is the home
+		// directory.
+		Transcripts string `json:"transcripts,omitempty"`
+	} `json:"host"`
 	SigningKey string                  `json:"signing_key,omitempty"`
 	TrustKeys  []string                `json:"trust_keys,omitempty"`
 	Roles      map[string]AcceptedRole `json:"roles,omitempty"`
