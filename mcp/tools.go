@@ -260,20 +260,27 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	if by == "" {
 		by = "mode"
 	}
-	params, err := s.hostParams()
+	set, err := s.sharedSettings()
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
+	params := engine.HostParams(set)
 	dir, err := engine.RunsDir(s.root)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	rep, err := ledger.Build(dir, s.journalKey(), f, by, params)
+	// The host's transcripts are read only where the operator named them; no argument does.
+	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, s.opts.Env), ToolListTokens: ledger.DefaultToolListTokens}
+	rep, err := ledger.BuildMeasured(dir, s.journalKey(), f, by, params, host)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
 	t := rep.Total
 	text := fmt.Sprintf("%d runs, %d kept; saved you net of losses: %s, %+d tokens (estimated)", t.Runs, t.Kept, cost.Money(t.USD), t.Net)
+	if h := t.Host; h != nil {
+		text += fmt.Sprintf("; measured from your own usage: %d runs joined to your calls, their turns %d tokens, $%.4f; your context around them %d tokens",
+			h.Joined, h.Tokens, h.USD, h.Context)
+	}
 	if w := rep.Left.Words(); w != "" {
 		text += "; " + w
 	}
@@ -285,15 +292,20 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 
 // hostParams are the host-cost parameters the operator's settings give.
 func (s *Server) hostParams() (cost.Params, error) {
-	c, err := s.jobs.Composition()
-	if err != nil {
-		return cost.Params{}, err
-	}
-	set, err := c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
+	set, err := s.sharedSettings()
 	if err != nil {
 		return cost.Params{}, err
 	}
 	return engine.HostParams(set), nil
+}
+
+// sharedSettings are the settings every tool shares, the operator's alone: no call's arguments.
+func (s *Server) sharedSettings() (*packs.Settings, error) {
+	c, err := s.jobs.Composition()
+	if err != nil {
+		return nil, err
+	}
+	return c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
 }
 
 // breakEven is the break-even of each mode and role from this repository's ledger.

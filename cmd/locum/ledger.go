@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
@@ -29,11 +31,13 @@ func (e *env) ledgerCommand() *cli.Command {
 			flags = append(flags, f)
 		}
 	}
+	flags = append(flags, declareFlags(packs.LedgerFlags())...)
 	return &cli.Command{
 		Name:  "ledger",
 		Usage: "what delegation saved or cost the host: runs, keep rate, host tokens net of losses, money, local time",
 		UsageText: "locum ledger [--by model|mode|role|week] [--since 7d|2026-11-01] [--mode M] [--json]\n" +
-			"locum ledger --host-price-in 3 --host-price-out 15 --host-price-cached 0.3",
+			"locum ledger --host-price-in 3 --host-price-out 15 --host-price-cached 0.3\n" +
+			"locum ledger --host-transcripts ~/.claude/projects",
 		Description: "Sums the run journals of this repository that locum sealed with your key; a journal it cannot\n" +
 			"show it wrote (one a repository brought along, or from before journals were sealed) is not\n" +
 			"counted, and the ledger says how many were not. For each run, the host's cost of doing the job\n" +
@@ -41,7 +45,10 @@ func (e *env) ledgerCommand() *cli.Command {
 			"cost it (the call, the result, the review), estimated from byte counts at --host-bytes-per-token,\n" +
 			"over the turns the host had left (each re-reads what entered its context at the cached price).\n" +
 			"A run not kept saved nothing: its call and result are a loss. Money shows when you set a price;\n" +
-			"the break-even of each mode and role follows the table. Every figure says how it was reached.",
+			"the break-even of each mode and role follows the table. Every figure says how it was reached.\n" +
+			"With --host-transcripts (LOCUM_HOST_TRANSCRIPTS, or host.transcripts in your user config) naming the\n" +
+			"folder of the host's own session transcripts, each run is joined to the host's requests that made\n" +
+			"its call and read its result, and their usage shows beside the estimate, measured; only you name it.",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -69,15 +76,18 @@ func (e *env) ledger(cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	shared, err := e.resolve(cmd, c, "")
+	given := setFlags(cmd, "")
+	maps.Copy(given, givenFlags(cmd, packs.LedgerFlags()))
+	shared, err := c.Resolve("", e.lookup, given)
 	if err != nil {
-		return err
+		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
 	}
 	dir, err := e.runsDir()
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
-	rep, err := ledger.Build(dir, e.journalKey(), f, cmd.String("by"), engine.HostParams(shared))
+	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(shared, e.lookup), ToolListTokens: ledger.DefaultToolListTokens}
+	rep, err := ledger.BuildMeasured(dir, e.journalKey(), f, cmd.String("by"), engine.HostParams(shared), host)
 	if err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
 	}
@@ -99,7 +109,12 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	if refused {
 		head = append(head, "REFUSED FOR COST")
 	}
-	head = append(head, "TURNS", "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS", "USD", "LOCAL TIME", "")
+	head = append(head, "TURNS", "SAVED IN", "SAVED OUT", "CARRIED", "NET TOKENS", "USD")
+	measured := rep.Host != nil
+	if measured {
+		head = append(head, "JOINED", "MEASURED TURN TOKENS", "MEASURED TURN USD", "MEASURED C")
+	}
+	head = append(head, "LOCAL TIME", "")
 	// Every cell ends in a tab, the last too, so that tabwriter aligns it.
 	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
 	for _, r := range append(rep.Rows, rep.Total) {
@@ -108,6 +123,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 			cells = append(cells, fmt.Sprint(r.CostRefusals))
 		}
 		cells = append(cells, signed(r.TurnsSaved), signed(r.Saved.In), signed(r.Saved.Out), signed(r.Carried), signed(r.Net), cost.Money(r.USD))
+		if measured {
+			cells = append(cells, hostCells(r.Host)...)
+		}
 		// The verdict is the money's: the terms are tokens at different prices.
 		verdict := "saved"
 		if r.USD < 0 {
@@ -130,6 +148,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		fmt.Fprintf(out, "%d kept run(s) nobody judged are weighed by their role's right rate\n", rep.Discounted)
 	}
 	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
+	if measured {
+		printHost(out, rep.Host)
+	}
 	if rep.Uncosted > 0 {
 		fmt.Fprintf(out, "%d run(s) recorded no host cost (older journals): counted in runs, not in tokens\n", rep.Uncosted)
 	}
@@ -153,3 +174,52 @@ func rightRate(r ledger.Row) string {
 }
 
 func signed(n int64) string { return fmt.Sprintf("%+d", n) }
+
+// hostCells are a row's measured figures: the runs joined to a host call, their turns' tokens
+// and money, and the median C around their calls.
+func hostCells(h *ledger.RowHost) []string {
+	if h == nil || h.Joined == 0 {
+		return []string{"0", "-", "-", "-"}
+	}
+	return []string{fmt.Sprint(h.Joined), fmt.Sprint(h.Tokens), fmt.Sprintf("$%.4f", h.USD), fmt.Sprint(h.Context)}
+}
+
+// printHost says how the measured figures were reached, what the transcripts held, the standing
+// cost, and what was left out.
+func printHost(out io.Writer, h *ledger.HostReport) {
+	fmt.Fprintf(out, "host turns: %s\n", h.Method)
+	fmt.Fprintf(out, "host transcripts: %d %s, %d %s, %d %s of locum; %d %s joined, %d not (run at a terminal, or by a session not in the folder)\n",
+		h.Files, plural(h.Files, "file", "files"), h.Sessions, plural(h.Sessions, "session", "sessions"), h.Calls, plural(h.Calls, "call", "calls"),
+		h.Joined, plural(h.Joined, "run", "runs"), h.Unjoined)
+	var left []string
+	if l := h.Left.Lines; l > 0 {
+		left = append(left, fmt.Sprintf("%d %s skipped (not JSON, a key named twice, or not of a transcript's shape)", l, plural(l, "line", "lines")))
+	}
+	if l := h.Left.LongLines; l > 0 {
+		left = append(left, fmt.Sprintf("%d %s over the ceiling for one line", l, plural(l, "line", "lines")))
+	}
+	if l := h.Left.Files; l > 0 {
+		left = append(left, fmt.Sprintf("%d %s not read (not a regular file inside the folder, or over a ceiling)", l, plural(l, "file", "files")))
+	}
+	if l := h.Left.Requests; l > 0 {
+		left = append(left, fmt.Sprintf("%d %s past the ceiling", l, plural(l, "request", "requests")))
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(out, "host transcripts left out: %s\n", strings.Join(left, "; "))
+	}
+	s := h.Standing
+	switch {
+	case s.ToolListTokens == 0:
+		fmt.Fprintln(out, "standing: not shown: the size of locum's tool list is not known")
+	default:
+		fmt.Fprintf(out, "standing: %s: %d %s that used locum's tools, %d requests carrying its %d-token tool list: %d tokens, %s at the cached price\n",
+			cost.MethodMeasured, s.Sessions, plural(s.Sessions, "session", "sessions"), s.Requests, s.ToolListTokens, s.Tokens, strings.TrimPrefix(cost.Money(s.USD), "+"))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -109,6 +109,17 @@ func scriptParams() testscript.Params {
 				return err
 			}
 			e.Setenv("LEDGER_RUNS", ledgerRuns)
+			// A host's recorded-shaped transcripts and the runs they made.
+			hostTranscripts, err := filepath.Abs("../../runner/hostusage/testdata/claude")
+			if err != nil {
+				return err
+			}
+			e.Setenv("HOST_TRANSCRIPTS", hostTranscripts)
+			hostRuns, err := filepath.Abs("../../runner/ledger/testdata/hostruns")
+			if err != nil {
+				return err
+			}
+			e.Setenv("HOST_RUNS", hostRuns)
 			// Under -race every locum the scripts start would sleep a second before it exits
 			// (the race runtime's atexit_sleep_ms), which made the suite wait minutes for nothing.
 			// A race found is still reported and still fails the command (exit 66).

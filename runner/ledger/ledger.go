@@ -458,6 +458,9 @@ type Row struct {
 	Net        int64     `json:"net_tokens"`
 	USD        float64   `json:"usd"`
 	LocalMs    int64     `json:"local_ms"`
+	// Host is the row's runs as the host's transcripts measured them, where the operator named
+	// them.
+	Host *RowHost `json:"host,omitempty"`
 }
 
 func (r *Row) add(e Entry, p cost.Params, right *float64) {
@@ -626,15 +629,23 @@ type Report struct {
 	Ledger
 	BreakEven []cost.Rule `json:"break_even"`
 	Left
+	// Host is what the host's own transcripts measured, where the operator named them.
+	Host *HostReport `json:"host,omitempty"`
 }
 
 // Build reads the journals in dir sealed under key and sums them by by, at p.
 func Build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, error) {
+	rep, _, err := build(dir, key, f, by, p)
+	return rep, err
+}
+
+// build is Build, with the entries the sums counted.
+func build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, []Entry, error) {
 	// The journals are read once: the break-even is the whole history's, whatever window the
 	// sums show, so the window is applied here rather than by Read.
 	all, left, err := Read(dir, key, Filter{})
 	if err != nil {
-		return Report{}, err
+		return Report{}, nil, err
 	}
 	var entries []Entry
 	for _, e := range all {
@@ -644,11 +655,11 @@ func Build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, 
 	}
 	l, err := Sum(entries, by, p)
 	if err != nil {
-		return Report{}, err
+		return Report{}, nil, err
 	}
 	if !f.Since.IsZero() {
 		since := f.Since.UTC()
 		l.Since = &since
 	}
-	return Report{Ledger: l, BreakEven: BreakEven(all, p), Left: left}, nil
+	return Report{Ledger: l, BreakEven: BreakEven(all, p), Left: left}, entries, nil
 }
