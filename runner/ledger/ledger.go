@@ -8,6 +8,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,7 +53,10 @@ type Entry struct {
 	Parts     cost.Parts `json:"parts"`
 	TurnsLeft int64      `json:"turns_left"`
 	Context   int64      `json:"context_tokens,omitempty"`
-	Costed    bool       `json:"costed"`
+	// ContextSource says where Context came from: "call" (the call said it), "transcript"
+	// (the host's usage log measured it around the call).
+	ContextSource string `json:"context_source,omitempty"`
+	Costed        bool   `json:"costed"`
 	// Parent is the workflow run the run was an item of; "" for a call of its own.
 	Parent string `json:"parent,omitempty"`
 }
@@ -69,7 +73,7 @@ func (e Entry) Ended() bool { return e.Status != "" }
 func (e Entry) Estimate(p cost.Params) cost.Estimate {
 	p.TurnsLeft = e.TurnsLeft
 	if e.Context > 0 {
-		p.Context, p.ContextSource = e.Context, "call"
+		p.Context, p.ContextSource = e.Context, cmp.Or(e.ContextSource, "call")
 	}
 	parts := e.Parts
 	if e.Verdict == "rejected" {
@@ -300,7 +304,7 @@ func (b *entryBuilder) observe(ev map[string]any) {
 			e.Parts, rec, e.Costed = parts(h)
 			e.TurnsLeft = rec.turnsLeft
 			if rec.contextSource == "call" {
-				e.Context = rec.context
+				e.Context, e.ContextSource = rec.context, "call"
 			}
 		}
 	case "verdict":

@@ -107,15 +107,36 @@ func BuildMeasured(dir string, key []byte, f Filter, by string, p cost.Params, h
 	if err != nil || host.Folder == "" {
 		return rep, err
 	}
-	h, err := measure(entries, host, by, p, &rep)
+	h, rows, total, err := measure(entries, host, by, p)
 	if err != nil {
 		return Report{}, err
 	}
+	// C as measured around each joined run's call replaces the default, not what the call said.
+	for i, e := range entries {
+		if c, ok := h.Context(e.Run); ok && e.ContextSource != "call" {
+			entries[i].Context, entries[i].ContextSource = c, "transcript"
+		}
+	}
+	l, err := Sum(entries, by, p)
+	if err != nil {
+		return Report{}, err
+	}
+	l.Since = rep.Since
+	for i := range l.Rows {
+		l.Rows[i].Host = rows[l.Rows[i].Key]
+		if l.Rows[i].Host == nil {
+			l.Rows[i].Host = &RowHost{Method: cost.MethodMeasured}
+		}
+		l.Rows[i].Host.finish()
+	}
+	total.finish()
+	l.Total.Host = total
+	rep.Ledger = l
 	rep.Host = h
 	return rep, nil
 }
 
-func measure(entries []Entry, host HostUsage, by string, p cost.Params, rep *Report) (*HostReport, error) {
+func measure(entries []Entry, host HostUsage, by string, p cost.Params) (*HostReport, map[string]*RowHost, *RowHost, error) {
 	tol := host.Tolerance
 	if tol <= 0 {
 		tol = hostusage.Tolerance
@@ -141,20 +162,17 @@ func measure(entries []Entry, host HostUsage, by string, p cost.Params, rep *Rep
 	}
 	h.Standing = Standing{Method: cost.MethodMeasured + ": the sessions that made the joined runs and called a tool of locum's MCP server, each request of their main chain carrying the tool list, at the cached price",
 		ToolListTokens: max(host.ToolListTokens, 0)}
+	rows := map[string]*RowHost{}
+	total := &RowHost{Method: cost.MethodMeasured}
 	if len(runs) == 0 {
-		return h, nil
+		return h, rows, total, nil
 	}
 	t, err := hostusage.Read(host.Folder, hostusage.Options{Limits: host.Limits, Since: since.Add(-tol)})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	h.Files, h.Sessions, h.Calls, h.Left = t.Files, len(t.Sessions), len(t.Calls), t.Left
-	rows := map[string]*Row{}
-	for i := range rep.Rows {
-		rows[rep.Rows[i].Key] = &rep.Rows[i]
-	}
 	sessions := map[string]bool{}
-	total := &RowHost{Method: cost.MethodMeasured}
 	for _, j := range t.Join(runs, tol) {
 		e := byRun[j.Run]
 		turns := j.Turns()
@@ -166,22 +184,13 @@ func measure(entries []Entry, host HostUsage, by string, p cost.Params, rep *Rep
 		h.Runs = append(h.Runs, hr)
 		h.contexts[j.Run] = j.Context
 		sessions[j.Session] = true
-		if r := rows[keyOf(e, by)]; r != nil {
-			if r.Host == nil {
-				r.Host = &RowHost{Method: cost.MethodMeasured}
-			}
-			r.Host.add(hr)
+		k := keyOf(e, by)
+		if rows[k] == nil {
+			rows[k] = &RowHost{Method: cost.MethodMeasured}
 		}
+		rows[k].add(hr)
 		total.add(hr)
 	}
-	for i := range rep.Rows {
-		if rep.Rows[i].Host == nil {
-			rep.Rows[i].Host = &RowHost{Method: cost.MethodMeasured}
-		}
-		rep.Rows[i].Host.finish()
-	}
-	total.finish()
-	rep.Total.Host = total
 	h.Joined = len(h.Runs)
 	h.Unjoined = len(runs) - h.Joined
 	for _, s := range t.Sessions {
@@ -197,7 +206,7 @@ func measure(entries []Entry, host HostUsage, by string, p cost.Params, rep *Rep
 		h.Standing.Tokens = cost.AddTokens(h.Standing.Tokens, c.Tokens)
 	}
 	h.Standing.USD = cost.Dollars(float64(h.Standing.Tokens) * p.Prices.Cached / 1e6)
-	return h, nil
+	return h, rows, total, nil
 }
 
 func (r *RowHost) add(h HostRun) {

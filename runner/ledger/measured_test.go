@@ -138,6 +138,21 @@ func TestBuildMeasured(t *testing.T) {
 	assert.Nil(t, none.Host)
 	assert.Nil(t, none.Total.Host)
 
+	// The context measured around each joined run's call replaces the default in its estimate.
+	tr := func(r Report) Row {
+		for _, row := range r.Rows {
+			if row.Key == "transform" {
+				return row
+			}
+		}
+		t.Fatal("no transform row")
+		return Row{}
+	}
+	measured, def := tr(rep), tr(plain)
+	require.NotZero(t, def.TurnsSaved)
+	assert.Equal(t, def.TurnsSaved, measured.TurnsSaved, "the same turns")
+	assert.NotEqual(t, def.TurnTokens, measured.TurnTokens, "at the measured context")
+
 	// A folder that is not there is the operator's mistake, said.
 	_, err = BuildMeasured(dir, key, Filter{}, "mode", cost.Defaults(), HostUsage{Folder: filepath.Join(t.TempDir(), "missing")})
 	assert.ErrorContains(t, err, "host transcripts")
