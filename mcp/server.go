@@ -94,11 +94,11 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-const instructions = "locum runs bounded jobs on a model on this machine, under rails enforced in code: " +
-	"the endpoint is loopback only, the prompt has a byte budget, thinking is capped, and an edit is " +
-	"kept only when the verify command exits 0 (otherwise the file gets its original bytes back). " +
-	"Call status first to see whether a model server answers. A result with isError is a verdict " +
-	"or a refusal to read, not a fault of the tool: the text says why and what to do."
+// instructions are what a host keeps of the server in its context on every turn, with the tool
+// list: what locum guarantees and the one rule for reading its results. The rest is the tools'.
+const instructions = "locum hands bounded jobs to a model on this machine, under rails in code: loopback only, " +
+	"a prompt byte budget, and an edit kept only if its verify command exits 0 (else the file is restored). " +
+	"Call status first. isError is a verdict or a refusal, not a fault: the text says why and what to do."
 
 // breakEvenWords is the break-even a host obeys before it calls, for the instructions.
 func breakEvenWords(rules []cost.Rule) string {

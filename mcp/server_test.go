@@ -17,6 +17,7 @@ import (
 
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
+	"github.com/locumdev/locum/schema"
 )
 
 const calc = "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
@@ -110,7 +111,32 @@ func (f *fixture) call(t *testing.T, ctx context.Context, name string, args map[
 	if token != nil {
 		p.SetProgressToken(token)
 	}
-	return f.client.CallTool(ctx, p)
+	res, err := f.client.CallTool(ctx, p)
+	if err == nil {
+		holdsTheResultContract(t, name, res)
+	}
+	return res, err
+}
+
+// holdsTheResultContract checks a mode's structured content against spec/result.schema.json, the
+// contract the tools name instead of declaring an output schema: every object a mode's call
+// returns, refusals included.
+func holdsTheResultContract(t *testing.T, tool string, res *sdk.CallToolResult) {
+	t.Helper()
+	switch tool {
+	case "transform", "summarize", "dedup", "run":
+	default:
+		return
+	}
+	if res.StructuredContent == nil {
+		return
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	v, err := schema.New()
+	require.NoError(t, err)
+	_, err = v.Validate(schema.Result, tool+" structuredContent", data)
+	assert.NoError(t, err, "%s", data)
 }
 
 func text(res *sdk.CallToolResult) string {
@@ -156,8 +182,9 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 	for _, k := range []string{"lines", "model", "role", "base_url", "max_attempts", "effort"} {
 		assert.Contains(t, props, k)
 	}
-	out := byName["transform"].OutputSchema.(map[string]any)
-	assert.Contains(t, out["required"], "run_id")
+	for name, tool := range byName {
+		assert.Nil(t, tool.OutputSchema, "%s declares no output schema: its structured content's contract is published, not sent for every turn", name)
+	}
 }
 
 func keys[V any](m map[string]V) []string {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/locumdev/locum/job"
@@ -22,7 +21,6 @@ import (
 	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/runner/summarize"
 	"github.com/locumdev/locum/runner/transform"
-	"github.com/locumdev/locum/spec"
 	"github.com/locumdev/locum/untrusted"
 	"github.com/locumdev/locum/workflow"
 )
@@ -33,95 +31,95 @@ import (
 
 // StatusArgs are the arguments of the status tool.
 type StatusArgs struct {
-	BaseURL    string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint to probe; default the workspace's. Loopback only unless the operator allowed otherwise"`
-	Model      string `json:"model,omitempty" jsonschema:"a chat model to look for among those the server lists"`
-	EmbedModel string `json:"embed_model,omitempty" jsonschema:"the embedding model to look for; default the dedup mode's"`
+	BaseURL    string `json:"base_url,omitempty"`
+	Model      string `json:"model,omitempty" jsonschema:"a chat model to look for"`
+	EmbedModel string `json:"embed_model,omitempty" jsonschema:"an embedding model to look for"`
 }
 
 // ModelArgs are the arguments of every tool that asks a chat model: which model, where, and
 // the rails of its requests.
 type ModelArgs struct {
-	Role              string `json:"role,omitempty" jsonschema:"the role whose earned model runs the call (usually code for transform, prose for summarize); refused when no signed A/B record earned it"`
-	Model             string `json:"model,omitempty" jsonschema:"a model to run as an operator's choice; only when the operator started the server with its allow-model option"`
-	BaseURL           string `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's. Loopback only unless the operator allowed otherwise"`
-	MaxInputBytes     *int   `json:"max_input_bytes,omitempty" jsonschema:"refuse a prompt over this many bytes, before any request"`
-	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty" jsonschema:"max_tokens sent with every request"`
-	Effort            string `json:"effort,omitempty" jsonschema:"thinking cap: none, low, medium or high"`
-	Timeout           string `json:"timeout,omitempty" jsonschema:"deadline for each model request, such as 10m"`
-	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"give up on a reply with no first token after this long, such as 2m; 0s for none"`
+	Role              string `json:"role,omitempty" jsonschema:"default code (prose for summarize)"`
+	Model             string `json:"model,omitempty" jsonschema:"only a model the person named"`
+	BaseURL           string `json:"base_url,omitempty"`
+	MaxInputBytes     *int   `json:"max_input_bytes,omitempty"`
+	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty"`
+	Effort            string `json:"effort,omitempty" jsonschema:"none, low, medium or high"`
+	Timeout           string `json:"timeout,omitempty" jsonschema:"such as 10m"`
+	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"such as 2m"`
 }
 
 // TransformArgs are the arguments of the transform tool.
 type TransformArgs struct {
-	File   string `json:"file" jsonschema:"the file to edit, relative to the repository root or absolute; it must be inside the repository"`
-	Lines  string `json:"lines,omitempty" jsonschema:"the span the model may change: A-B (1-based, inclusive) or A- to the end; default the whole file"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"`
-	Verify string `json:"verify" jsonschema:"the shell command that judges the edit, run with bash -c from the repository root: exit 0 keeps the edit, 1 retries with its output, anything else restores the file and stops"`
-	Task   string `json:"task" jsonschema:"what to change, in plain words, as you would tell a colleague"`
+	File   string `json:"file"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B (1-based, inclusive) or A-; default the whole file"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines: a Go declaration, such as Type.Method"`
+	Verify string `json:"verify" jsonschema:"bash command, from the repository root, that fails until the task is done"`
+	Task   string `json:"task" jsonschema:"what to change, in plain words"`
 	ModelArgs
-	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"edit attempts before the verdict is red (1 to 20)"`
-	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span (the model rewrites the span) or blocks (SEARCH/REPLACE blocks)"`
-	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"deadline for each run of the verify command, such as 5m"`
-	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse, before any request, when the verify already exits 0 on the unchanged file: for a bug fix whose verify must show the bug"`
-	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"skip the verify run on the unchanged file before the first request; the result then cannot say fixed or held"`
-	HostHoldsSpan bool   `json:"host_holds_span,omitempty" jsonschema:"you read the span already, so doing the edit yourself would not take a turn to read it"`
+	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"1 to 20"`
+	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span or blocks (SEARCH/REPLACE)"`
+	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"such as 5m"`
+	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse if verify passes already"`
+	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"no verify run before the edit"`
+	HostHoldsSpan bool   `json:"host_holds_span,omitempty" jsonschema:"you read the span already"`
 	HostArgs
 }
 
 // SummarizeArgs are the arguments of the summarize tool.
 type SummarizeArgs struct {
-	File   string `json:"file" jsonschema:"the file to summarize, inside the repository"`
-	Lines  string `json:"lines,omitempty" jsonschema:"the span to summarize: A-B (1-based, inclusive) or A- to the end; default the whole file"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines, the span is this Go declaration with its doc comment"`
-	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about, if not everything"`
+	File   string `json:"file"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B (1-based, inclusive) or A-; default the whole file"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines: a Go declaration, such as Type.Method"`
+	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about"`
 	ModelArgs
-	MaxWords *int `json:"max_words,omitempty" jsonschema:"the length of the digest in words"`
+	MaxWords *int `json:"max_words,omitempty"`
 	HostArgs
 }
 
 // HostArgs are what the host says of its own session, for the host-cost estimate.
 type HostArgs struct {
-	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"how many more turns your session expects to take: what a result puts in your context is re-read on each; default 10"`
-	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"tokens your context holds now, which each of your turns re-reads; default 44000"`
+	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"turns your session expects yet; default 10"`
+	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"your context's tokens; default 44000"`
 }
 
 // DedupArgs are the arguments of the dedup tool.
 type DedupArgs struct {
-	Dir           string   `json:"dir" jsonschema:"the folder whose entries to compare, inside the repository"`
-	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"join files whose score is at or above this (-1 to 1); default 0.8 for an embedding cosine, 0.5 for a lexical score"`
-	Pairs         bool     `json:"pairs,omitempty" jsonschema:"list each pair at or above the threshold, highest first, instead of joining them into groups"`
-	Model         string   `json:"model,omitempty" jsonschema:"the embedding model; default the dedup mode's"`
-	Method        string   `json:"method,omitempty" jsonschema:"embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto (the default): embedding when an embedding model is configured or the server lists the default one"`
-	Exact         string   `json:"exact,omitempty" jsonschema:"true scores every pair, false only the candidates of random-hyperplane LSH; auto (the default) uses LSH when exact scoring would take longer than the embeddings took"`
-	Glob          string   `json:"glob,omitempty" jsonschema:"which files of the folder are entries; default *.md"`
-	BatchSize     *int     `json:"batch_size,omitempty" jsonschema:"inputs per embeddings request"`
-	MaxInputBytes *int     `json:"max_input_bytes,omitempty" jsonschema:"refuse any entry over this many bytes, before any request"`
-	NoCache       bool     `json:"no_cache,omitempty" jsonschema:"embed every file again instead of reusing cached embeddings"`
-	BaseURL       string   `json:"base_url,omitempty" jsonschema:"the OpenAI-compatible endpoint; default the workspace's"`
-	Timeout       string   `json:"timeout,omitempty" jsonschema:"deadline for each embeddings request, such as 10m"`
+	Dir           string   `json:"dir"`
+	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"default 0.8 (embedding), 0.5 (lexical)"`
+	Pairs         bool     `json:"pairs,omitempty" jsonschema:"list the pairs instead of groups"`
+	Model         string   `json:"model,omitempty" jsonschema:"the embedding model"`
+	Method        string   `json:"method,omitempty" jsonschema:"embedding, lexical (no server) or auto"`
+	Exact         string   `json:"exact,omitempty" jsonschema:"true, false (LSH) or auto"`
+	Glob          string   `json:"glob,omitempty" jsonschema:"default *.md"`
+	BatchSize     *int     `json:"batch_size,omitempty"`
+	MaxInputBytes *int     `json:"max_input_bytes,omitempty"`
+	NoCache       bool     `json:"no_cache,omitempty"`
+	BaseURL       string   `json:"base_url,omitempty"`
+	Timeout       string   `json:"timeout,omitempty" jsonschema:"such as 10m"`
 	HostArgs
 }
 
 // RunArgs are the arguments of the run tool.
 type RunArgs struct {
-	Workflow string            `json:"workflow,omitempty" jsonschema:"the workflow to run, as a composed pack declares it (go-tidy, notes-digest, or the workspace's own); omit it with resume"`
-	Params   map[string]string `json:"params,omitempty" jsonschema:"the workflow's parameters by name, such as {\"dir\": \"pkg/calc\"}"`
-	Resume   string            `json:"resume,omitempty" jsonschema:"instead of workflow, the run_id of an interrupted workflow run to go on with; its green items are not run again"`
-	Jobs     *int              `json:"jobs,omitempty" jsonschema:"items run at once across the operator's servers; at most the operator's setting"`
-	Model    string            `json:"model,omitempty" jsonschema:"a model every item runs as an operator's choice; only when the operator started the server with its allow-model option. By default each step runs its role's model"`
+	Workflow string            `json:"workflow,omitempty" jsonschema:"go-tidy, notes-digest or one the workspace declares"`
+	Params   map[string]string `json:"params,omitempty" jsonschema:"such as {\"dir\": \"pkg/calc\"}"`
+	Resume   string            `json:"resume,omitempty" jsonschema:"instead of workflow: an interrupted run's run_id"`
+	Jobs     *int              `json:"jobs,omitempty" jsonschema:"items at once"`
+	Model    string            `json:"model,omitempty" jsonschema:"only a model the person named"`
 	HostArgs
 }
 
 // RunsShowArgs are the arguments of the runs_show tool.
 type RunsShowArgs struct {
-	RunID string `json:"run_id" jsonschema:"the run id a result gave (run_id), or a unique prefix of it"`
+	RunID string `json:"run_id" jsonschema:"a result's run_id, or a unique prefix"`
 }
 
 // LedgerArgs are the arguments of the ledger tool.
 type LedgerArgs struct {
-	By    string `json:"by,omitempty" jsonschema:"sum the runs by model, mode (the default), role or week"`
-	Since string `json:"since,omitempty" jsonschema:"runs started within this age (7d, 36h) or since this date (2026-11-01)"`
-	Mode  string `json:"mode,omitempty" jsonschema:"runs of this mode only"`
+	By    string `json:"by,omitempty" jsonschema:"model, mode (default), role or week"`
+	Since string `json:"since,omitempty" jsonschema:"an age (7d, 36h) or a date (2026-11-01)"`
+	Mode  string `json:"mode,omitempty"`
 }
 
 // RunEvents is one run's journal.
@@ -133,115 +131,63 @@ type RunEvents struct {
 	Cut    string `json:"cut,omitempty"`
 }
 
+// addTools declares the tools. A host keeps every byte of the list in its context on every turn
+// of every session, so each description says when to call the tool and what comes back, and no
+// more: a refusal's or a verdict's own text says why and what to do. No tool declares an output
+// schema: the structured content of the four modes is locum's --json result, which
+// spec/result.schema.json publishes, and the other three's are the objects of the commands'
+// --json; the tests hold each to its contract. Each handler returns its object as any: a call
+// refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
-	resultSchema, err := spec.FS.ReadFile("result.schema.json")
-	if err != nil {
-		return err
-	}
-	var out jsonschema.Schema
-	if err := json.Unmarshal(resultSchema, &out); err != nil {
-		return fmt.Errorf("spec/result.schema.json: %w", err)
-	}
-	// The $id names where the contract is published, not a document to fetch; resolving the
-	// schema in memory needs no base.
-	out.ID = ""
-	result := func() *jsonschema.Schema { return out.CloneSchemas() }
-	// Every tool returns its object as any, with the schema set here: a call refused before it
-	// ran has no object, and the SDK would otherwise send a zero one in its place.
-	statusSchema, err := jsonschema.For[engine.StatusReport](nil)
-	if err != nil {
-		return err
-	}
-	runSchema, err := jsonschema.For[RunEvents](nil)
-	if err != nil {
-		return err
-	}
-	ledgerSchema, err := jsonschema.For[ledger.Report](nil)
-	if err != nil {
-		return err
-	}
-
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "status",
-		Title: "Is a local model server up?",
-		Description: "Probe the local model endpoint: which server answers (LM Studio, Ollama, llama-server, vLLM), " +
-			"its models and their loaded context windows, and whether the chat and embedding models are listed. " +
-			"Call it before handing work to the other tools; it sends no prompt. isError when no server answers " +
-			"(the text says what would start one) or when the endpoint is off this machine and the operator did not allow that.",
-		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: statusSchema,
+		Name: "status",
+		Description: "Is a local model server up, and which models does it list? Call it before the other tools; " +
+			"it sends no prompt. isError when none answers (the text says what starts one) or the endpoint is off this machine.",
+		Annotations: readOnly,
 	}, s.status)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "transform",
-		Title: "Edit one file span with the local model, kept only if verify passes",
-		Description: "Hand a bounded, checkable edit of one file span to the local model: a rename, a mechanical " +
-			"refactor, a docstring, a test fix that a command can judge. The edit is written, then `verify` runs; " +
-			"exit 0 keeps it, exit 1 feeds the output back for another attempt, anything else (or a cancel) " +
-			"restores the file's original bytes. Do not use it for a change no command can check, or one that spans " +
-			"several files. The result is locum's --json object. isError with status RED: verify never passed and the " +
-			"file is as it was; REFUSED: refused before any request (off loopback, the prompt over max_input_bytes: " +
-			"narrow `lines`; a role with no routing: ask the person to run error.command, locum roles accept ROLE MODEL); ERROR: could not run " +
-			"(no server, a malformed reply, verify with no verdict). Calls on the same file wait their turn.",
+		Name: "transform",
+		Description: "Edit one span of one file with the local model, kept only if `verify` exits 0 (exit 1 retries " +
+			"with its output; anything else, or a cancel, restores the file). For a bounded edit a command can check. " +
+			"Returns a line (status, outcome, what it saved you) and locum's --json result (details.changes: the edit). " +
+			"isError: RED (file unchanged), REFUSED (nothing sent; error.command is for the person to run), ERROR.",
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
-		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
-		OutputSchema: result(),
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, s.transform)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "summarize",
-		Title: "A digest of a file span, every claim checked against the file",
-		Description: "Ask the local model for a digest of a file span (a long log, a large module) when reading it " +
-			"yourself would cost more context than it is worth. Each claim carries the lines it rests on and an exact " +
-			"quote; the evidence gate, in code, marks a claim unsupported unless the quote is in those lines and the claim says more than its quote. Trust " +
-			"only supported claims. isError with status RED when no claim is supported; REFUSED when the span is over " +
-			"max_input_bytes (narrow `lines`) or the role has no routing (ask the person to run error.command). It never edits a file.",
-		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: result(),
+		Name: "summarize",
+		Description: "A digest of a file span by the local model, when reading the span would cost you more than it is " +
+			"worth. Each claim cites lines and a quote; trust only claims marked supported, and open their lines " +
+			"before acting on one. Returns locum's --json result; isError: RED when no claim is supported, or REFUSED.",
+		Annotations: readOnly,
 	}, s.summarize)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "dedup",
-		Title: "Near-duplicate entries of a folder, by embedding similarity",
-		Description: "Screen a folder of notes (ADRs, issues, docs) for near-duplicates with the local embedding " +
-			"model (or their words, method lexical): details.groups joins the files whose pairs score at or above `threshold`, " +
-			"largest group first, each with its files and its weakest pair (details.pairs lists the pairs instead, with pairs true). " +
-			"A group is a candidate for judgement, never a verdict; it never edits a file. details.separation says when the " +
-			"model's vectors do not tell the files apart. REFUSED when an entry is over max_input_bytes (each is named).",
-		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: result(),
+		Name: "dedup",
+		Description: "Screen a folder of notes for near-duplicates by embeddings (or words: method lexical). Returns " +
+			"locum's --json result: details.groups, files whose pairs score at or above threshold (details.pairs with " +
+			"pairs). A group is a candidate to judge, not a verdict.",
+		Annotations: readOnly,
 	}, s.dedup)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "run",
-		Title: "Run a pack's workflow: many items in one call, each verified, combined on one branch",
-		Description: "Run a workflow a composed pack declares (status lists none; the README and locum run list them): " +
-			"steps of transform, summarize or dedup, each once or for each file, Go declaration or line, every item in " +
-			"a git worktree of its own, spread over the operator's servers, each edit kept only if its verify passes. " +
-			"The green edits are combined on the branch locum/run/RUN_ID, which the workflow's verify judges again; only " +
-			"then is it offered (details.branch): read it with runs_show, and ask the person to run locum runs accept RUN_ID. " +
-			"Prefer one run call to many transform calls for the same kind of edit over many declarations or files: you " +
-			"write one call and read one line per item. Progress notifications say each item's end. details.items has every " +
-			"item (status, outcome, run_id); isError with RED when an item or the final verify was not green (the branch still " +
-			"holds the green items when details.status is completed). It never edits your working tree.",
-		Annotations:  &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-		OutputSchema: result(),
+		Name: "run",
+		Description: "Run a pack's workflow: the same edit or digest over many declarations or files in one call " +
+			"(prefer it to many transform calls). Each item is verified in a worktree of its own; the green edits are " +
+			"combined on details.branch and verified again, never in your working tree: read it with runs_show, then ask " +
+			"the person to run locum runs accept RUN_ID. isError: RED when an item or the final verify was not green " +
+			"(details.items says which).",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.runWorkflow)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "runs_show",
-		Title: "Read back one run's journal",
-		Description: "Read the journal of a run (the run_id of a result): every setting with its source, each request " +
-			"and reply with its figures, each verify verdict and its output tail, and the receipt. Use it to see why a " +
-			"transform went red or what a model actually answered.",
-		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: runSchema,
+		Name:        "runs_show",
+		Description: "Read a run's journal: its settings, each request and reply, each verify's verdict and output. To see why a run went red.",
+		Annotations: readOnly,
 	}, s.runsShow)
 	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name:  "ledger",
-		Title: "What delegation saved or cost you",
-		Description: "Sum this repository's runs: runs, keep rate, right rate where a person judged the work, your " +
-			"tokens saved net of losses (estimated from byte counts: what doing each job yourself would have cost " +
-			"against the call and the result), money where the operator set prices, local time, and each mode and " +
-			"role's break-even: delegate a job only at or above its size, and not at all where a role is stopped. " +
-			"The same object as locum ledger --json.",
-		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		OutputSchema: ledgerSchema,
+		Name: "ledger",
+		Description: "What delegation saved or cost you in this repository (estimated): runs, keep rate, tokens net of " +
+			"losses, and each mode and role's break-even, as locum ledger --json.",
+		Annotations: readOnly,
 	}, s.ledger)
 	return nil
 }

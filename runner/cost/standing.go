@@ -1,0 +1,12 @@
+package cost
+
+// StandingBytes is what being installed costs a host on every turn of every session, delegating
+// or not: the bytes of locum mcp's tools/list result (the tools' names, descriptions, annotations
+// and input schemas, as JSON) and of its instructions, as a host receives them from a server in a
+// repository with no ledger yet. A host keeps both in its context and reads them again on each
+// turn, at the cached-input price. Each mode and role a ledger holds adds its break-even line to
+// the instructions, so a repository with history costs somewhat more.
+//
+// It is a constant so that packages below mcp can charge it without building a server; mcp's
+// TestStandingBytesIsMeasured holds it to the measured size.
+const StandingBytes = 8209
