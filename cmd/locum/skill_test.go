@@ -77,7 +77,7 @@ func TestSkillBreakEvenRule(t *testing.T) {
 	}
 	require.NotEmpty(t, prior)
 	assert.Contains(t, skill, "    break-even  "+prior+"\n", "the skill quotes the prior's line as status prints it")
-	assert.Contains(t, skill, "Delegate a `transform` only when its span is at least that many lines")
+	assert.Contains(t, skill, "Delegate a `transform` only above the line's keep rate, and from its span size where it names one")
 	assert.Contains(t, skill, `"kind":"does_not_pay"`)
 	assert.True(t, takesFlag((&env{}).rootCommand().Command("transform"), "delegate-when"))
 	assert.Contains(t, skill, "--delegate-when always")
