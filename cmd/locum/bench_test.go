@@ -132,12 +132,24 @@ func BenchmarkCallOverhead(b *testing.B) {
 	}
 }
 
-// BenchmarkDedupManyPairs runs a whole `locum dedup --method lexical --threshold 0` over 2,000
-// files, 1,999,000 pairs, four ways: with --pairs, every pair printed to a file (what a pipe
-// gets), the top 50 (what a terminal gets, or --top 50), and --json; and as groups, the default. It reports each run's wall time and peak
-// resident memory, the journal's size, and, where strace is installed, the write(2) calls of the
-// printed run.
+// BenchmarkDedupManyPairs runs a whole `locum dedup --method lexical --threshold 0` over a folder
+// of generated notes, every pair of them, four ways: with --pairs, every pair printed to a file
+// (what a pipe gets), the top 50 (what a terminal gets, or --top 50), and --json; and as groups,
+// the default. It reports each run's wall time and peak resident memory, the journal's size, and,
+// where strace is installed, the write(2) calls of the printed run.
+//
+// The folder has 500 notes (124,750 pairs); LOCUM_BENCH_PAIRS_FILES sets another size, such as
+// the README's 2000 (1,999,000 pairs: the four runs take about half a minute on a 2-core machine,
+// and one of them up to 800 MiB).
 func BenchmarkDedupManyPairs(b *testing.B) {
+	files := 500
+	if v := os.Getenv("LOCUM_BENCH_PAIRS_FILES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			b.Fatalf("LOCUM_BENCH_PAIRS_FILES=%q: want a number of files, 2 or more", v)
+		}
+		files = n
+	}
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "locum")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -152,7 +164,7 @@ func BenchmarkDedupManyPairs(b *testing.B) {
 		b.Skipf("git init: %v\n%s", err, out)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	for i := range 2000 {
+	for i := range files {
 		var sb strings.Builder
 		for range 120 {
 			fmt.Fprintf(&sb, "w%d ", rng.IntN(3000))
