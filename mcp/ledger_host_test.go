@@ -53,5 +53,5 @@ func TestLedgerMeasuresOnlyTheOperatorsTranscripts(t *testing.T) {
 	assert.Contains(t, text(res), "; measured from your own usage: 6 runs joined to your calls, their turns 275582 tokens, $0.1656; your context around them 37333 tokens")
 	host := structured(t, res)["host"].(map[string]any)
 	assert.EqualValues(t, 6, host["joined"])
-	assert.EqualValues(t, 81697, host["standing"].(map[string]any)["tokens"])
+	assert.EqualValues(t, 23826, host["standing"].(map[string]any)["tokens"])
 }

@@ -216,7 +216,7 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		return fail("ERROR: %v", err), nil, nil
 	}
 	// The host's transcripts are read only where the operator named them; no argument does.
-	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, s.opts.Env), ToolListTokens: ledger.DefaultToolListTokens}
+	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, s.opts.Env), ToolListTokens: ledger.ToolListTokens(params)}
 	rep, err := ledger.BuildMeasured(dir, s.journalKey(), f, by, params, host)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil

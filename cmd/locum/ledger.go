@@ -86,8 +86,9 @@ func (e *env) ledger(cmd *cli.Command) error {
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
-	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(shared, e.lookup), ToolListTokens: ledger.DefaultToolListTokens}
-	rep, err := ledger.BuildMeasured(dir, e.journalKey(), f, cmd.String("by"), engine.HostParams(shared), host)
+	params := engine.HostParams(shared)
+	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(shared, e.lookup), ToolListTokens: ledger.ToolListTokens(params)}
+	rep, err := ledger.BuildMeasured(dir, e.journalKey(), f, cmd.String("by"), params, host)
 	if err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
 	}

@@ -23,10 +23,9 @@ type HostUsage struct {
 	Limits    hostusage.Limits
 }
 
-// DefaultToolListTokens is the size of locum's MCP tool list and instructions as measured
-// before they were cut, 29,707 bytes at 4 bytes a token: the front ends pass the server's own
-// figure where they know it.
-const DefaultToolListTokens = 7427
+// ToolListTokens is what locum's MCP tool list and instructions (cost.StandingBytes) come to
+// in tokens at p's bytes a token: what a session that uses locum's tools carries on each request.
+func ToolListTokens(p cost.Params) int64 { return p.Tokens(cost.StandingBytes) }
 
 // HostRun is one run joined to the host's call that made it, measured.
 type HostRun struct {

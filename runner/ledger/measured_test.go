@@ -124,7 +124,7 @@ func checkMeasured(tb testing.TB, rep Report) {
 
 func TestBuildMeasured(t *testing.T) {
 	dir := sealedHostRuns(t)
-	host := HostUsage{Folder: transcripts, ToolListTokens: DefaultToolListTokens}
+	host := HostUsage{Folder: transcripts, ToolListTokens: 7427}
 	rep, err := BuildMeasured(dir, key, Filter{}, "mode", cost.Defaults(), host)
 	require.NoError(t, err)
 	checkMeasured(t, rep)
@@ -160,7 +160,7 @@ func TestBuildMeasured(t *testing.T) {
 
 func TestBuildMeasuredWindows(t *testing.T) {
 	dir := sealedHostRuns(t)
-	host := HostUsage{Folder: transcripts, ToolListTokens: DefaultToolListTokens}
+	host := HostUsage{Folder: transcripts, ToolListTokens: 7427}
 	tests := []struct {
 		name     string
 		f        Filter
@@ -213,7 +213,7 @@ func TestBuildMeasuredCountsOnlySealed(t *testing.T) {
 // `locum ledger --host-transcripts` does, and checks the measured figures.
 func BenchmarkHostUsageJoin(b *testing.B) {
 	dir := sealedHostRuns(b)
-	host := HostUsage{Folder: transcripts, ToolListTokens: DefaultToolListTokens}
+	host := HostUsage{Folder: transcripts, ToolListTokens: 7427}
 	var rep Report
 	for b.Loop() {
 		var err error
