@@ -72,34 +72,59 @@ func (e *NoSandboxError) Error() string {
 		"; the sandbox is bubblewrap (Debian and Ubuntu: apt-get install bubblewrap), where it may make its namespaces and drop every capability"
 }
 
-// bwrapInfo is how bubblewrap runs here: its path, and whether it may make a user namespace.
+// bwrapInfo is how bubblewrap runs here: its path, whether it may make a user namespace, and the
+// entries of /proc to keep read-only.
 type bwrapInfo struct {
 	path   string
 	userns bool
+	procRO []string
 }
 
 // bwrapProbe is whether bwrap contains a command here, asked once by running the sandbox's own
-// argv shape: installed, allowed to make the namespaces (a container may forbid them), and
-// leaving the command no capability. Where it would keep one, the sandbox is not in force.
+// argv shape: installed, allowed to make the namespaces (a container may forbid them), leaving
+// the command no capability, and no kernel setting it could write. Where it would leave either,
+// the sandbox is not in force.
 var bwrapProbe = sync.OnceValues(probeBwrap)
+
+// probeScript prints what the probe reads: the capabilities of the sandboxed command
+// (/proc/self/status), then a line for each of its arguments it may open for writing. Opening
+// writes nothing; the subshell keeps a failed redirection from ending sh.
+const probeScript = `cat /proc/self/status || exit 1
+for f do
+	if [ -e "$f" ] && (: >>"$f") 2>/dev/null; then echo "` + probeWritable + ` $f"; fi
+done`
+
+const probeWritable = "locum-probe-writable:"
+
+// probeFiles are the host-global files the probe tries to open for writing in the sandbox, where
+// they exist: two kernel settings (sysctls) and the magic SysRq trigger, and each of procRO's
+// files.
+var probeFiles = []string{"/proc/sys/kernel/printk_ratelimit_burst", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"}
 
 func probeBwrap() (bwrapInfo, error) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		return bwrapInfo{}, errors.New("bwrap is not installed")
 	}
-	cat, err := exec.LookPath("cat")
+	sh, err := exec.LookPath("sh")
 	if err != nil {
-		return bwrapInfo{}, errors.New("cat is not installed, so what bwrap leaves a command cannot be checked")
+		return bwrapInfo{}, errors.New("sh is not installed, so what bwrap leaves a command cannot be checked")
+	}
+	procRO := procReadOnly("/proc")
+	files := slices.Clone(probeFiles)
+	for _, p := range procRO {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(files, p) {
+			files = append(files, p)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var why error
 	// A user namespace first; without one, the capabilities dropped are still enough.
 	for _, userns := range []bool{true, false} {
-		b := bwrapInfo{path: path, userns: userns}
+		b := bwrapInfo{path: path, userns: userns, procRO: procRO}
 		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, path, append(b.base(false)[1:], "--", cat, "/proc/self/status")...)
+		cmd := exec.CommandContext(ctx, path, append(append(b.base(false)[1:], "--", sh, "-c", probeScript, "sh"), files...)...)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
@@ -110,13 +135,50 @@ func probeBwrap() (bwrapInfo, error) {
 			why = err
 			continue
 		}
+		if err := nothingWritable(out); err != nil {
+			why = err
+			continue
+		}
 		return b, nil
 	}
 	return bwrapInfo{}, why
 }
 
+// procReadOnly are the entries of proc (the host's /proc) a sandboxed command must not write:
+// every one that is not a process's own (a PID, self, thread-self) and that could be written,
+// each directory and each file with a write bit. They are the kernel's, shared with every
+// process of the host: /proc/sys (sysctls such as kernel.core_pattern, which names a program the
+// kernel runs as root in the host's namespaces), /proc/sysrq-trigger (which reboots or crashes
+// the machine), /proc/irq, /proc/bus, /proc/fs, /proc/acpi and the like. Owner uid 0 writes most
+// of them with no capability at all, so dropping every capability leaves them to a root caller;
+// bubblewrap makes some read-only itself but not /proc/sys, whose top directory only looks
+// read-only. Docker makes /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus and /proc/fs
+// read-only; this covers those and whatever else this kernel offers.
+func procReadOnly(proc string) []string {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return []string{filepath.Join(proc, "sys"), filepath.Join(proc, "sysrq-trigger")}
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == "self" || name == "thread-self" || strings.Trim(name, "0123456789") == "" {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if info.IsDir() || info.Mode().IsRegular() && info.Mode().Perm()&0o222 != 0 {
+			out = append(out, filepath.Join(proc, name))
+		}
+	}
+	return out
+}
+
 // base is the argv every sandboxed command starts with, the probe's included: the namespaces,
-// no capabilities, the root read-only, and /tmp, /run, /var/run and /var/tmp empty.
+// no capabilities, the root read-only, /proc's host-global entries read-only, and /tmp, /run,
+// /var/run and /var/tmp empty.
 //
 // bubblewrap keeps a root caller's capabilities unless told otherwise, and with them a verify
 // could remount / read-write, unmount its /proc to see the host's, or join the host's network
@@ -126,6 +188,12 @@ func probeBwrap() (bwrapInfo, error) {
 // belong to the operator inside (the caller's uid maps to itself), so go test writes the tree
 // and its cache as before. Where no user namespace may be made, no_new_privs (which bwrap always
 // sets) keeps an exec from regaining what was dropped.
+//
+// With no capability, uid 0 still owns the kernel's files in /proc, and writes them by their
+// mode alone (a sysctl is checked against the global uid 0, whatever the namespace): those are
+// bound read-only over the sandbox's /proc (see procReadOnly). Each is bound from the host's
+// /proc; what a sysctl shows follows the namespaces of the process reading it, so the network
+// settings are still the sandbox's own.
 func (b bwrapInfo) base(network bool) []string {
 	args := []string{b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
 	if b.userns {
@@ -137,13 +205,32 @@ func (b bwrapInfo) base(network bool) []string {
 	}
 	// The root read-only; /tmp, and /run where the sockets of the session bus, systemd, Docker
 	// and the like live, empty: a Unix socket on a read-only file system still connects.
-	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	for _, p := range b.procRO {
+		args = append(args, "--ro-bind-try", p, p)
+	}
+	args = append(args, "--tmpfs", "/tmp")
 	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
 		if st, err := os.Lstat(d); err == nil && st.IsDir() {
 			args = append(args, "--tmpfs", d)
 		}
 	}
 	return args
+}
+
+// nothingWritable reads the probe's lines of the host-global files the sandboxed command could
+// open for writing: any one is a way out.
+func nothingWritable(out []byte) error {
+	var writable []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, probeWritable+" "); ok {
+			writable = append(writable, p)
+		}
+	}
+	if len(writable) > 0 {
+		return fmt.Errorf("bwrap's sandbox lets the command write the host's kernel settings here (%s), so it could leave the sandbox", strings.Join(writable, ", "))
+	}
+	return nil
 }
 
 // capsDropped reads /proc/self/status as a sandboxed command saw it: no capability it holds or

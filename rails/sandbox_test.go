@@ -166,6 +166,97 @@ func TestProbeRefusesABwrapThatKeepsCapabilities(t *testing.T) {
 	assert.Contains(t, err.Error(), "leaves the sandboxed command capabilities")
 }
 
+// A bwrap that drops every capability but leaves /proc as bubblewrap makes it leaves root the
+// kernel's settings: the probe, which tries to open them for writing in the sandbox's own argv,
+// finds them and says the sandbox is not in force.
+func TestProbeRefusesABwrapThatLeavesProcWritable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only uid 0 may write the kernel's settings")
+	}
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap is not installed")
+	}
+	if ok, why := SandboxAvailable(); !ok {
+		t.Skip(why)
+	}
+	bin := t.TempDir()
+	// Passes every option on but the read-only binds over /proc.
+	fake := "#!/bin/bash\nargs=()\nwhile [ \"$#\" -gt 0 ]; do\n" +
+		"  if [ \"$1\" = --ro-bind-try ] && [[ $2 == /proc/* ]]; then shift 3; continue; fi\n" +
+		"  if [ \"$1\" = -- ]; then break; fi\n  args+=(\"$1\"); shift\ndone\nexec " + real + " \"${args[@]}\" \"$@\"\n"
+	require.NoError(t, os.WriteFile(bin+"/bwrap", []byte(fake), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err = probeBwrap()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "write the host's kernel settings")
+	assert.Contains(t, err.Error(), "/proc/sys/kernel/printk_ratelimit_burst")
+}
+
+func TestNothingWritable(t *testing.T) {
+	assert.NoError(t, nothingWritable([]byte("CapEff:\t0\n")))
+	err := nothingWritable([]byte("CapEff:\t0\n" + probeWritable + " /proc/sys/kernel/core_pattern\n" + probeWritable + " /proc/sysrq-trigger\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(/proc/sys/kernel/core_pattern, /proc/sysrq-trigger)")
+}
+
+// Every entry of /proc that is not a process's own and could be written is kept read-only: the
+// directories, and the files with a write bit.
+func TestProcReadOnly(t *testing.T) {
+	proc := tree(t, map[string]string{"1/": "", "42/": "", "sys/": "", "irq/": "", "fs/": "", "sysrq-trigger": "", "mtrr": "", "meminfo": "", "self": "->42", "net": "->self/net", "thread-self": "->42"})
+	require.NoError(t, os.Chmod(filepath.Join(proc, "sysrq-trigger"), 0o200))
+	require.NoError(t, os.Chmod(filepath.Join(proc, "mtrr"), 0o644))
+	require.NoError(t, os.Chmod(filepath.Join(proc, "meminfo"), 0o444))
+	var want []string
+	for _, n := range []string{"fs", "irq", "mtrr", "sys", "sysrq-trigger"} {
+		want = append(want, filepath.Join(proc, n))
+	}
+	assert.Equal(t, want, procReadOnly(proc))
+}
+
+// As root, no file of the kernel's in /proc (a process's own aside) opens for writing in the
+// sandbox, with no capability: kernel.core_pattern would have the kernel run a program of the
+// verify's as root in the host's namespaces at the next crash, and /proc/sysrq-trigger reboots
+// the machine. Opening writes nothing; a sysctl written its own value back changes nothing.
+func TestSandboxKeepsProcReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only uid 0 may write the kernel's settings")
+	}
+	if ok, why := SandboxAvailable(); !ok {
+		t.Skip(why)
+	}
+	dir := t.TempDir()
+	run := func(t *testing.T, command string) ShellResult {
+		t.Helper()
+		res, err := RunShell(context.Background(), ShellCommand{Command: command, Dir: dir, Sandbox: &Sandbox{Writable: []string{dir}}})
+		require.NoError(t, err)
+		require.Equal(t, SandboxBwrap, res.Sandbox)
+		return res
+	}
+	t.Run("write a sysctl", func(t *testing.T) {
+		const sysctl = "/proc/sys/kernel/printk_ratelimit_burst"
+		if _, err := os.Stat(sysctl); err != nil {
+			t.Skip(err)
+		}
+		res := run(t, `v=$(cat `+sysctl+`) && echo "$v" > `+sysctl)
+		assert.NotEqual(t, 0, res.ExitCode, "the sysctl was written")
+		assert.Contains(t, string(res.Output), "Read-only file system")
+	})
+	t.Run("open /proc/sysrq-trigger for writing", func(t *testing.T) {
+		if _, err := os.Stat("/proc/sysrq-trigger"); err != nil {
+			t.Skip("this kernel has no /proc/sysrq-trigger")
+		}
+		res := run(t, `exec 3>>/proc/sysrq-trigger`)
+		assert.NotEqual(t, 0, res.ExitCode, "/proc/sysrq-trigger opened for writing")
+		assert.Contains(t, string(res.Output), "Read-only file system")
+	})
+	t.Run("open any of the kernel's files for writing", func(t *testing.T) {
+		res := run(t, `find /proc -path '/proc/[0-9]*' -prune -o -path /proc/self -prune -o -path /proc/thread-self -prune -o -type f -perm /222 -print 2>/dev/null |
+			while read -r f; do if (: >>"$f") 2>/dev/null; then echo "writable: $f"; fi; done; echo done`)
+		assert.Equal(t, "done\n", string(res.Output))
+	})
+}
+
 // As root, the verify in the sandbox holds no capability, so none of the ways out that root's
 // capabilities open works: a remount of / read-write, a write outside the tree (under /root), a
 // join of another network namespace, an unmount of the sandbox's /proc to see the host's.
