@@ -45,8 +45,12 @@ type Sandbox struct {
 	GoCaches string
 	// Hidden are the operator's directories the command may not even read, each covered by an
 	// empty file system (locum's state directory, with its keys, and its cache directory, with
-	// every other repository's verify caches); GoCaches is bound again inside.
+	// every other repository's verify caches, and its config directory); GoCaches is bound again
+	// inside.
 	Hidden []string
+	// HiddenFiles are the operator's files the command may not read wherever they are (the key
+	// that signs routing), each covered by an empty one.
+	HiddenFiles []string
 	// Network keeps the host's network (the operator's --verify-network).
 	Network bool
 	// KeepHome leaves HOME as it is, read-only, rather than a scratch one (--verify-home).
@@ -356,13 +360,21 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	// shows, a hidden directory inside a tree stays hidden, and a git directory inside a tree
 	// stays read-only.
 	var mounts []mount
-	mounts = append(mounts, mount{"--bind", c.scratch})
+	mounts = append(mounts, mount{op: "--bind", path: c.scratch})
 	for _, t := range trees {
-		mounts = append(mounts, mount{"--bind", t})
+		mounts = append(mounts, mount{op: "--bind", path: t})
 	}
+	var hidden []string
 	for _, p := range sb.Hidden {
 		if real, ok := realDir(p); ok {
-			mounts = append(mounts, mount{"--tmpfs", real})
+			hidden = append(hidden, real)
+			mounts = append(mounts, mount{op: "--tmpfs", path: real})
+		}
+	}
+	for _, p := range sb.HiddenFiles {
+		// A file in a hidden directory is out of sight already; a mount would show its name.
+		if real, ok := realFile(p); ok && !slices.ContainsFunc(hidden, func(h string) bool { return untrusted.Inside(h, real) }) {
+			mounts = append(mounts, mount{op: "--ro-bind", path: real, src: os.DevNull})
 		}
 	}
 	caches := toolCaches(sb.GoCaches, sb.Network)
@@ -380,18 +392,21 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 		if !ok || slices.ContainsFunc(trees, func(t string) bool { return untrusted.Inside(t, real) }) {
 			continue
 		}
-		mounts = append(mounts, mount{"--bind", real})
+		mounts = append(mounts, mount{op: "--bind", path: real})
 	}
 	for _, scan := range c.git {
 		for _, p := range scan.readOnly(trees) {
-			mounts = append(mounts, mount{"--ro-bind", p})
+			mounts = append(mounts, mount{op: "--ro-bind", path: p})
 		}
 	}
 	slices.SortStableFunc(mounts, func(a, b mount) int { return depth(a.path) - depth(b.path) })
 	for _, m := range mounts {
-		if m.op == "--tmpfs" {
+		switch {
+		case m.op == "--tmpfs":
 			args = append(args, m.op, m.path)
-		} else {
+		case m.src != "":
+			args = append(args, m.op, m.src, m.path)
+		default:
 			args = append(args, m.op, m.path, m.path)
 		}
 	}
@@ -414,8 +429,9 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	return c, nil
 }
 
-// mount is one of bwrap's mounts of a path onto itself (--bind, --ro-bind) or over it (--tmpfs).
-type mount struct{ op, path string }
+// mount is one of bwrap's mounts of a path onto itself (--bind, --ro-bind), of src onto it, or
+// over it (--tmpfs).
+type mount struct{ op, path, src string }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), string(filepath.Separator)) }
 
@@ -510,6 +526,25 @@ func realDir(p string) (string, bool) {
 		return "", false
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", false
+	}
+	return real, true
+}
+
+// realFile is p made absolute with its symbolic links resolved, when it is a regular file.
+func realFile(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", false
+	}
+	if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
 		return "", false
 	}
 	return real, true

@@ -349,15 +349,22 @@ func outsideTmp(t *testing.T) string {
 
 // A verify sees its repository's Go caches and nothing else of locum's: not another repository's
 // cache (where a verify could plant what the next one links into its tests), not the embedding
-// cache, not the state directory's keys.
+// cache, not the state directory's keys, not the config directory nor the key that signs routing
+// wherever it lies.
 func TestSandboxHidesLocumsFiles(t *testing.T) {
 	if ok, why := SandboxAvailable(); !ok {
 		t.Skip(why)
 	}
 	base := outsideTmp(t)
-	cache, state := filepath.Join(base, "cache", "locum"), filepath.Join(base, "state", "locum")
+	cache, state, config := filepath.Join(base, "cache", "locum"), filepath.Join(base, "state", "locum"), filepath.Join(base, "config", "locum")
 	require.NoError(t, os.MkdirAll(cache, 0o700))
 	require.NoError(t, os.MkdirAll(state, 0o700))
+	require.NoError(t, os.MkdirAll(config, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(config, "signing.key"), []byte("private"), 0o600))
+	keys := filepath.Join(base, "keys")
+	require.NoError(t, os.Mkdir(keys, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(keys, "custom.key"), []byte("private"), 0o600))
+	require.NoError(t, os.Symlink("custom.key", filepath.Join(keys, "link.key")))
 	require.NoError(t, os.WriteFile(filepath.Join(cache, "embeddings.db"), []byte("vectors"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "rollback.key"), []byte("secret"), 0o600))
 	repoA, repoB := filepath.Join(base, "a"), filepath.Join(base, "b")
@@ -368,7 +375,8 @@ func TestSandboxHidesLocumsFiles(t *testing.T) {
 	cacheB, err := RepoCacheDir(cache, repoB)
 	require.NoError(t, err)
 	sandbox := func(repo, goCaches string) *Sandbox {
-		return &Sandbox{Writable: []string{repo}, GoCaches: goCaches, Hidden: []string{state, cache}}
+		return &Sandbox{Writable: []string{repo}, GoCaches: goCaches, Hidden: []string{state, cache, config},
+			HiddenFiles: []string{filepath.Join(config, "signing.key"), filepath.Join(keys, "link.key")}}
 	}
 	res, err := RunShell(context.Background(), ShellCommand{Dir: repoA, Sandbox: sandbox(repoA, cacheA),
 		Command: `echo trojan > "$GOCACHE/planted" && printf %s "$GOCACHE"`})
@@ -384,6 +392,9 @@ func TestSandboxHidesLocumsFiles(t *testing.T) {
 		{"list the other caches", "ls " + filepath.Join(cache, "verify-go") + " | grep -v " + filepath.Base(cacheB)},
 		{"read the embedding cache", "cat " + filepath.Join(cache, "embeddings.db")},
 		{"read the operator's key", "cat " + filepath.Join(state, "rollback.key")},
+		{"read the signing key in the config directory", "grep private " + filepath.Join(config, "signing.key")},
+		{"read the signing key at a path of its own", "grep private " + filepath.Join(keys, "custom.key")},
+		{"read the signing key by its link", "grep private " + filepath.Join(keys, "link.key")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

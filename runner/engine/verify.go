@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Verify runs the verify command in dir, the tree it judges, contained as the operator's
@@ -41,17 +43,26 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 
 // VerifySandbox is the sandbox a verify in dir, a tree of the repository at repo (the repository
 // itself, or a worktree of it), runs in under s. The repository's verify caches are its own, and
-// locum's state and cache directories are out of the verify's sight: the state holds the
-// operator's keys, the cache every other repository's verify caches.
+// locum's state, cache and config directories are out of the verify's sight: the state holds the
+// operator's keys, the cache every other repository's verify caches, the config the operator's
+// settings and, where the README suggests, the key that signs routing. That key is hidden
+// wherever the user config (or LOCUM_SIGNING_KEY) puts it: with it a repository could sign the
+// routing that earns its model a role.
 func VerifySandbox(s *packs.Settings, repo, dir string) *rails.Sandbox {
 	mode := s.String(packs.SandboxSetting)
 	sb := &rails.Sandbox{Writable: []string{dir}, Network: s.Bool(packs.VerifyNetwork), KeepHome: s.Bool(packs.VerifyHome),
 		Require: mode == "require", Off: mode == "none"}
 	if dirs, err := packs.FindUserDirs(nil); err == nil {
-		sb.Hidden = []string{dirs.State, dirs.Cache}
+		sb.Hidden = []string{dirs.State, dirs.Cache, dirs.Config}
 		if caches, err := rails.RepoCacheDir(dirs.Cache, repo); err == nil {
 			sb.GoCaches = caches
 		}
+		if key := signingKeyFile(dirs); key != "" {
+			sb.HiddenFiles = append(sb.HiddenFiles, key)
+		}
+	}
+	if key, ok := os.LookupEnv("LOCUM_SIGNING_KEY"); ok && key != "" {
+		sb.HiddenFiles = append(sb.HiddenFiles, key)
 	}
 	for _, c := range strings.Split(s.String(packs.VerifyCaches), string(os.PathListSeparator)) {
 		if c = strings.TrimSpace(c); c != "" {
@@ -59,4 +70,21 @@ func VerifySandbox(s *packs.Settings, repo, dir string) *rails.Sandbox {
 		}
 	}
 	return sb
+}
+
+// signingKeyFile is the signing_key the user config names, "" where none. The config is read as
+// loosely as it is the operator's own file: a config that fails its checks stops locum
+// elsewhere, and here it only decides what else to hide.
+func signingKeyFile(dirs packs.UserDirs) string {
+	data, err := untrusted.ReadFile(dirs.UserConfigFile(), untrusted.ConfigCap)
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		SigningKey string `json:"signing_key"`
+	}
+	if json.Unmarshal(data, &cfg) != nil {
+		return ""
+	}
+	return (&packs.UserConfig{SigningKey: cfg.SigningKey}).SigningKeyPath(os.LookupEnv)
 }
