@@ -5,6 +5,7 @@ package rails
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,10 +16,24 @@ import (
 	"github.com/locumdev/locum/untrusted"
 )
 
-// gitScanLimit bounds the entries of a tree read to find its git directories, before a command
-// runs and again after: a tree larger than this cannot be shown free of a git directory the
-// command made, so the command does not run in it.
-const gitScanLimit = 1 << 20
+// The bounds of a walk of a tree for its git directories, before a command runs and again after.
+// The walk holds in memory only the directories it has still to read and the git directories it
+// found, never a directory's whole listing, so what bounds it is time: a tree past a bound before
+// the command is not run in, and one the command left past a bound cannot be shown free of a git
+// directory it made. Reading takes about a second per million entries on a busy 2-core machine;
+// making them takes the command far longer (hard links, which cost no inode, about 20 s a
+// million), so a command cannot cheaply hide a git directory behind a tree too large to read.
+var (
+	// gitWalkEntries bounds the entries read.
+	gitWalkEntries = 1 << 24
+	// gitWalkDirs bounds the directories found and not yet read.
+	gitWalkDirs = 1 << 20
+	// gitWalkGitDirs bounds the git directories one tree holds.
+	gitWalkGitDirs = 1 << 16
+)
+
+// maxListed bounds the paths an error names; it says how many more there were.
+const maxListed = 20
 
 // gitFileCap bounds what is read of a .git file or a commondir file; git's own are one line.
 const gitFileCap = 4096
@@ -39,79 +54,198 @@ type gitEntry struct {
 type gitScan struct {
 	tree    string
 	entries map[string]gitEntry // by path relative to the tree
-	// unreadable are the directories that could not be listed, by path relative to the tree.
-	unreadable map[string]bool
 }
 
-// TreeTooLargeError is a tree with more entries than locum reads to find its git directories.
+// TreeTooLargeError is a tree with more entries (or directories, or git directories) than locum
+// reads to find its git directories, before the command ran.
 type TreeTooLargeError struct {
 	Tree  string
 	Limit int
+	What  string // "entries", "directories", "git directories"
 }
 
 func (e *TreeTooLargeError) Error() string {
-	return fmt.Sprintf("the tree %s holds more than %d entries, more than locum reads to show that a verify made no git directory in it; the verify was not run",
-		untrusted.Escape(e.Tree), e.Limit)
+	return fmt.Sprintf("the tree %s holds more than %d %s, more than locum reads to show that a verify made no git directory in it; the verify was not run",
+		untrusted.Escape(e.Tree), e.Limit, e.What)
 }
 
-// scanGit finds the git directories of tree, a real path.
-func scanGit(tree string) (*gitScan, error) {
-	s := &gitScan{tree: tree, entries: map[string]gitEntry{}, unreadable: map[string]bool{}}
-	seen := 0
-	stack := []string{"."}
-	for len(stack) > 0 {
-		rel := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		// Only directories are pushed, as the listing typed them without following a link.
-		f, err := os.Open(filepath.Join(tree, rel))
-		if err != nil {
-			s.unreadable[rel] = true
-			continue
-		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			s.unreadable[rel] = true
-			continue
-		}
-		if seen += len(ents); seen > gitScanLimit {
-			return nil, &TreeTooLargeError{Tree: tree, Limit: gitScanLimit}
-		}
-		if rel != "." && looksLikeGitDir(ents) {
-			s.add(rel)
-			continue
-		}
+// UnreadableTreeError is a tree with directories locum cannot read, before the command ran: a git
+// directory the command made inside one could not be found after it.
+type UnreadableTreeError struct {
+	Tree string
+	Dirs []string // relative to the tree, at most maxListed
+	More int      // how many more there were
+}
+
+func (e *UnreadableTreeError) Error() string {
+	return fmt.Sprintf("locum cannot read %s in the tree %s, so it could not show that a verify made no git directory there; the verify was not run: make them readable to you (chmod u+rx) or remove them",
+		listNames(e.Dirs, e.More), untrusted.Escape(e.Tree))
+}
+
+// listed collects paths for an error: the first maxListed, and a count of the rest.
+type listed struct {
+	names []string
+	more  int
+}
+
+func (l *listed) add(name string) {
+	if len(l.names) < maxListed {
+		l.names = append(l.names, name)
+	} else {
+		l.more++
+	}
+}
+
+func (l *listed) empty() bool { return len(l.names) == 0 }
+
+func listNames(names []string, more int) string {
+	s := escapeAll(names)
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// treeWalk reads a tree for what git would take for a git directory (see gitScan), calling
+// gitDir for each. A callback's error stops the walk (over); so does a bound passed.
+type treeWalk struct {
+	tree       string
+	gitDir     func(rel string) error
+	seen       int
+	pending    []string // directories found and not yet read
+	unreadable listed
+	over       error
+}
+
+func (w *treeWalk) run() {
+	w.pending = append(w.pending[:0], ".")
+	for len(w.pending) > 0 && w.over == nil {
+		rel := w.pending[len(w.pending)-1]
+		w.pending = w.pending[:len(w.pending)-1]
+		w.read(rel)
+	}
+}
+
+func (w *treeWalk) tooLarge(limit int, what string) {
+	w.over = &TreeTooLargeError{Tree: w.tree, Limit: limit, What: what}
+}
+
+// read lists the directory rel a batch at a time, calling back for what it holds, and queues its
+// subdirectories unless it is itself a git directory.
+func (w *treeWalk) read(rel string) {
+	// Only directories are queued, as the listing typed them without following a link.
+	f, err := os.Open(filepath.Join(w.tree, rel))
+	if err != nil {
+		w.unreadable.add(rel)
+		return
+	}
+	defer f.Close()
+	queued := len(w.pending)
+	var shape gitShape
+	dotGit := false
+	for {
+		ents, err := f.ReadDir(512)
 		for _, e := range ents {
-			child := filepath.Join(rel, e.Name())
-			switch {
-			case e.Name() == ".git":
-				s.add(child)
-			case e.IsDir():
-				stack = append(stack, child)
+			if w.seen++; w.seen > gitWalkEntries {
+				w.tooLarge(gitWalkEntries, "entries")
+				return
+			}
+			name := e.Name()
+			shape.note(name)
+			child := filepath.Join(rel, name)
+			switch t := e.Type(); {
+			case name == ".git":
+				dotGit = true
+			case t.IsDir():
+				if len(w.pending) >= gitWalkDirs {
+					w.tooLarge(gitWalkDirs, "directories")
+					return
+				}
+				w.pending = append(w.pending, child)
+			}
+			if w.over != nil {
+				return
 			}
 		}
+		if errors.Is(err, io.EOF) || err == nil && len(ents) == 0 {
+			break
+		}
+		if err != nil {
+			w.unreadable.add(rel)
+			w.pending = w.pending[:queued]
+			return
+		}
+	}
+	switch {
+	case rel != "." && shape.gitDir():
+		w.pending = w.pending[:queued]
+		w.call(w.gitDir, rel)
+	case dotGit:
+		w.call(w.gitDir, filepath.Join(rel, ".git"))
+	}
+}
+
+func (w *treeWalk) call(fn func(string) error, rel string) {
+	if fn == nil || w.over != nil {
+		return
+	}
+	if err := fn(rel); err != nil {
+		w.over = err
+	}
+}
+
+// scanGit finds the git directories of tree, a real path. A tree past a bound, or with a
+// directory locum cannot read, is an error: the command must not run in it.
+func scanGit(tree string) (*gitScan, error) {
+	s := &gitScan{tree: tree, entries: map[string]gitEntry{}}
+	w := &treeWalk{tree: tree}
+	w.gitDir = func(rel string) error {
+		if len(s.entries) >= gitWalkGitDirs {
+			return &TreeTooLargeError{Tree: tree, Limit: gitWalkGitDirs, What: "git directories"}
+		}
+		e, err := s.entry(rel)
+		if err != nil {
+			w.unreadable.add(rel)
+			return nil
+		}
+		s.entries[rel] = e
+		return nil
+	}
+	w.run()
+	if w.over != nil {
+		return nil, w.over
+	}
+	if !w.unreadable.empty() {
+		return nil, &UnreadableTreeError{Tree: tree, Dirs: w.unreadable.names, More: w.unreadable.more}
 	}
 	return s, nil
 }
 
-// looksLikeGitDir says git's discovery would take a directory so listed for a git directory: a
-// HEAD, and objects and refs or a commondir naming where they are.
-func looksLikeGitDir(ents []fs.DirEntry) bool {
-	has := map[string]bool{}
-	for _, e := range ents {
-		switch e.Name() {
-		case "HEAD", "objects", "refs", "commondir":
-			has[e.Name()] = true
-		}
+// gitShape notes the names of a directory's entries that git's discovery looks for.
+type gitShape struct{ head, objects, refs, commondir bool }
+
+func (g *gitShape) note(name string) {
+	switch name {
+	case "HEAD":
+		g.head = true
+	case "objects":
+		g.objects = true
+	case "refs":
+		g.refs = true
+	case "commondir":
+		g.commondir = true
 	}
-	return has["HEAD"] && (has["commondir"] || has["objects"] && has["refs"])
 }
 
-func (s *gitScan) add(rel string) {
+// gitDir says git's discovery would take the directory for a git directory: a HEAD, and objects
+// and refs or a commondir naming where they are.
+func (g gitShape) gitDir() bool { return g.head && (g.commondir || g.objects && g.refs) }
+
+func (s *gitScan) entry(rel string) (gitEntry, error) {
 	full := filepath.Join(s.tree, rel)
 	st, err := os.Lstat(full)
 	if err != nil {
-		return
+		return gitEntry{}, err
 	}
 	e := gitEntry{mode: st.Mode().Type()}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
@@ -121,7 +255,7 @@ func (s *gitScan) add(rel string) {
 		e.target, _ = os.Readlink(full)
 	}
 	e.born = birthTime(full)
-	s.entries[rel] = e
+	return e, nil
 }
 
 // readOnly are the paths to keep read-only in the sandbox for the git directories found: each
@@ -196,11 +330,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// PlantedGitError is a command that made a git directory in a tree it could write (a .git, or a
-// directory git takes for one), changed a .git link, or left a directory locum cannot read to
-// tell. Git obeys what a git directory holds (hooks, core.fsmonitor, filters) the next time
-// anyone runs git there, as that person, outside any sandbox: the command's verdict is not
-// trusted, and what it planted is removed.
+// PlantedGitError is a command that may have left a git directory where git would later obey it
+// (its hooks, core.fsmonitor, filters), as whoever runs git there, outside any sandbox: it made
+// one in a tree it could write (a .git, or a directory git takes for one) or changed a .git link;
+// or it left a tree locum cannot read to its end (a directory it cannot read, more entries than
+// it reads). Its verdict is not trusted, and what it planted is removed.
 type PlantedGitError struct {
 	Tree string
 	// Planted are the paths, relative to the tree, of what the command made; NotRemoved those of
@@ -208,29 +342,39 @@ type PlantedGitError struct {
 	Planted, NotRemoved []string
 	// Unchecked are directories it left that could not be read.
 	Unchecked []string
+	// TooLarge is the bound the tree passed after the command: the rest of it was not read.
+	TooLarge *TreeTooLargeError
+	// More counts the paths left out of the lists above, each of which names at most maxListed.
+	More int
 }
 
 func (e *PlantedGitError) Error() string {
-	var b strings.Builder
+	var parts []string
+	tree := untrusted.Escape(e.Tree)
 	if len(e.Planted) > 0 {
-		fmt.Fprintf(&b, "the verify made a git directory in %s (%s), which git would obey (hooks, fsmonitor, filters) the next time anyone runs git there: its verdict is not trusted",
-			untrusted.Escape(e.Tree), escapeAll(e.Planted))
-		if len(e.NotRemoved) == 0 {
-			b.WriteString("; it was removed")
-		} else {
-			fmt.Fprintf(&b, "; remove it before running git there: %s", escapeAll(e.NotRemoved))
+		removed := "it was removed"
+		if len(e.Planted) > 1 || e.More > 0 {
+			removed = "they were removed"
 		}
+		parts = append(parts, fmt.Sprintf("the verify made a git directory in %s (%s), which git would obey (hooks, fsmonitor, filters) the next time anyone runs git there; %s",
+			tree, escapeAll(e.Planted), removed))
 	}
 	if len(e.Unchecked) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("; and it")
-		} else {
-			b.WriteString("the verify")
-		}
-		fmt.Fprintf(&b, " left directories in %s that cannot be read (%s), which could hide a git directory: its verdict is not trusted",
-			untrusted.Escape(e.Tree), escapeAll(e.Unchecked))
+		parts = append(parts, fmt.Sprintf("the verify left directories in %s that locum cannot read (%s), which could hide a git directory: look in them before running git there",
+			tree, escapeAll(e.Unchecked)))
 	}
-	return b.String()
+	if e.TooLarge != nil {
+		parts = append(parts, fmt.Sprintf("the verify left more than %d %s in %s, more than locum reads to look for a git directory it made: the tree may now hold git directories locum could not check; look for them (find %s -name .git, and directories holding HEAD, objects and refs) before running git there",
+			e.TooLarge.Limit, e.TooLarge.What, tree, untrusted.Escape(shellQuote(e.Tree))))
+	}
+	if len(e.NotRemoved) > 0 {
+		parts = append(parts, "these could not be removed; remove them before running git there: "+escapeAll(e.NotRemoved))
+	}
+	msg := strings.Join(parts, "; and ")
+	if e.More > 0 {
+		msg += fmt.Sprintf(" (and %d more paths not named)", e.More)
+	}
+	return msg + ": its verdict is not trusted"
 }
 
 func escapeAll(paths []string) string {
@@ -241,50 +385,74 @@ func escapeAll(paths []string) string {
 	return strings.Join(out, ", ")
 }
 
-// planted compares the tree now with the scan before the command ran, removes every git
-// directory it made (a changed .git link is put back as it was), and says what it found. It runs
-// once every process the command started has ended.
-func (s *gitScan) planted() error {
-	after, err := scanGit(s.tree)
-	if err != nil {
-		return err
+// collect adds a path to one of the error's lists, or counts it in More past maxListed.
+func (e *PlantedGitError) collect(list *[]string, path string) {
+	if len(*list) < maxListed {
+		*list = append(*list, path)
+	} else {
+		e.More++
 	}
+}
+
+func (e *PlantedGitError) found() bool {
+	return len(e.Planted)+len(e.NotRemoved)+len(e.Unchecked) > 0 || e.TooLarge != nil
+}
+
+// planted reads the tree again once every process the command started has ended, removes every
+// git directory it made (a changed .git link is put back as it was), and says what it found.
+func (s *gitScan) planted() error {
 	e := &PlantedGitError{Tree: s.tree}
-	for _, rel := range sortedKeys(after.entries) {
-		now := after.entries[rel]
-		was, ok := s.entries[rel]
-		if ok && sameGitEntry(was, now) {
-			continue
+	seen := map[string]bool{}
+	w := &treeWalk{tree: s.tree}
+	w.gitDir = func(rel string) error {
+		now, err := s.entry(rel)
+		if err != nil {
+			e.collect(&e.Unchecked, rel)
+			return nil
 		}
-		e.Planted = append(e.Planted, rel)
+		was, ok := s.entries[rel]
+		if ok {
+			seen[rel] = true
+			if sameGitEntry(was, now) {
+				return nil
+			}
+		}
+		e.collect(&e.Planted, rel)
 		full := filepath.Join(s.tree, rel)
 		if err := os.RemoveAll(full); err != nil {
-			e.NotRemoved = append(e.NotRemoved, fmt.Sprintf("%s (%v)", rel, err))
-			continue
+			e.collect(&e.NotRemoved, fmt.Sprintf("%s (%v)", rel, err))
+			return nil
 		}
 		if ok && was.mode == fs.ModeSymlink {
 			if err := os.Symlink(was.target, full); err != nil {
-				e.NotRemoved = append(e.NotRemoved, fmt.Sprintf("%s, a link to %s that could not be put back (%v)", rel, was.target, err))
+				e.collect(&e.NotRemoved, fmt.Sprintf("%s, a link to %s that could not be put back (%v)", rel, was.target, err))
 			}
 		}
+		return nil
 	}
-	// A .git link the command removed is put back: git would look further up without it.
+	w.run()
+	var tooLarge *TreeTooLargeError
+	if errors.As(w.over, &tooLarge) {
+		e.TooLarge = tooLarge
+	}
+	// A .git link the command removed is put back: git would look further up without it. Past a
+	// bound, one not reached is still there.
 	for _, rel := range sortedKeys(s.entries) {
-		if was := s.entries[rel]; was.mode == fs.ModeSymlink {
-			if _, ok := after.entries[rel]; !ok {
-				e.Planted = append(e.Planted, rel)
-				if err := os.Symlink(was.target, filepath.Join(s.tree, rel)); err != nil && !errors.Is(err, fs.ErrExist) {
-					e.NotRemoved = append(e.NotRemoved, fmt.Sprintf("%s, a link to %s that could not be put back (%v)", rel, was.target, err))
-				}
+		if was := s.entries[rel]; was.mode == fs.ModeSymlink && !seen[rel] {
+			if _, err := os.Lstat(filepath.Join(s.tree, rel)); err == nil && e.TooLarge != nil {
+				continue
+			}
+			e.collect(&e.Planted, rel)
+			if err := os.Symlink(was.target, filepath.Join(s.tree, rel)); err != nil && !errors.Is(err, fs.ErrExist) {
+				e.collect(&e.NotRemoved, fmt.Sprintf("%s, a link to %s that could not be put back (%v)", rel, was.target, err))
 			}
 		}
 	}
-	for _, rel := range sortedKeys(after.unreadable) {
-		if !s.unreadable[rel] {
-			e.Unchecked = append(e.Unchecked, rel)
-		}
+	for _, rel := range w.unreadable.names {
+		e.collect(&e.Unchecked, rel)
 	}
-	if len(e.Planted) == 0 && len(e.Unchecked) == 0 {
+	e.More += w.unreadable.more
+	if !e.found() {
 		return nil
 	}
 	return e

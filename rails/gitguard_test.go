@@ -4,6 +4,7 @@ package rails
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,4 +209,87 @@ func TestVerifyGitDirectories(t *testing.T) {
 			assert.NoDirExists(t, filepath.Join(root, "app/.git"))
 		})
 	}
+}
+
+// setBound lowers one of the walk's bounds for a test.
+func setBound(t *testing.T, bound *int, v int) {
+	t.Helper()
+	old := *bound
+	*bound = v
+	t.Cleanup(func() { *bound = old })
+}
+
+// A tree past a bound before the command is not run in; one the command left past a bound is
+// not trusted, without saying it was not run: what was read of it is cleaned as ever, and the
+// rest may hold a git directory, which the message says how to find.
+func TestGitWalkBounds(t *testing.T) {
+	t.Run("entries, after", func(t *testing.T) {
+		setBound(t, &gitWalkEntries, 40)
+		root := tree(t, with(gitDir, map[string]string{"a.go": ""}))
+		before, err := scanGit(root)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "app/.git"), 0o755))
+		for i := range 60 {
+			require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d", i)), nil, 0o644))
+		}
+		err = before.planted()
+		var pe *PlantedGitError
+		require.ErrorAs(t, err, &pe)
+		require.NotNil(t, pe.TooLarge)
+		assert.Equal(t, "entries", pe.TooLarge.What)
+		assert.NotContains(t, err.Error(), "was not run")
+		assert.Contains(t, err.Error(), "the tree may now hold git directories locum could not check")
+		assert.Contains(t, err.Error(), "find '"+root+"' -name .git")
+		assert.Contains(t, err.Error(), "its verdict is not trusted")
+
+		_, err = scanGit(root)
+		var tl *TreeTooLargeError
+		require.ErrorAs(t, err, &tl, "before a command, the same tree is refused")
+		assert.Contains(t, err.Error(), "the verify was not run")
+	})
+	t.Run("directories waiting", func(t *testing.T) {
+		setBound(t, &gitWalkDirs, 5)
+		entries := map[string]string{}
+		for i := range 8 {
+			entries[fmt.Sprintf("d%d/", i)] = ""
+		}
+		_, err := scanGit(tree(t, entries))
+		var tl *TreeTooLargeError
+		require.ErrorAs(t, err, &tl)
+		assert.Equal(t, "directories", tl.What)
+	})
+	t.Run("git directories", func(t *testing.T) {
+		setBound(t, &gitWalkGitDirs, 3)
+		entries := map[string]string{}
+		for i := range 4 {
+			entries[fmt.Sprintf("d%d/.git/HEAD", i)] = ""
+		}
+		_, err := scanGit(tree(t, entries))
+		var tl *TreeTooLargeError
+		require.ErrorAs(t, err, &tl)
+		assert.Equal(t, "git directories", tl.What)
+	})
+	t.Run("one large directory is read a batch at a time", func(t *testing.T) {
+		root := tree(t, gitDir)
+		before, err := scanGit(root)
+		require.NoError(t, err)
+		for i := range 3000 {
+			require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%04d", i)), nil, 0o644))
+		}
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "zz/.git"), 0o755))
+		var pe *PlantedGitError
+		require.ErrorAs(t, before.planted(), &pe)
+		assert.Equal(t, []string{"zz/.git"}, pe.Planted)
+		assert.Nil(t, pe.TooLarge)
+	})
+}
+
+// A directory locum cannot read before the command means the command may not run: a git
+// directory made in it could not be found after. One it leaves behind makes its verdict
+// untrusted.
+func TestUnreadableDirectories(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory; TestUnreadableDirectoriesAsAUser runs this as a normal user")
+	}
+	unreadableScenario(t, tree(t, gitDir))
 }

@@ -32,7 +32,8 @@ import (
 // locum's own files are out of sight. Without bwrap it runs in a process group (and a cgroup of
 // its own where one may be made), and every process it left is frozen, then killed, when it
 // ends. Either way a git directory the command made in a tree is removed and makes its
-// verdict an error (*PlantedGitError).
+// verdict an error (*PlantedGitError). A tree locum cannot read to its end is not run in
+// (*UnreadableTreeError, *TreeTooLargeError).
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
@@ -348,6 +349,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the verify's scratch directory: %w", err)
 	}
+
 	home, tmp := filepath.Join(c.scratch, "home"), filepath.Join(c.scratch, "tmp")
 	for _, d := range []string{home, tmp} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -576,4 +578,16 @@ func (c *contained) cleanup() {
 	if c.scratch != "" {
 		os.RemoveAll(c.scratch)
 	}
+}
+
+// planted looks, once cleanup has ended every process the command started, for what it left
+// that git would obey later: a git directory in a tree (see *PlantedGitError).
+func (c *contained) planted() error {
+	var errs []error
+	for _, scan := range c.git {
+		if err := scan.planted(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

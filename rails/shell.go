@@ -110,14 +110,8 @@ func RunShell(ctx context.Context, c ShellCommand) (res ShellResult, err error) 
 		// after the look.
 		defer func() {
 			box.cleanup()
-			var planted []error
-			for _, scan := range box.git {
-				if perr := scan.planted(); perr != nil {
-					planted = append(planted, perr)
-				}
-			}
-			if len(planted) > 0 && err == nil {
-				err = errors.Join(planted...)
+			if perr := box.planted(); perr != nil && err == nil {
+				err = perr
 			}
 		}()
 		argv, env = box.argv, box.env

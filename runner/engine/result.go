@@ -255,6 +255,8 @@ func Classify(err error) (Status, string, int) {
 		overflow *client.ServerContextError
 		noSbx    *rails.NoSandboxError
 		planted  *rails.PlantedGitError
+		unread   *rails.UnreadableTreeError
+		huge     *rails.TreeTooLargeError
 		cut      *client.InputTruncatedError
 		loading  *client.LoadingError
 		restore  *rails.RestoreError
@@ -289,6 +291,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "no_tools", 1
 	case errors.As(err, &noSbx):
 		return StatusRefused, "no_sandbox", 1
+	case errors.As(err, &unread), errors.As(err, &huge):
+		return StatusRefused, "tree_unchecked", 1
 	case errors.As(err, &refusal):
 		if refusal.Kind != "" {
 			return StatusRefused, refusal.Kind, 1

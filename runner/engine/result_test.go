@@ -104,6 +104,9 @@ func TestClassifyGitErrors(t *testing.T) {
 		{"a partial clone lacking an object", fmt.Errorf("worktree: %w", &gitsafe.MissingObjectsError{Args: []string{"checkout"}}), StatusRefused, "partial_clone", 1},
 		{"a file to edit in a git directory", fmt.Errorf("scope: %w", &gitsafe.GitDirError{Path: ".git/config", Dir: ".git"}), StatusRefused, "git_dir", 1},
 		{"git failing", fmt.Errorf("worktree: %w", &gitsafe.Error{Args: []string{"checkout"}}), StatusError, "internal", 2},
+		{"a directory locum cannot read before the verify", fmt.Errorf("baseline: %w", &rails.UnreadableTreeError{Tree: "/r", Dirs: []string{"d"}}), StatusRefused, "tree_unchecked", 1},
+		{"a tree too large before the verify", &rails.TreeTooLargeError{Tree: "/r", Limit: 1, What: "entries"}, StatusRefused, "tree_unchecked", 1},
+		{"a tree too large after the verify", &rails.PlantedGitError{Tree: "/r", TooLarge: &rails.TreeTooLargeError{Tree: "/r", Limit: 1, What: "entries"}}, StatusError, "verify_planted_git", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,9 @@ import (
 // verify_network, and a refusal when sandbox require finds none. How it was contained goes on
 // the receipt, and why no sandbox was in force, where the operator did not choose none, in the
 // journal. A command that could not start is a *NoVerdictError; a sandbox required and missing,
-// a *rails.NoSandboxError; a verify that made a git directory in dir, a *rails.PlantedGitError.
+// a *rails.NoSandboxError; a tree locum cannot read to its end before the verify, which does not
+// run, a *rails.UnreadableTreeError or *rails.TreeTooLargeError; a verify that may have left a
+// git directory where git would obey it, a *rails.PlantedGitError.
 func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResult, error) {
 	s := r.Spec.Settings
 	repo := r.Spec.Root
@@ -35,7 +37,9 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 	}
 	var noSandbox *rails.NoSandboxError
 	var planted *rails.PlantedGitError
-	if err != nil && !errors.As(err, &noSandbox) && !errors.As(err, &planted) {
+	var unreadable *rails.UnreadableTreeError
+	var tooLarge *rails.TreeTooLargeError
+	if err != nil && !errors.As(err, &noSandbox) && !errors.As(err, &planted) && !errors.As(err, &unreadable) && !errors.As(err, &tooLarge) {
 		err = &NoVerdictError{Command: command, Verdict: err.Error()}
 	}
 	return vr, err
