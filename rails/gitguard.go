@@ -107,10 +107,14 @@ func listNames(names []string, more int) string {
 }
 
 // treeWalk reads a tree for what git would take for a git directory (see gitScan), calling
-// gitDir for each. A callback's error stops the walk (over); so does a bound passed.
+// gitDir for each, link for each other symbolic link, and special for each entry that is no
+// directory, regular file or link. A callback's error stops the walk (over); so does a bound
+// passed.
 type treeWalk struct {
-	tree       string
-	gitDir     func(rel string) error
+	tree                  string
+	gitDir, link, special func(rel string) error
+	// skip is a directory, relative to the tree, not to read.
+	skip       string
 	seen       int
 	pending    []string // directories found and not yet read
 	unreadable listed
@@ -156,12 +160,17 @@ func (w *treeWalk) read(rel string) {
 			switch t := e.Type(); {
 			case name == ".git":
 				dotGit = true
+			case t.IsDir() && w.skip != "" && child == w.skip:
 			case t.IsDir():
 				if len(w.pending) >= gitWalkDirs {
 					w.tooLarge(gitWalkDirs, "directories")
 					return
 				}
 				w.pending = append(w.pending, child)
+			case t == fs.ModeSymlink:
+				w.call(w.link, child)
+			case !t.IsRegular():
+				w.call(w.special, child)
 			}
 			if w.over != nil {
 				return
@@ -333,13 +342,21 @@ func sortedKeys[V any](m map[string]V) []string {
 // PlantedGitError is a command that may have left a git directory where git would later obey it
 // (its hooks, core.fsmonitor, filters), as whoever runs git there, outside any sandbox: it made
 // one in a tree it could write (a .git, or a directory git takes for one) or changed a .git link;
-// or it left a tree locum cannot read to its end (a directory it cannot read, more entries than
-// it reads). Its verdict is not trusted, and what it planted is removed.
+// it left a symbolic link from the tree into a directory it may write outside it (a cache, where
+// git run through the link would find what it planted there), or entries in its Go caches that
+// Go does not make; or it left a tree locum cannot read to its end (a directory it cannot read,
+// more entries than it reads). Its verdict is not trusted, and what it planted is removed.
 type PlantedGitError struct {
 	Tree string
+	// Cache, when set, says Tree is the command's Go build cache ("build") or module cache
+	// ("mod"), not a tree it judged: Planted are then the entries of it Go does not make.
+	Cache string
 	// Planted are the paths, relative to the tree, of what the command made; NotRemoved those of
-	// them that could not be removed, with why.
+	// them (and of Links) that could not be removed, with why.
 	Planted, NotRemoved []string
+	// Links are the symbolic links into a directory the command may write outside the tree, as
+	// "PATH -> TARGET"; they were removed.
+	Links []string
 	// Unchecked are directories it left that could not be read.
 	Unchecked []string
 	// TooLarge is the bound the tree passed after the command: the rest of it was not read.
@@ -356,14 +373,34 @@ func (e *PlantedGitError) Error() string {
 		if len(e.Planted) > 1 || e.More > 0 {
 			removed = "they were removed"
 		}
-		parts = append(parts, fmt.Sprintf("the verify made a git directory in %s (%s), which git would obey (hooks, fsmonitor, filters) the next time anyone runs git there; %s",
-			tree, escapeAll(e.Planted), removed))
+		switch e.Cache {
+		case "build":
+			parts = append(parts, fmt.Sprintf("the verify left entries in its Go build cache %s that Go does not make (%s), where a git directory could wait for a link to it; %s",
+				tree, escapeAll(e.Planted), removed))
+		case "mod":
+			parts = append(parts, fmt.Sprintf("the verify made a git directory in its Go module cache %s (%s), which git would obey the next time anyone runs git there; %s",
+				tree, escapeAll(e.Planted), removed))
+		default:
+			parts = append(parts, fmt.Sprintf("the verify made a git directory in %s (%s), which git would obey (hooks, fsmonitor, filters) the next time anyone runs git there; %s",
+				tree, escapeAll(e.Planted), removed))
+		}
 	}
-	if len(e.Unchecked) > 0 {
+	if len(e.Links) > 0 {
+		parts = append(parts, fmt.Sprintf("the verify left symbolic links in %s into directories it may write outside the tree (%s), through which git would obey a git directory it planted there; they were removed",
+			tree, escapeAll(e.Links)))
+	}
+	switch {
+	case len(e.Unchecked) > 0 && e.Cache != "":
+		parts = append(parts, fmt.Sprintf("the verify left directories in its Go cache %s that locum cannot read (%s); they were removed", tree, escapeAll(e.Unchecked)))
+	case len(e.Unchecked) > 0:
 		parts = append(parts, fmt.Sprintf("the verify left directories in %s that locum cannot read (%s), which could hide a git directory: look in them before running git there",
 			tree, escapeAll(e.Unchecked)))
 	}
-	if e.TooLarge != nil {
+	switch {
+	case e.TooLarge != nil && e.Cache != "":
+		parts = append(parts, fmt.Sprintf("the verify left more than %d %s in its Go cache %s, more than locum reads to check it; the cache was removed",
+			e.TooLarge.Limit, e.TooLarge.What, tree))
+	case e.TooLarge != nil:
 		parts = append(parts, fmt.Sprintf("the verify left more than %d %s in %s, more than locum reads to look for a git directory it made: the tree may now hold git directories locum could not check; look for them (find %s -name .git, and directories holding HEAD, objects and refs) before running git there",
 			e.TooLarge.Limit, e.TooLarge.What, tree, untrusted.Escape(shellQuote(e.Tree))))
 	}
@@ -395,12 +432,15 @@ func (e *PlantedGitError) collect(list *[]string, path string) {
 }
 
 func (e *PlantedGitError) found() bool {
-	return len(e.Planted)+len(e.NotRemoved)+len(e.Unchecked) > 0 || e.TooLarge != nil
+	return len(e.Planted)+len(e.NotRemoved)+len(e.Links)+len(e.Unchecked) > 0 || e.TooLarge != nil
 }
 
 // planted reads the tree again once every process the command started has ended, removes every
-// git directory it made (a changed .git link is put back as it was), and says what it found.
-func (s *gitScan) planted() error {
+// git directory it made (a changed .git link is put back as it was), and every symbolic link
+// into fence, the directories it could write outside its trees; and says what it found. Every
+// symbolic link is looked at, old or new: the command may have filled the directory an old link
+// leads to.
+func (s *gitScan) planted(fence []string) error {
 	e := &PlantedGitError{Tree: s.tree}
 	seen := map[string]bool{}
 	w := &treeWalk{tree: s.tree}
@@ -430,6 +470,20 @@ func (s *gitScan) planted() error {
 		}
 		return nil
 	}
+	if len(fence) > 0 {
+		w.link = func(rel string) error {
+			full := filepath.Join(s.tree, rel)
+			target, into := linkInto(full, fence)
+			if !into {
+				return nil
+			}
+			e.collect(&e.Links, rel+" -> "+target)
+			if err := os.Remove(full); err != nil {
+				e.collect(&e.NotRemoved, fmt.Sprintf("%s (%v)", rel, err))
+			}
+			return nil
+		}
+	}
 	w.run()
 	var tooLarge *TreeTooLargeError
 	if errors.As(w.over, &tooLarge) {
@@ -456,6 +510,55 @@ func (s *gitScan) planted() error {
 		return nil
 	}
 	return e
+}
+
+// linkInto says where the symbolic link at full leads, and whether that lies in one of fence (real
+// paths): as written, made absolute, and resolved as far as it exists. Git's discovery walks up
+// from the physical path it lands in, so anywhere below a directory of fence is in it.
+func linkInto(full string, fence []string) (string, bool) {
+	target, err := os.Readlink(full)
+	if err != nil {
+		return "", false
+	}
+	lexical := target
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(filepath.Dir(full), lexical)
+	}
+	in := func(p string) bool {
+		return slices.ContainsFunc(fence, func(f string) bool { return untrusted.Inside(f, p) })
+	}
+	if in(filepath.Clean(lexical)) {
+		return target, true
+	}
+	if real, ok := resolveExisting(full); ok && in(real) {
+		return target, true
+	}
+	return target, false
+}
+
+// resolveExisting is p with its symbolic links resolved; where it leads nowhere, its target's
+// deepest directory that exists, resolved, with the rest of the path after it.
+func resolveExisting(p string) (string, bool) {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real, true
+	}
+	target, err := os.Readlink(p)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	rest := ""
+	for dir := filepath.Clean(target); ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest), true
+		}
+		if dir == filepath.Dir(dir) {
+			return "", false
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 func sameGitEntry(a, b gitEntry) bool {

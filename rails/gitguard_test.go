@@ -5,9 +5,11 @@ package rails
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,7 +116,7 @@ func TestPlantedGit(t *testing.T) {
 			before, err := scanGit(root)
 			require.NoError(t, err)
 			tc.verify(t, root)
-			err = before.planted()
+			err = before.planted(nil)
 			if tc.planted == nil {
 				require.NoError(t, err)
 			} else {
@@ -124,7 +126,7 @@ func TestPlantedGit(t *testing.T) {
 				assert.Empty(t, pe.NotRemoved)
 				again, err := scanGit(root)
 				require.NoError(t, err)
-				require.NoError(t, again.planted(), "a second look finds nothing: what was planted is gone")
+				require.NoError(t, again.planted(nil), "a second look finds nothing: what was planted is gone")
 			}
 			if tc.after != nil {
 				tc.after(t, root)
@@ -232,7 +234,7 @@ func TestGitWalkBounds(t *testing.T) {
 		for i := range 60 {
 			require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d", i)), nil, 0o644))
 		}
-		err = before.planted()
+		err = before.planted(nil)
 		var pe *PlantedGitError
 		require.ErrorAs(t, err, &pe)
 		require.NotNil(t, pe.TooLarge)
@@ -278,10 +280,61 @@ func TestGitWalkBounds(t *testing.T) {
 		}
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "zz/.git"), 0o755))
 		var pe *PlantedGitError
-		require.ErrorAs(t, before.planted(), &pe)
+		require.ErrorAs(t, before.planted(nil), &pe)
 		assert.Equal(t, []string{"zz/.git"}, pe.Planted)
 		assert.Nil(t, pe.TooLarge)
 	})
+}
+
+// A symbolic link from the tree into a directory the command could write outside it (its Go
+// caches, the operator's caches, its scratch directory) is removed after it, old or new, however
+// it gets there: git's discovery walks up from where the link lands, so a git directory the
+// command planted there would run at the next git in the link. Other links stay.
+func TestPlantedLinks(t *testing.T) {
+	fence, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(fence, "zz/deep"), 0o755))
+	elsewhere, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(fence, filepath.Join(elsewhere, "via")))
+	root := tree(t, with(gitDir, map[string]string{"old": "->" + filepath.Join(fence, "zz"), "keep/in-tree": "->../a.go", "a.go": "",
+		"keep/out": "->/usr", "keep/dangling": "->/nowhere/at/all"}))
+	before, err := scanGit(root)
+	require.NoError(t, err)
+	rel, err := filepath.Rel(root, filepath.Join(fence, "zz"))
+	require.NoError(t, err)
+	links := map[string]string{
+		"app":          filepath.Join(fence, "zz"),
+		"sub/deep":     filepath.Join(fence, "zz", "deep"),
+		"the-fence":    fence,
+		"relative":     rel,
+		"through-link": filepath.Join(elsewhere, "via", "zz"),
+		"gone":         filepath.Join(fence, "not-yet", "there"),
+	}
+	for p, target := range links {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(root, p)))
+	}
+	err = before.planted([]string{fence})
+	var pe *PlantedGitError
+	require.ErrorAs(t, err, &pe)
+	var named []string
+	for _, l := range pe.Links {
+		name, _, _ := strings.Cut(l, " -> ")
+		named = append(named, name)
+	}
+	assert.ElementsMatch(t, []string{"app", "sub/deep", "the-fence", "relative", "through-link", "gone", "old"}, named)
+	assert.Empty(t, pe.NotRemoved)
+	assert.Contains(t, err.Error(), "symbolic links")
+	for _, p := range append(named, "old") {
+		_, err := os.Lstat(filepath.Join(root, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, p)
+	}
+	for _, p := range []string{"keep/in-tree", "keep/out", "keep/dangling"} {
+		_, err := os.Lstat(filepath.Join(root, p))
+		assert.NoError(t, err, p)
+	}
+	require.NoError(t, before.planted([]string{fence}), "a second look finds nothing")
 }
 
 // A directory locum cannot read before the command means the command may not run: a git

@@ -32,8 +32,9 @@ import (
 // locum's own files are out of sight. Without bwrap it runs in a process group (and a cgroup of
 // its own where one may be made), and every process it left is frozen, then killed, when it
 // ends. Either way a git directory the command made in a tree is removed and makes its
-// verdict an error (*PlantedGitError). A tree locum cannot read to its end is not run in
-// (*UnreadableTreeError, *TreeTooLargeError).
+// verdict an error (*PlantedGitError); so, in the sandbox, does a symbolic link from a tree into
+// a directory it could write outside it, and an entry in its Go caches Go does not make. A tree
+// locum cannot read to its end is not run in (*UnreadableTreeError, *TreeTooLargeError).
 type Sandbox struct {
 	// Writable are the trees the command may write: the one it works in.
 	Writable []string
@@ -296,6 +297,13 @@ type contained struct {
 	cgroup *verifyCgroup
 	// git is each tree's git directories before the command ran.
 	git []*gitScan
+	// fence are the directories outside the trees the command may write (its caches and
+	// scratch directory), real paths: a link from a tree into one is removed after it.
+	fence []string
+	// goCaches, when set, are the command's Go caches (see RepoCacheDir), checked after it;
+	// network says it could fill the module cache.
+	goCaches string
+	network  bool
 }
 
 // markerVar carries a random value in the environment of every process a command starts, so that
@@ -349,7 +357,9 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the verify's scratch directory: %w", err)
 	}
-
+	if real, ok := realDir(c.scratch); ok {
+		c.fence = append(c.fence, real)
+	}
 	home, tmp := filepath.Join(c.scratch, "home"), filepath.Join(c.scratch, "tmp")
 	for _, d := range []string{home, tmp} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -386,6 +396,10 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	}
 	if len(caches.writable) > 0 {
 		pruneRepoCaches(sb.GoCaches, time.Now())
+		if real, ok := realDir(sb.GoCaches); ok {
+			c.fence = append(c.fence, real)
+			c.goCaches, c.network = real, sb.Network
+		}
 	}
 	// A cache is bound only by its real path and only outside the trees: a symbolic link the
 	// tree holds could otherwise make its target writable.
@@ -395,6 +409,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 			continue
 		}
 		mounts = append(mounts, mount{op: "--bind", path: real})
+		c.fence = append(c.fence, real)
 	}
 	for _, scan := range c.git {
 		for _, p := range scan.readOnly(trees) {
@@ -576,16 +591,22 @@ func (c *contained) cleanup() {
 		killMarked(c.marker)
 	}
 	if c.scratch != "" {
-		os.RemoveAll(c.scratch)
+		_ = forceRemove(c.scratch)
 	}
 }
 
 // planted looks, once cleanup has ended every process the command started, for what it left
-// that git would obey later: a git directory in a tree (see *PlantedGitError).
+// that git would obey later: a git directory in a tree, a link from a tree into a directory it
+// could write outside it, an entry in its Go caches Go does not make (see *PlantedGitError).
 func (c *contained) planted() error {
 	var errs []error
 	for _, scan := range c.git {
-		if err := scan.planted(); err != nil {
+		if err := scan.planted(c.fence); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.goCaches != "" {
+		if err := checkGoCaches(c.goCaches, c.network); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -379,15 +379,15 @@ func TestSandboxHidesLocumsFiles(t *testing.T) {
 			HiddenFiles: []string{filepath.Join(config, "signing.key"), filepath.Join(keys, "link.key")}}
 	}
 	res, err := RunShell(context.Background(), ShellCommand{Dir: repoA, Sandbox: sandbox(repoA, cacheA),
-		Command: `echo trojan > "$GOCACHE/planted" && printf %s "$GOCACHE"`})
+		Command: `mkdir -p "$GOCACHE/00" && echo trojan > "$GOCACHE/00/planted" && printf %s "$GOCACHE"`})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, string(res.Output))
 	assert.Equal(t, filepath.Join(cacheA, "build"), string(res.Output))
-	assert.FileExists(t, filepath.Join(cacheA, "build", "planted"), "a verify writes its own repository's cache")
+	assert.FileExists(t, filepath.Join(cacheA, "build", "00", "planted"), "a verify writes its own repository's cache")
 
 	cases := []struct{ name, attack string }{
 		{"its cache is another's", `test "$GOCACHE" != ` + filepath.Join(cacheB, "build")},
-		{"read what A planted", "cat " + filepath.Join(cacheA, "build", "planted")},
+		{"read what A planted", "cat " + filepath.Join(cacheA, "build", "00", "planted")},
 		{"write A's cache", "echo x > " + filepath.Join(cacheA, "build", "x")},
 		{"list the other caches", "ls " + filepath.Join(cache, "verify-go") + " | grep -v " + filepath.Base(cacheB)},
 		{"read the embedding cache", "cat " + filepath.Join(cache, "embeddings.db")},
