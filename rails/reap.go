@@ -4,10 +4,14 @@ package rails
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -143,4 +147,108 @@ func stopped(p string) bool {
 		return true
 	}
 	return false
+}
+
+// newMarker is the marker of a command this process starts: its pid and start time, which say
+// later whether it still runs (a pid alone is soon another process's), and a random part that
+// tells its commands apart: "PID-START-RANDOM".
+func newMarker() string {
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	return fmt.Sprintf("%d-%s-%s", os.Getpid(), startTime(os.Getpid()), hex.EncodeToString(id))
+}
+
+// markerOwner reads the pid and start time of the locum a marker names.
+func markerOwner(marker string) (pid int, start string, ok bool) {
+	p, rest, ok1 := strings.Cut(marker, "-")
+	start, _, ok2 := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(p)
+	if !ok1 || !ok2 || err != nil || pid <= 0 || start == "" {
+		return 0, "", false
+	}
+	return pid, start, true
+}
+
+// startTime is when the process pid started, in clock ticks since boot (the 22nd field of
+// /proc/PID/stat); "?" where it cannot be read, and "" when the process is gone or has ended.
+func startTime(pid int) string {
+	p := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(p + "/stat")
+	if err != nil {
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			return "?"
+		}
+		return ""
+	}
+	// The fields after the command's name, which is in parentheses and may hold anything: the
+	// state is the first, the start time the twentieth.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "?"
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return "?"
+	}
+	switch fields[0] {
+	case "Z", "X", "x":
+		return ""
+	}
+	return fields[19]
+}
+
+// ownerGone says the locum a marker names no longer runs: its pid is gone, has ended, or is
+// another process's (a start time of its own). A marker that names no locum is not gone.
+func ownerGone(marker string) bool {
+	pid, start, ok := markerOwner(marker)
+	if !ok || start == "?" {
+		return false
+	}
+	now := startTime(pid)
+	return now != "?" && now != start
+}
+
+// ReapOrphans ends what the commands of a killed locum left running. A locum killed by SIGKILL
+// (or a crash) has no time to end its verify; in its sandbox the verify dies with it, but in a
+// process group (sandbox none) it runs on, and could write the file the next start restores
+// after it is restored. So before restoring, recovery ends every process whose marker names a
+// locum that no longer runs (frozen, then killed, see killMarked), and, where cgroups hold the
+// verifies, every process in the cgroup of one beside this process's own.
+func ReapOrphans() {
+	for _, marker := range orphanMarkers() {
+		killMarked(marker)
+	}
+	killOrphanCgroups()
+}
+
+// orphanMarkers are the markers in the environments of this user's processes (every process's,
+// for root) whose locum no longer runs.
+func orphanMarkers() []string {
+	dir, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return nil
+	}
+	prefix := []byte(markerVar + "=")
+	var orphans []string
+	for _, n := range names {
+		if _, err := strconv.Atoi(n); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + n + "/environ")
+		if err != nil {
+			continue
+		}
+		// A verify that runs locum carries its own marker and each of the locums' above it.
+		for kv := range bytes.SplitSeq(data, []byte{0}) {
+			if m, ok := bytes.CutPrefix(kv, prefix); ok && !slices.Contains(orphans, string(m)) && ownerGone(string(m)) {
+				orphans = append(orphans, string(m))
+			}
+		}
+	}
+	return orphans
 }

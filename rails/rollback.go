@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -329,11 +330,19 @@ func classifyRecord(rec CrashRecord) string {
 // Recover restores every file an interrupted run left edited, clears records whose file already
 // holds the original, and leaves records of live runs alone. Files that changed since are left
 // untouched and returned in a *ConflictError. Untrusted records are returned with the rest and
-// left exactly as they are.
+// left exactly as they are. What the interrupted runs' verifies left running is ended first (see
+// ReapOrphans), and the records looked at again: a verify still running could write the file
+// after it is restored, or between the look and the restore.
 func Recover(rb Rollback) ([]Recovery, error) {
 	recs, err := ListRecords(rb)
 	if err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(recs, func(r Recovery) bool { return r.Action != "live" && r.Action != "untrusted" }) {
+		ReapOrphans()
+		if recs, err = ListRecords(rb); err != nil {
+			return nil, err
+		}
 	}
 	var done []Recovery
 	var conflicts []Recovery

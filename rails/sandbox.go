@@ -5,7 +5,6 @@ package rails
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -306,8 +305,9 @@ type contained struct {
 	network  bool
 }
 
-// markerVar carries a random value in the environment of every process a command starts, so that
-// without a PID namespace its descendants can still be found after it ends.
+// markerVar carries a marker in the environment of every process a command starts, so that
+// without a PID namespace its descendants can still be found after it ends, and after the locum
+// that started it was killed (see newMarker).
 const markerVar = "LOCUM_VERIFY_RUN"
 
 // contain builds the command's argv and environment under sb.
@@ -315,9 +315,7 @@ func (sb *Sandbox) contain(argv, env []string, dir string) (*contained, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	id := make([]byte, 8)
-	_, _ = rand.Read(id)
-	c := &contained{argv: argv, marker: hex.EncodeToString(id)}
+	c := &contained{argv: argv, marker: newMarker()}
 	c.env = append(append([]string(nil), env...), markerVar+"="+c.marker)
 	var trees []string
 	for _, p := range sb.Writable {

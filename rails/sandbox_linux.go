@@ -81,6 +81,28 @@ func removeStaleCgroups(own string, now time.Time) {
 	}
 }
 
+// killOrphanCgroups ends every process in the cgroups beside this process's own of commands whose
+// locum no longer runs, and removes those cgroups. A locum killed while its verify ran leaves its
+// cgroup holding the verify; the cgroup's name is the command's marker, which names the locum.
+func killOrphanCgroups() {
+	own, err := ownCgroupDir()
+	if err != nil {
+		return
+	}
+	entries, err := os.ReadDir(own)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		marker, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() || !ownerGone(marker) {
+			continue
+		}
+		g := &verifyCgroup{dir: filepath.Join(own, e.Name())}
+		g.kill()
+	}
+}
+
 // place starts the command in the cgroup, when there is one.
 func (g *verifyCgroup) place(attr *syscall.SysProcAttr) {
 	if g != nil {
@@ -95,7 +117,9 @@ func (g *verifyCgroup) kill() {
 	if g == nil {
 		return
 	}
-	defer g.fd.Close()
+	if g.fd != nil {
+		defer g.fd.Close()
+	}
 	_ = os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0)
 	deadline := time.Now().Add(reapDeadline)
 	for {

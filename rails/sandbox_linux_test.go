@@ -1,8 +1,11 @@
 package rails
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,4 +47,80 @@ func TestUnescapeMount(t *testing.T) {
 	} {
 		assert.Equal(t, want, unescapeMount(in), in)
 	}
+}
+
+// deadMarker is the marker of a locum that has exited: a process started, read and ended.
+func deadMarker(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	require.NoError(t, cmd.Start())
+	start := startTime(cmd.Process.Pid)
+	require.NotEmpty(t, start)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	return fmt.Sprintf("%d-%s-0123456789abcdef", cmd.Process.Pid, start)
+}
+
+func TestMarkerOwner(t *testing.T) {
+	own := newMarker()
+	pid, start, ok := markerOwner(own)
+	require.True(t, ok)
+	assert.Equal(t, os.Getpid(), pid)
+	assert.Equal(t, startTime(os.Getpid()), start)
+	assert.False(t, ownerGone(own), "this process runs")
+	assert.True(t, ownerGone(deadMarker(t)), "an ended process")
+	// The pid of this process with another start time is another process's: that locum is gone.
+	assert.True(t, ownerGone(fmt.Sprintf("%d-1-abc", os.Getpid())))
+	for _, m := range []string{"", "abc", "12", "12-", "-5-x", "x-5-y", "0-5-x"} {
+		assert.False(t, ownerGone(m), "%q names no locum", m)
+	}
+}
+
+// A verify a killed locum left running is ended by ReapOrphans, whether it is found by its marker
+// or in its cgroup; one whose locum runs is left alone.
+func TestReapOrphans(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc here to find processes by")
+	}
+	start := func(marker string) *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), markerVar+"="+marker)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	orphan, live := start(deadMarker(t)), start(newMarker())
+	exited := make(chan struct{})
+	go func() { _ = orphan.Wait(); close(exited) }()
+	ReapOrphans()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the orphaned verify still runs")
+	}
+	assert.NoError(t, live.Process.Signal(syscall.Signal(0)), "the verify of a running locum still runs")
+
+	t.Run("in its cgroup", func(t *testing.T) {
+		marker := deadMarker(t)
+		g := makeCgroup(marker)
+		if g == nil {
+			t.Skip("no cgroup of a command's own can be made here")
+		}
+		// Without its marker, only the cgroup finds it.
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		g.place(cmd.SysProcAttr)
+		require.NoError(t, cmd.Start())
+		g.fd.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		ReapOrphans()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the verify in the orphaned cgroup still runs")
+		}
+		assert.NoDirExists(t, g.dir)
+	})
 }

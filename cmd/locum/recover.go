@@ -104,6 +104,11 @@ func (e *env) recoverCommand() *cli.Command {
 			if err != nil {
 				return withCode(exitCouldNot, fmt.Errorf("locum recover: %w", err))
 			}
+			if !cmd.Bool("list") {
+				// A verify an interrupted run left running could write the file after it is
+				// restored, or after its record is discarded.
+				rails.ReapOrphans()
+			}
 			recs, err := rails.ListRecords(rb)
 			if err != nil {
 				return err
