@@ -144,12 +144,12 @@ func journalStart(path string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	var first struct {
-		Event string `json:"event"`
-		TS    string `json:"ts"`
+		Event untrusted.Once[string] `json:"event"`
+		TS    untrusted.Once[string] `json:"ts"`
 	}
-	if untrusted.Unmarshal(sc.Bytes(), &first) != nil || first.Event != "run_start" {
+	if untrusted.UnmarshalFields(sc.Bytes(), &first) != nil || first.Event.V != "run_start" {
 		return time.Time{}, false
 	}
-	ts, _ := time.Parse(time.RFC3339Nano, first.TS)
+	ts, _ := time.Parse(time.RFC3339Nano, first.TS.V)
 	return ts, true
 }

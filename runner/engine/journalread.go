@@ -16,7 +16,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -34,17 +36,23 @@ const (
 	// run_end a few megabytes; a longer line is passed over.
 	maxLine = 16 << 20
 	// MaxEvents and maxEventMemory bound the events a reader keeps of one journal: a real run
-	// writes hundreds of events, an agent's long run thousands. maxEventMemory bounds what they
-	// cost decoded, estimated by eventCost.
+	// writes hundreds of events, an agent's long run thousands, a few megabytes in all.
+	// maxEventMemory bounds what they cost decoded, estimated by eventCost before a line is
+	// decoded.
 	MaxEvents      = 100_000
-	maxEventMemory = 64 << 20
+	maxEventMemory = 32 << 20
 )
 
-// eventCost estimates what one event line costs in memory once decoded: its bytes, and for each
-// member of an object (a colon) or an array (a comma) what a map entry or an interface value
-// costs beyond them. Colons and commas inside strings count too, which only overestimates.
+// eventCost estimates, from above, what one event line costs in memory at its peak while it is
+// checked for keys named twice and decoded into maps and slices: its bytes, and for each object,
+// array, member and element what encoding/json allocates beyond them. Measured on Go 1.26
+// (amd64): an empty object costs 67 bytes, an object's first member about 290 (its map's first
+// group), a further member about 55 and CheckKeys's record of its key about 85 more until the
+// collector runs, an array 43, an element 16 to 32 while its slice grows. Brackets, colons and
+// commas inside strings count too, which only overestimates.
 func eventCost(line []byte) int {
-	return len(line) + 256*bytes.Count(line, []byte{':'}) + 32*bytes.Count(line, []byte{','})
+	count := func(c byte) int { return bytes.Count(line, []byte{c}) }
+	return len(line) + 320*count('{') + 64*count('[') + 128*count(':') + 48*count(',')
 }
 
 // journalSealVersion names what a journal's seal covers, so a seal of another layout never
@@ -134,6 +142,14 @@ func scanSize(r io.Reader, name string, key []byte, fn func(line []byte), size i
 		long    []byte // the line so far, where it did not fit the buffer
 		over    bool   // the line so far is over maxLine: hashed, not kept
 	)
+	if p, ok := longLines.Get().(*[]byte); ok {
+		long = (*p)[:0]
+	}
+	defer func() {
+		if cap(long) > 0 {
+			longLines.Put(&long)
+		}
+	}()
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if read+int64(len(chunk)) > maxJournal {
@@ -149,11 +165,11 @@ func scanSize(r io.Reader, name string, key []byte, fn func(line []byte), size i
 			s.digest.Write(chunk)
 			over, long = true, long[:0]
 		case err == bufio.ErrBufferFull:
-			long = append(long, chunk...)
+			long = grow(long, chunk)
 		case len(chunk) > 0 || len(long) > 0:
 			line := chunk
 			if len(long) > 0 {
-				long = append(long, chunk...)
+				long = grow(long, chunk)
 				line = long
 			}
 			isSeal := bytes.HasPrefix(line, sealPrefix)
@@ -182,6 +198,22 @@ func scanSize(r io.Reader, name string, key []byte, fn func(line []byte), size i
 		s.Run = ""
 	}
 	return s, nil
+}
+
+// longLines keeps the buffer a long line grew for the next journal read: a folder of journals
+// of long lines then costs one buffer, rather than one a journal until the collector runs.
+var longLines sync.Pool
+
+// grow appends chunk to buf, a line no longer than maxLine, doubling buf's capacity up to
+// maxLine when it must grow: a long line then costs at most twice its length in buffers over its
+// whole read, where append's steps of a quarter cost five times.
+func grow(buf, chunk []byte) []byte {
+	if need := len(buf) + len(chunk); need > cap(buf) {
+		bigger := make([]byte, len(buf), max(need, min(2*cap(buf), maxLine)))
+		copy(bigger, buf)
+		buf = bigger
+	}
+	return append(buf, chunk...)
 }
 
 // checkSeal says whether line is a seal that holds over the bytes digest has seen, and the run
@@ -333,41 +365,73 @@ func ListRuns(dir string, key []byte) ([]RunSummary, error) {
 	return out, nil
 }
 
+// summaryLine is what a run's summary reads of a run_start or run_end line, each field once;
+// every other value of the line is passed over without being built.
+type summaryLine struct {
+	Event   untrusted.Once[string] `json:"event"`
+	TS      untrusted.Once[string] `json:"ts"`
+	Mode    untrusted.Once[string] `json:"mode"`
+	Model   untrusted.Once[string] `json:"model"`
+	Status  untrusted.Once[string] `json:"status"`
+	Receipt untrusted.Once[string] `json:"receipt"`
+}
+
+// maxSummaryText bounds each text a summary keeps of its journal (a mode, a model, a status, a
+// receipt: locum writes each in well under it), so that a list of many runs costs little per run
+// whatever their journals hold.
+const maxSummaryText = 1 << 10
+
+// clip is s cut to maxSummaryText bytes on a character's boundary, in memory of its own (a long
+// string's own memory is not kept).
+func clip(s string) string {
+	if len(s) <= maxSummaryText {
+		return s
+	}
+	n := maxSummaryText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
 // summarizeRun reads a journal's run_start and run_end alone: every other line is hashed for the
-// seal and passed over undecoded, and of the lines that may be a run_end only the last is kept
-// (in one buffer) and decoded, so a journal of any shape costs a bounded few allocations.
+// seal and passed over undecoded. The first run_start and the last line that may be a run_end
+// decide; each is read through summaryLine, which builds only the fields a summary shows, so a
+// journal of any shape costs the line being read and no more.
 func summarizeRun(path string, key []byte) (RunSummary, error) {
 	s := RunSummary{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Status: "running?"}
 	var (
 		started bool
 		lines   int
-		end     []byte
+		end     summaryLine // of the last line that may be a run_end; zero where it is not one
 	)
 	seal, _, err := StreamJournal(path, key, func(line []byte) {
 		lines++
 		switch {
 		case !started && bytes.Contains(line, []byte(`"run_start"`)):
-			var ev map[string]any
-			if untrusted.Unmarshal(line, &ev) == nil && ev["event"] == "run_start" {
+			var ev summaryLine
+			if untrusted.UnmarshalFields(line, &ev) == nil && ev.Event.V == "run_start" {
 				started = true
-				s.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
-				s.Mode, s.Model = str(ev["mode"]), str(ev["model"])
+				s.Start, _ = time.Parse(time.RFC3339Nano, ev.TS.V)
+				s.Mode, s.Model = clip(ev.Mode.V), clip(ev.Model.V)
 			}
 		case bytes.Contains(line, []byte(`"run_end"`)):
-			end = append(end[:0], line...)
+			end = summaryLine{}
+			if untrusted.UnmarshalFields(line, &end) != nil {
+				end = summaryLine{}
+			}
 		}
 	})
 	if err != nil || lines == 0 {
 		return RunSummary{}, errors.New("empty journal")
 	}
 	s.Sealed = seal.Sealed
-	var ev map[string]any
-	if end != nil && untrusted.Unmarshal(end, &ev) == nil && ev["event"] == "run_end" {
-		s.Status, s.Receipt = str(ev["status"]), str(ev["receipt"])
+	if end.Event.V == "run_end" {
+		s.Status, s.Receipt = clip(end.Status.V), clip(end.Receipt.V)
 		// The end says which model ran: none for a lexical dedup that started with an
 		// embedding model configured.
-		if m, ok := ev["model"]; ok {
-			s.Model = str(m)
+		if end.Model.Set {
+			s.Model = clip(end.Model.V)
 		}
 	}
 	return s, nil

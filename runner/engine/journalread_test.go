@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -166,7 +168,7 @@ func TestLoadJournalCapsEvents(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte(`{"event":"x"}`+"\n"), MaxEvents+10), 0o644))
 	j, err := LoadJournal(path, nil, nil)
 	require.NoError(t, err)
-	assert.Len(t, j.Events, MaxEvents)
+	assert.Len(t, j.Events, min(MaxEvents, maxEventMemory/eventCost([]byte(`{"event":"x"}`))))
 	assert.Contains(t, j.Cut, "more events than")
 
 	// Events of many members are fewer for what they cost decoded.
@@ -229,6 +231,124 @@ func TestReadingIsBoundedInMemory(t *testing.T) {
 			assert.Less(t, alloc, uint64(4<<20))
 			assert.Less(t, mallocs, uint64(1000))
 		})
+	}
+}
+
+// longEnd is a journal a repository could bring: a run_start, then one run_end of about n bytes
+// whose value x is elem repeated (%d in elem counts) between open and close: the shapes that cost
+// a map the most for their bytes.
+func longEnd(tb testing.TB, n int, open, elem, close string) (dir, path string) {
+	tb.Helper()
+	dir = tb.TempDir()
+	path = filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl")
+	var b bytes.Buffer
+	b.WriteString(`{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z"}` + "\n")
+	b.WriteString(`{"event":"run_end","status":"OK","receipt":"OK mode=transform","x":` + open)
+	for i := 0; b.Len() < n-len(elem)-len(close)-16; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strings.ReplaceAll(elem, "%d", strconv.Itoa(i)))
+	}
+	b.WriteString(close + "}\n")
+	require.NoError(tb, os.WriteFile(path, b.Bytes(), 0o644))
+	return dir, path
+}
+
+// One long line costs a reader about the line, whatever it holds: runs list reads the status of a
+// long run_end without building its other values, and runs show passes over a line whose decoded
+// cost is past what it keeps. The lines are 2 MiB, which -race reads in seconds; at the 16 MiB
+// cap, one run_end of "{}" cost runs list 596 MB before (peak RSS), and now 32 MB allocated
+// (BenchmarkListLongEnd). Before, 2 MiB of "{}" cost runs list and runs show 100 MB allocated
+// each, and 2 MiB of numbers 220 MB.
+func TestOneLongLineIsBoundedInMemory(t *testing.T) {
+	const line = 2 << 20
+	bound := uint64(2*line + 4<<20) // the line's buffer as it grows (twice the line), and a little
+	for _, tc := range []struct {
+		name              string
+		size              int
+		open, elem, close string
+	}{
+		{"empty objects", line, "[", `{}`, "]"},
+		{"one-key objects", line, "[", `{"a":0}`, "]"},
+		{"one object of many keys", line, "{", `"k%d":0`, "}"},
+		{"numbers", line, "[", `0`, "]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, path := longEnd(t, tc.size, tc.open, tc.elem, tc.close)
+			measure := func(what string, read func()) {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.GC() // twice: a buffer pooled by an earlier read is gone
+				runtime.ReadMemStats(&before)
+				read()
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				t.Logf("%s: %.1f MB allocated", what, float64(alloc)/(1<<20))
+				assert.Less(t, alloc, bound, what)
+			}
+			measure("list", func() {
+				runs, err := ListRuns(dir, testKey)
+				require.NoError(t, err)
+				require.Len(t, runs, 1)
+				assert.Equal(t, "OK", runs[0].Status, "the status of a long run_end is read")
+				assert.Equal(t, "transform", runs[0].Mode)
+			})
+			measure("show", func() {
+				j, err := LoadJournal(path, testKey, nil)
+				require.NoError(t, err)
+				require.NotEmpty(t, j.Events)
+			})
+		})
+	}
+}
+
+// A key a summary reads, named twice in a run_end of any length, leaves the run's end unread.
+func TestSummaryRefusesAKeyTwice(t *testing.T) {
+	dir := t.TempDir()
+	start := `{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z"}` + "\n"
+	for name, end := range map[string]string{
+		"status twice":         `{"event":"run_end","status":"OK","Status":"RED"}`,
+		"event twice":          `{"event":"run_end","status":"OK","EVENT":"run_end"}`,
+		"after a long value":   `{"event":"run_end","x":[` + strings.Repeat(`{},`, 1<<16) + `{}],"status":"OK","status":"RED"}`,
+		"read, a key not read": `{"event":"run_end","status":"OK","x":1,"x":2}`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl"), []byte(start+end+"\n"), 0o644))
+		runs, err := ListRuns(dir, nil)
+		require.NoError(t, err)
+		require.Len(t, runs, 1)
+		want := "running?"
+		if name == "read, a key not read" {
+			want = "OK"
+		}
+		assert.Equal(t, want, runs[0].Status, name)
+	}
+}
+
+// A summary keeps a bounded text of each field, so a list of many runs costs little per run.
+func TestSummaryClipsLongText(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("é", 1<<20)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl"),
+		[]byte(`{"event":"run_start","mode":"`+long+`","model":"m"}`+"\n"+`{"event":"run_end","status":"OK","receipt":"`+long+`"}`+"\n"), 0o644))
+	runs, err := ListRuns(dir, nil)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	for _, s := range []string{runs[0].Mode, runs[0].Receipt} {
+		assert.Less(t, len(s), 4<<10)
+		assert.True(t, utf8.ValidString(s))
+		assert.True(t, strings.HasSuffix(s, "é..."))
+	}
+}
+
+// BenchmarkListLongEnd is runs list over one journal whose run_end is 16 MiB of "{}".
+func BenchmarkListLongEnd(b *testing.B) {
+	dir, _ := longEnd(b, maxLine-64, "[", `{}`, "]")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ListRuns(dir, testKey); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
