@@ -9,6 +9,7 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -222,20 +223,17 @@ func Read(dir string, key []byte, f Filter) (entries []Entry, left Left, err err
 var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
 
 // readEntry reads one journal's entry and its seal under key: a regular file under
-// maxJournalBytes, read once, streaming, decoding only the lines of the events the ledger
-// counts, and keeping none of them.
+// maxJournalBytes, read once, streaming, decoding only what the ledger reads of the lines of the
+// events it counts, and keeping none of them.
 func readEntry(path string, key []byte) (Entry, engine.Seal, bool, error) {
 	if st, err := os.Lstat(path); err != nil || st.Size() > maxJournalBytes {
 		return Entry{}, engine.Seal{}, false, fmt.Errorf("%s: missing or over %d bytes: not a run's journal", path, maxJournalBytes)
 	}
 	b := entryOf(strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+	l := new(journalLine)
 	seal, cut, err := engine.StreamJournal(path, key, func(line []byte) {
-		if !slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
-			return
-		}
-		var ev map[string]any
-		if untrusted.Unmarshal(line, &ev) == nil {
-			b.observe(ev)
+		if slices.ContainsFunc(ledgerEvents, func(ev []byte) bool { return bytes.Contains(line, ev) }) {
+			b.observe(line, l)
 		}
 	})
 	if err != nil || cut {
@@ -248,10 +246,14 @@ func readEntry(path string, key []byte) (Entry, engine.Seal, bool, error) {
 }
 
 // FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
+// Each event is read as its line would be.
 func FromEvents(id string, events []map[string]any) (Entry, bool) {
 	b := entryOf(id)
+	l := new(journalLine)
 	for _, ev := range events {
-		b.observe(ev)
+		if line, err := json.Marshal(ev); err == nil {
+			b.observe(line, l)
+		}
 	}
 	return b.e, b.started
 }
@@ -264,51 +266,123 @@ type entryBuilder struct {
 
 func entryOf(id string) *entryBuilder { return &entryBuilder{e: Entry{Run: id}} }
 
-func (b *entryBuilder) observe(ev map[string]any) {
+type (
+	text   = untrusted.Once[string]
+	number = untrusted.Once[float64]
+)
+
+// maxSettings is how many of a run_start's settings are looked at for its role: locum records
+// each setting of its mode once, about forty.
+const maxSettings = 256
+
+// journalLine is what the ledger reads of one line of a journal: the fields of the events it
+// counts, each once (untrusted.Once). Every other value is passed over without being built, so a
+// line of any size and shape costs the fields it gives and no more.
+type journalLine struct {
+	Event  text `json:"event"`
+	TS     text `json:"ts"`
+	Mode   text `json:"mode"`
+	Model  text `json:"model"`
+	Parent untrusted.Once[struct {
+		Run text `json:"run"`
+	}] `json:"parent"`
+	Settings untrusted.Once[[maxSettings]untrusted.Once[struct {
+		Key   text `json:"key"`
+		Value text `json:"value"`
+	}]] `json:"settings"`
+	Sent   untrusted.Once[bool] `json:"sent"`
+	Status text                 `json:"status"`
+	Error  untrusted.Once[struct {
+		Kind text `json:"kind"`
+	}] `json:"error"`
+	Details untrusted.Once[struct {
+		Lines text `json:"lines"`
+	}] `json:"details"`
+	WallMs  number                     `json:"wall_ms"`
+	Host    untrusted.Once[hostRecord] `json:"host"`
+	Verdict text                       `json:"verdict"`
+}
+
+// hostRecord is what the ledger reads of a run_end's host estimate: its counts and the
+// parameters it was made at, never the figures derived from them.
+type hostRecord struct {
+	Parts untrusted.Once[struct {
+		Read   number               `json:"read_bytes"`
+		Write  number               `json:"write_bytes"`
+		Call   number               `json:"call_bytes"`
+		Result number               `json:"result_bytes"`
+		Review number               `json:"review_bytes"`
+		Done   untrusted.Once[bool] `json:"done"`
+		Turns  untrusted.Once[struct {
+			Direct    number `json:"direct"`
+			Delegated number `json:"delegated"`
+		}] `json:"turns"`
+	}] `json:"parts"`
+	Params untrusted.Once[struct {
+		TurnsLeft     number `json:"turns_left"`
+		Context       number `json:"context_tokens"`
+		ContextSource text   `json:"context_source"`
+		BytesPerToken number `json:"bytes_per_token"`
+		Prices        untrusted.Once[struct {
+			Family     text   `json:"family"`
+			In         number `json:"in"`
+			Out        number `json:"out"`
+			Cached     number `json:"cached"`
+			CacheWrite number `json:"cache_write"`
+			Source     text   `json:"source"`
+		}] `json:"prices"`
+	}] `json:"params"`
+}
+
+// observe reads one line of a journal into the entry, through l (cleared first, so one is
+// reused for every line of a journal). A line that is not one JSON object, or gives a field the
+// ledger reads twice, is passed over.
+func (b *entryBuilder) observe(line []byte, l *journalLine) {
+	*l = journalLine{}
+	if untrusted.UnmarshalFields(line, l) != nil {
+		return
+	}
 	e := &b.e
-	switch ev["event"] {
+	switch l.Event.V {
 	case "run_start":
 		b.started = true
-		e.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
-		e.Mode, e.Model = str(ev["mode"]), str(ev["model"])
-		if parent, ok := ev["parent"].(map[string]any); ok {
-			e.Parent = str(parent["run"])
+		e.Start, _ = time.Parse(time.RFC3339Nano, l.TS.V)
+		e.Mode, e.Model = l.Mode.V, l.Model.V
+		if l.Parent.OK {
+			e.Parent = l.Parent.V.Run.V
 		}
-		if settings, ok := ev["settings"].([]any); ok {
-			for _, s := range settings {
-				m, _ := s.(map[string]any)
-				if str(m["key"]) == "role" {
-					e.Role = str(m["value"])
-				}
+		for _, s := range l.Settings.V {
+			if s.V.Key.V == "role" {
+				e.Role = s.V.Value.V
 			}
 		}
 	case "reply":
 		// A reply with sent false is a request that never went out: the model was not asked.
-		if sent, ok := ev["sent"].(bool); !ok || sent {
+		if !l.Sent.OK || l.Sent.V {
 			e.Asked++
 		}
 	case "run_end":
-		e.Status = str(ev["status"])
-		if m, ok := ev["model"]; ok {
-			e.Model = str(m)
+		e.Status = l.Status.V
+		if l.Model.Set {
+			e.Model = l.Model.V
 		}
-		if errInfo, ok := ev["error"].(map[string]any); ok {
-			e.Kind = str(errInfo["kind"])
+		if l.Error.OK {
+			e.Kind = l.Error.V.Kind.V
 		}
-		if d, ok := ev["details"].(map[string]any); ok {
-			e.SpanLines = spanLines(str(d["lines"]))
+		if l.Details.OK {
+			e.SpanLines = spanLines(l.Details.V.Lines.V)
 		}
-		e.LocalMs = whole(ev["wall_ms"])
-		if h, ok := ev["host"].(map[string]any); ok {
+		e.LocalMs = whole(l.WallMs)
+		if l.Host.OK {
 			var rec recorded
-			e.Parts, rec, e.Costed = parts(h)
+			e.Parts, rec, e.Costed = parts(l.Host.V)
 			e.TurnsLeft = rec.turnsLeft
 			if rec.contextSource == "call" {
 				e.Context, e.ContextSource = rec.context, "call"
 			}
 		}
 	case "verdict":
-		if v := str(ev["verdict"]); v == "accepted" || v == "rejected" {
+		if v := l.Verdict.V; v == "accepted" || v == "rejected" {
 			e.Verdict = v
 		}
 	}
@@ -323,34 +397,38 @@ type recorded struct {
 
 // parts reads the counts of a recorded estimate; the figures derived from them are not read, but
 // derived again, so a journal cannot claim a saving its parts do not give.
-func parts(h map[string]any) (cost.Parts, recorded, bool) {
-	p, ok := h["parts"].(map[string]any)
-	if !ok {
+func parts(h hostRecord) (cost.Parts, recorded, bool) {
+	if !h.Parts.OK {
 		return cost.Parts{}, recorded{}, false
 	}
 	var rec recorded
-	if params, ok := h["params"].(map[string]any); ok {
+	if pm := h.Params.V; h.Params.OK {
 		// The settings' own ceilings: a journal cannot carry more than a run could have.
-		if rec.turnsLeft = whole(params["turns_left"]); rec.turnsLeft > maxTurns {
+		if rec.turnsLeft = whole(pm.TurnsLeft); rec.turnsLeft > maxTurns {
 			rec.turnsLeft = 0
 		}
-		if rec.context = whole(params["context_tokens"]); rec.context > maxContext {
+		if rec.context = whole(pm.Context); rec.context > maxContext {
 			rec.context = 0
 		}
-		rec.contextSource = str(params["context_source"])
+		rec.contextSource = pm.ContextSource.V
 	}
-	done, _ := p["done"].(bool)
+	p := h.Parts.V
 	var turns cost.Turns
-	if t, ok := p["turns"].(map[string]any); ok {
-		turns = cost.Turns{Direct: small(t["direct"]), Delegated: small(t["delegated"])}
+	if t := p.Turns.V; p.Turns.OK {
+		turns = cost.Turns{Direct: small(t.Direct), Delegated: small(t.Delegated)}
 	}
-	return cost.Parts{Read: whole(p["read_bytes"]), Write: whole(p["write_bytes"]), Call: whole(p["call_bytes"]),
-		Result: whole(p["result_bytes"]), Review: whole(p["review_bytes"]), Turns: turns, Done: done}, rec, true
+	return cost.Parts{Read: whole(p.Read), Write: whole(p.Write), Call: whole(p.Call),
+		Result: whole(p.Result), Review: whole(p.Review), Turns: turns, Done: p.Done.V}, rec, true
 }
 
 // Recorded is the estimate a run_end's host object gives, derived again from its parts at the
 // parameters it names; false where it holds no parts.
-func Recorded(h map[string]any) (cost.Estimate, bool) {
+func Recorded(host map[string]any) (cost.Estimate, bool) {
+	data, err := json.Marshal(host)
+	var h hostRecord
+	if err != nil || untrusted.UnmarshalFields(data, &h) != nil {
+		return cost.Estimate{}, false
+	}
 	p, rec, ok := parts(h)
 	if !ok {
 		return cost.Estimate{}, false
@@ -360,25 +438,24 @@ func Recorded(h map[string]any) (cost.Estimate, bool) {
 	if rec.context > 0 {
 		params.Context, params.ContextSource = rec.context, rec.contextSource
 	}
-	if pm, ok := h["params"].(map[string]any); ok {
-		if bpt, ok := pm["bytes_per_token"].(float64); ok && bpt > 0 && bpt < 1000 {
-			params.BytesPerToken = bpt
+	if pm := h.Params.V; h.Params.OK {
+		if bpt := pm.BytesPerToken; bpt.OK && bpt.V > 0 && bpt.V < 1000 {
+			params.BytesPerToken = bpt.V
 		}
-		if pr, ok := pm["prices"].(map[string]any); ok {
-			params.Prices = cost.Prices{Family: str(pr["family"]), In: price(pr["in"]), Out: price(pr["out"]), Cached: price(pr["cached"]),
-				CacheWrite: price(pr["cache_write"]), Source: str(pr["source"])}
+		if pr := pm.Prices.V; pm.Prices.OK {
+			params.Prices = cost.Prices{Family: pr.Family.V, In: price(pr.In), Out: price(pr.Out), Cached: price(pr.Cached),
+				CacheWrite: price(pr.CacheWrite), Source: pr.Source.V}
 		}
 	}
 	return cost.Of(p, params), true
 }
 
 // price is a journal's price: a non-negative dollar figure per million tokens, else 0.
-func price(v any) float64 {
-	f, ok := v.(float64)
-	if !ok || f < 0 || f > 1e6 {
+func price(v number) float64 {
+	if !v.OK || v.V < 0 || v.V > 1e6 {
 		return 0
 	}
-	return f
+	return v.V
 }
 
 // maxCount bounds a count a journal gives (bytes, milliseconds): 64 GiB, far past any run's, small
@@ -386,17 +463,12 @@ func price(v any) float64 {
 const maxCount = 1 << 36
 
 // whole is a journal's number as a count: negative, fractional or absurd values read as 0.
-func whole(v any) int64 {
-	f, ok := v.(float64)
-	if !ok || f < 0 || f > maxCount || f != float64(int64(f)) {
+func whole(v number) int64 {
+	f := v.V
+	if !v.OK || f < 0 || f > maxCount || f != float64(int64(f)) {
 		return 0
 	}
 	return int64(f)
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 // maxLines bounds a span's length as a journal gives it.
@@ -412,7 +484,7 @@ const (
 )
 
 // small is a journal's count of host turns: a whole number up to maxRunTurns, else 0.
-func small(v any) int64 {
+func small(v number) int64 {
 	if n := whole(v); n <= maxRunTurns {
 		return n
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -416,4 +417,91 @@ func TestKeptRunsNobodyJudgedAreWeighedByTheRightRate(t *testing.T) {
 	l, err = Sum(entries[1:], "mode", p)
 	require.NoError(t, err)
 	assert.Zero(t, l.Discounted)
+}
+
+// One long line costs the ledger and the break-even (locum ledger, status, the MCP instructions)
+// about the line, whatever it holds, and a sealed run of a long run_end still counts. The lines
+// are 2 MiB, which -race reads in seconds. Before, one run_end of "{}" just under the 16 MiB cap
+// cost locum ledger 542 MB and status 626 MB (peak RSS), and 2 MiB of it 100 MB allocated.
+func TestLongLineIsBoundedInMemory(t *testing.T) {
+	const size = 2 << 20
+	for _, tc := range []struct{ name, open, elem, close string }{
+		{"empty objects", "[", `{}`, "]"},
+		{"one-key objects", "[", `{"a":0}`, "]"},
+		{"one object of many keys", "{", `"k%d":0`, "}"},
+		{"settings of empty objects", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl")
+			var b bytes.Buffer
+			start := `{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z","settings":[{"key":"role","value":"code"}]}`
+			if tc.open == "" {
+				// The array the ledger reads elements of, long.
+				start = `{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z","settings":[{"key":"role","value":"code"},` +
+					strings.Repeat(`{},`, (size-200)/3) + `{}]}`
+				tc.open, tc.close = "[", "]"
+			}
+			b.WriteString(start + "\n")
+			b.WriteString(`{"event":"run_end","status":"OK","wall_ms":5,"x":` + tc.open)
+			for i := 0; b.Len() < size-len(tc.elem)-64; i++ {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strings.ReplaceAll(tc.elem, "%d", fmt.Sprint(i)))
+			}
+			b.WriteString(tc.close + "}\n")
+			require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+			require.NoError(t, engine.SealJournal(path, "20261130T100000Z-aaaaaa", key))
+
+			measure := func(what string, read func()) {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.GC() // twice: a buffer pooled by an earlier read is gone
+				runtime.ReadMemStats(&before)
+				read()
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				t.Logf("%s: %.1f MB allocated", what, float64(alloc)/(1<<20))
+				assert.Less(t, alloc, uint64(2*size+4<<20), "%s: the line's buffer as it grows, and a little", what)
+			}
+			measure("ledger", func() {
+				entries, left, err := Read(dir, key, Filter{})
+				require.NoError(t, err)
+				assert.Zero(t, left)
+				require.Len(t, entries, 1, "a sealed run of a long line counts")
+				assert.Equal(t, "OK", entries[0].Status)
+				assert.Equal(t, "code", entries[0].Role)
+				assert.Equal(t, int64(5), entries[0].LocalMs)
+			})
+			measure("status", func() {
+				rules, left := DirBreakEven(dir, key, cost.Defaults())
+				assert.Zero(t, left)
+				assert.NotEmpty(t, rules)
+			})
+		})
+	}
+}
+
+// A field the ledger reads, named twice in any letter case, leaves the line unread, however long
+// the line; a key it does not read may repeat, since no reading of it is made.
+func TestEntryRefusesAFieldTwice(t *testing.T) {
+	for name, tc := range map[string]struct {
+		end    string
+		counts bool
+	}{
+		"status twice":       {`{"event":"run_end","status":"OK","STATUS":"RED"}`, false},
+		"nested, Kelvin":     {`{"event":"run_end","status":"OK","error":{"kind":"red","\u212aind":"x"}}`, false},
+		"after a long value": {`{"event":"run_end","x":[` + strings.Repeat(`{},`, 1<<16) + `{}],"status":"OK","status":"RED"}`, false},
+		"a key not read":     {`{"event":"run_end","status":"OK","x":1,"x":2}`, true},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "20261130T100000Z-aaaaaa.jsonl")
+		start := `{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z"}`
+		require.NoError(t, os.WriteFile(path, []byte(start+"\n"+tc.end+"\n"), 0o644))
+		require.NoError(t, engine.SealJournal(path, "20261130T100000Z-aaaaaa", key))
+		entries, _, err := Read(dir, key, Filter{})
+		require.NoError(t, err)
+		assert.Equal(t, tc.counts, len(entries) == 1, name)
+	}
 }
