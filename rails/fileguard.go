@@ -29,7 +29,9 @@ import (
 // rollback.go), since the rollback directory may be one a repository brought along.
 //
 // A file with more than one hard link is written in place, so every name keeps seeing one
-// inode; any other file is replaced by a new one (atomically) carrying the original's
+// inode, and only where every one of them is a name in the repository's tree outside its git
+// directories (CheckLinks): a link into .git, or out of the repository, is refused before
+// anything runs. Any other file is replaced by a new one (atomically) carrying the original's
 // attributes. What cannot be kept: the inode number of a file with one link; an attribute this
 // user may not set (see atomicfile); and a hard link the verify itself broke (a file it removed
 // and wrote anew is another inode, and the other names keep the old one).
@@ -111,6 +113,12 @@ func GuardFile(path string, rb Rollback) (*FileGuard, error) {
 		return nil, err
 	}
 	g := &FileGuard{path: abs, original: data, meta: metaOf(st), id: idOf(st), links: linksOf(st), dir: idOf(dst), rb: rb}
+	if g.links > 1 {
+		// Written in place, an edit reaches every name of the file.
+		if err := inPlaceOK(rb.Root, abs, st); err != nil {
+			return nil, err
+		}
+	}
 	g.meta.Xattrs = xattrs
 	if rb.Dir == "" || rb.Key == nil {
 		return g, nil

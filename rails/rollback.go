@@ -223,6 +223,9 @@ type Recovery struct {
 	// locum wrote for this repository; never acted on, see Why).
 	Action string
 	Why    string
+	// root is the repository the record was read for, where a restore in place looks for the
+	// file's other hard links.
+	root string
 }
 
 // RemoveHint is how to remove an untrusted record by hand: locum never deletes one itself.
@@ -297,7 +300,7 @@ func readRecord(rb Rollback, file string) Recovery {
 	if filepath.Base(file) != recordName(rec.Path)+".json" {
 		return untrustedRec(rec, "its name does not match the file it names")
 	}
-	return Recovery{Record: rec, Action: classifyRecord(rec)}
+	return Recovery{Record: rec, Action: classifyRecord(rec), root: rb.Root}
 }
 
 func classifyRecord(rec CrashRecord) string {
@@ -395,7 +398,7 @@ func RestoreRecord(r Recovery) error {
 		return fmt.Errorf("the rollback copy of %s does not match its recorded hash; restore it by hand from %s", rec.Path, strings.TrimSuffix(rec.RecordFile, ".json")+".orig")
 	}
 	meta := FileMeta{Mode: fs.FileMode(rec.Mode) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: rec.UID, GID: rec.GID}
-	if err := putRecorded(rec.Path, orig, meta); err != nil {
+	if err := putRecorded(r.root, rec.Path, orig, meta); err != nil {
 		return &RestoreError{Path: rec.Path, Kept: strings.TrimSuffix(rec.RecordFile, ".json") + ".orig", Reason: err}
 	}
 	if err := checkRestored(rec.Path, rec.Original); err != nil {
@@ -404,17 +407,22 @@ func RestoreRecord(r Recovery) error {
 	return DiscardRecord(r)
 }
 
-// putRecorded writes a record's original back. The record holds no extended attributes and no
-// inode: an edit kept both on the file it wrote, so the file as it is now has them. A file of
-// several hard links is written in place (the edit wrote it in place too); any other is a new
-// file given the attributes the current one carries.
-func putRecorded(path string, orig []byte, meta FileMeta) error {
+// putRecorded writes a record's original back to path in the repository at root. The record
+// holds no extended attributes and no inode: an edit kept both on the file it wrote, so the file
+// as it is now has them. A file of several hard links is written in place (the edit wrote it in
+// place too), and only where every one is a name in the tree outside its git directories: a link
+// made since into .git, or out of the repository, is refused (*HardLinkError) and the copy kept.
+// Any other file is a new file given the attributes the current one carries.
+func putRecorded(root, path string, orig []byte, meta FileMeta) error {
 	st, err := os.Lstat(path)
 	if err != nil || !st.Mode().IsRegular() {
 		return atomicfile.WriteMeta(path, orig, meta)
 	}
 	id := idOf(st)
 	if linksOf(st) > 1 {
+		if err := inPlaceOK(root, path, st); err != nil {
+			return err
+		}
 		return atomicfile.WriteInPlace(path, orig, meta, func(st fs.FileInfo) bool { return idOf(st) == id })
 	}
 	x, err := xattrsOf(path, id)

@@ -265,6 +265,7 @@ func Classify(err error) (Status, string, int) {
 		gitConf  *gitsafe.ConfigError
 		missing  *gitsafe.MissingObjectsError
 		gitDir   *gitsafe.GitDirError
+		hardLink *rails.HardLinkError
 	)
 	switch {
 	case err == nil:
@@ -304,6 +305,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "partial_clone", 1
 	case errors.As(err, &gitDir):
 		return StatusRefused, "git_dir", 1
+	case errors.As(err, &hardLink):
+		return StatusRefused, "hard_link", 1
 	case errors.As(err, &sig):
 		return StatusError, "signal", 2
 	case errors.As(err, &verdict):

@@ -103,6 +103,7 @@ func TestClassifyGitErrors(t *testing.T) {
 		{"git config locum runs no git under", fmt.Errorf("worktree: %w", &gitsafe.ConfigError{Key: "core.worktree"}), StatusRefused, "refused", 1},
 		{"a partial clone lacking an object", fmt.Errorf("worktree: %w", &gitsafe.MissingObjectsError{Args: []string{"checkout"}}), StatusRefused, "partial_clone", 1},
 		{"a file to edit in a git directory", fmt.Errorf("scope: %w", &gitsafe.GitDirError{Path: ".git/config", Dir: ".git"}), StatusRefused, "git_dir", 1},
+		{"a file linked where an edit must not reach", fmt.Errorf("scope: %w", &rails.HardLinkError{Path: "hl", Links: 2, Found: 1}), StatusRefused, "hard_link", 1},
 		{"git failing", fmt.Errorf("worktree: %w", &gitsafe.Error{Args: []string{"checkout"}}), StatusError, "internal", 2},
 		{"a directory locum cannot read before the verify", fmt.Errorf("baseline: %w", &rails.UnreadableTreeError{Tree: "/r", Dirs: []string{"d"}}), StatusRefused, "tree_unchecked", 1},
 		{"a tree too large before the verify", &rails.TreeTooLargeError{Tree: "/r", Limit: 1, What: "entries"}, StatusRefused, "tree_unchecked", 1},

@@ -61,6 +61,11 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 		if err := realNotGit(root, path, file); err != nil {
 			return nil, err
 		}
+		// An edit of a file of several hard links is written in place: each must be a name
+		// in the tree outside its git directories.
+		if err := rails.CheckLinks(root, path, display); err != nil {
+			return nil, err
+		}
 	}
 	limit := int64(hardFileCap)
 	if lines == "" && symbol == "" {
