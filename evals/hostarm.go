@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -177,4 +178,31 @@ func LoadHostArmUsage(v *schema.Validator, root, name string, trust TrustedKeys,
 	r := HostArmUsage(&rec, roles)
 	r.Record, r.SHA256 = rel, sha256Hex(data)
 	return r, nil
+}
+
+// DefaultRecord is the A/B record a workspace's capture writes unless it is named otherwise.
+const DefaultRecord = "local-worker"
+
+// HostArmFor is the host arm's measured direct cost from the workspace's default A/B record,
+// trusted only under the operator's keys, for the ledger to show beside its estimates: nil, and
+// no error, where the workspace has no record.
+func HostArmFor(v *schema.Validator, c *packs.Composition) (*HostArmReport, error) {
+	rep, err := LoadHostArmUsage(v, c.Root, DefaultRecord, TrustedKeys{Keys: c.OperatorKeys(), Where: "your user config (trust_keys)"}, c.Roles())
+	var missing *MissingRecordError
+	if errors.As(err, &missing) {
+		return nil, nil
+	}
+	return rep, err
+}
+
+// Ledger is the report as the ledger shows it beside its estimates.
+func (r *HostArmReport) Ledger() *ledger.DirectMeasured {
+	if r == nil || len(r.Roles) == 0 {
+		return nil
+	}
+	out := &ledger.DirectMeasured{Record: r.Record, Roles: map[string]ledger.DirectCost{}}
+	for role, c := range r.Roles {
+		out.Roles[role] = ledger.DirectCost{Method: c.Method, Samples: c.Measured, Turns: c.NumTurns, Tokens: c.Tokens(), USD: c.USD}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/routing"
@@ -220,6 +221,11 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	rep, err := ledger.BuildMeasured(dir, s.journalKey(), f, by, params, host)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
+	}
+	if c, err := s.jobs.Composition(); err == nil {
+		if arm, err := evals.HostArmFor(s.jobs.Validator(), c); err == nil {
+			rep.Direct = arm.Ledger()
+		}
 	}
 	t := rep.Total
 	text := fmt.Sprintf("%d runs, %d kept; saved you net of losses: %s, %+d tokens (estimated)", t.Runs, t.Kept, cost.Money(t.USD), t.Net)

@@ -32,7 +32,7 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "host-cmd", Usage: "the host agent's command, split on whitespace with no shell; the prompt is its last argument"},
 		&cli.StringFlag{Name: "host-model", Usage: "the host's model, recorded as declared (required with --ab)"},
 		&cli.StringSliceFlag{Name: "role-model", Usage: "arm L's model for one role, ROLE=ID (repeatable; overrides --model for that role)"},
-		&cli.StringFlag{Name: "name", Value: "local-worker", HideDefault: true, Usage: "the record's name: .locum/evals/ab/NAME.json (default local-worker)"},
+		&cli.StringFlag{Name: "name", Value: evals.DefaultRecord, HideDefault: true, Usage: "the record's name: .locum/evals/ab/NAME.json (default local-worker)"},
 		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, HideDefault: true, Usage: "the most one host turn may take (default 10m)"},
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},

@@ -12,11 +12,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
+	"github.com/locumdev/locum/untrusted"
 )
 
 func (e *env) ledgerCommand() *cli.Command {
@@ -72,7 +74,7 @@ func (e *env) ledger(cmd *cli.Command) error {
 		}
 		f.Since = t
 	}
-	_, c, err := e.workspace()
+	v, c, err := e.workspace()
 	if err != nil {
 		return err
 	}
@@ -94,6 +96,11 @@ func (e *env) ledger(cmd *cli.Command) error {
 	}
 	if rep.Unreadable > 0 {
 		fmt.Fprintf(e.stderr, "locum ledger: warning: %d file(s) in %s are not readable run journals; left out\n", rep.Unreadable, dir)
+	}
+	if arm, err := evals.HostArmFor(v, c); err != nil {
+		fmt.Fprintf(e.stderr, "locum ledger: warning: no measured direct cost: %s\n", untrusted.Escape(err.Error()))
+	} else {
+		rep.Direct = arm.Ledger()
 	}
 	if cmd.Bool("json") {
 		return writeJSON(e.stdout, rep)
@@ -157,6 +164,13 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	}
 	if rep.Unsealed > 0 {
 		fmt.Fprintln(out, ledger.Left{Unsealed: rep.Unsealed}.Words())
+	}
+	if d := rep.Direct; d != nil {
+		fmt.Fprintf(out, "direct cost: measured by the host arm of %s, a fresh session doing one task alone (its own start included):\n", esc(d.Record))
+		for _, role := range slices.Sorted(maps.Keys(d.Roles)) {
+			c := d.Roles[role]
+			fmt.Fprintf(out, "  role %s: %.1f turns, %.0f tokens, %s a task (the mean of %d samples)\n", esc(role), c.Turns, c.Tokens, cost.Money(c.USD), c.Samples)
+		}
 	}
 	fmt.Fprintln(out, "\nbreak-even:")
 	for _, r := range rep.BreakEven {

@@ -704,6 +704,9 @@ func orDash(s string) string {
 type Report struct {
 	Ledger
 	BreakEven []cost.Rule `json:"break_even"`
+	// Direct is what doing each role's tasks itself cost the host, as the host arm of a signed
+	// A/B record measured it; nil where the workspace has none.
+	Direct *DirectMeasured `json:"direct_measured,omitempty"`
 	Left
 	// Host is what the host's own transcripts measured, where the operator named them.
 	Host *HostReport `json:"host,omitempty"`
@@ -738,4 +741,21 @@ func build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, 
 		l.Since = &since
 	}
 	return Report{Ledger: l, BreakEven: BreakEven(all, p), Left: left}, entries, nil
+}
+
+// DirectMeasured is what the host arm of an A/B record measured of doing each role's tasks
+// itself: a fresh headless session answering one task's prompt, its own start included.
+type DirectMeasured struct {
+	Record string                `json:"record"`
+	Roles  map[string]DirectCost `json:"roles"`
+}
+
+// DirectCost is a role's measured direct cost: the mean per A/B sample of the host's own turns,
+// tokens and money.
+type DirectCost struct {
+	Method  string  `json:"method"`
+	Samples int     `json:"samples"`
+	Turns   float64 `json:"turns"`
+	Tokens  float64 `json:"tokens"`
+	USD     float64 `json:"usd"`
 }
