@@ -109,9 +109,9 @@ func breakEvenWords(rules []cost.Rule) string {
 	for i, r := range rules {
 		words[i] = untrusted.Escape(r.Words())
 	}
-	return " A delegation costs you the call and the result, and saves you the reading and writing the job " +
-		"would have taken; it pays only from a size on (the ledger tool has the figures): " + strings.Join(words, "; ") +
-		". Below that, or for a stopped role, do the work yourself; prefer one call over a folder or a large span to many small ones."
+	return " Each of your turns re-reads your context: a call saves the turns the job takes you (read, edit, verify), " +
+		"and costs one; pass host_context_tokens. Break-even: " + strings.Join(words, "; ") +
+		". Below it, or for a stopped role, do it yourself; prefer one call, or one run, to many."
 }
 
 // SDK is the underlying MCP server, for a transport of the caller's choice.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/ledger"
 	"net"
 	"os"
 	"os/exec"
@@ -120,6 +122,13 @@ func scriptParams() testscript.Params {
 				return err
 			}
 			e.Setenv("HOST_RUNS", hostRuns)
+			// The standing cost follows the tool list's measured size, which every change to a
+			// tool's description moves: scripts name it rather than copy it.
+			tokens := ledger.ToolListTokens(cost.Defaults())
+			e.Setenv("TOOL_LIST_TOKENS", strconv.FormatInt(tokens, 10))
+			e.Setenv("STANDING_11", strconv.FormatInt(11*tokens, 10))
+			e.Setenv("STANDING_11_USD", fmt.Sprintf("%.4f", float64(11*tokens)*cost.Defaults().Prices.Cached/1e6))
+			e.Setenv("STANDING_11_USD6", strconv.FormatFloat(cost.Dollars(float64(11*tokens)*cost.Defaults().Prices.Cached/1e6), 'f', -1, 64))
 			// Under -race every locum the scripts start would sleep a second before it exits
 			// (the race runtime's atexit_sleep_ms), which made the suite wait minutes for nothing.
 			// A race found is still reported and still fails the command (exit 66).
