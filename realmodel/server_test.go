@@ -347,6 +347,10 @@ type suite struct {
 	model string
 	man   *manifest
 	logs  string
+	// state is the one user state directory every locum the tier starts shares: the operator's
+	// key, so every journal a run outside a repository writes there is sealed with it, and the
+	// ledger over the tier's runs reads them all.
+	state string
 }
 
 var shared *suite
@@ -399,8 +403,25 @@ func runTier(m *testing.M) int {
 	}
 	defer embed.Stop()
 	fmt.Fprintf(os.Stderr, "realmodel: %s ready in %s on %s (%s)\n", man.EmbedModel.Name, time.Since(start).Round(time.Millisecond), embed.Direct, man.EmbedModel.Path)
-	shared = &suite{locum: bin, chat: chat, embed: embed, model: chatModel, man: man, logs: logs}
-	return m.Run()
+	shared = &suite{locum: bin, chat: chat, embed: embed, model: chatModel, man: man, logs: logs, state: filepath.Join(dir, "state")}
+	code := m.Run()
+	shared.printLedger()
+	return code
+}
+
+// printLedger prints what locum ledger makes of the tier's runs outside a repository (its
+// transforms, summaries and screens): the verdict per mode, as a person would read it.
+func (s *suite) printLedger() {
+	work, err := os.MkdirTemp("", "locum-realmodel-ledger")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(work)
+	cmd := exec.Command(s.locum, "ledger")
+	cmd.Dir = work
+	cmd.Env = s.env(work)
+	out, err := cmd.CombinedOutput()
+	fmt.Fprintf(os.Stderr, "realmodel: locum ledger over the tier's runs outside a repository (err %v):\n%s", err, out)
 }
 
 // chatModel and embedModel are the names llama-server serves the models under (--alias).
@@ -409,8 +430,9 @@ const (
 	embedModel = "all-minilm-l6-v2"
 )
 
-// env is the environment every locum the tier starts runs in: a HOME of the test's own, so no
-// user state leaks in, and the chat server as the endpoint. The developer's own LOCUM_* settings
+// env is the environment every locum the tier starts runs in: a HOME and user config of the
+// test's own, so no setting leaks from one test to another, the tier's one state directory (see
+// suite.state), and the chat server as the endpoint. The developer's own LOCUM_* settings
 // stay out: every run sees only what the test sets.
 func (s *suite) env(home string) []string {
 	var env []string
@@ -420,7 +442,7 @@ func (s *suite) env(home string) []string {
 		}
 	}
 	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+s.state, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
 		"LOCUM_BASE_URL="+s.chat.BaseURL(),
 		// The tier measures the model on every task, small spans included: the pay gate, which
 		// would stop a losing role, stays out of the measurement.
