@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -377,6 +378,34 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 }
 
 // cacheProblem records a cache that failed: the run goes on without it, and says so.
+// lexicalScreens keys, in the embedding cache, the lexical screens a folder had: no embedding
+// key has an empty server kind and endpoint.
+var lexicalScreens = client.EmbeddingKey{Model: "lexical"}
+
+// seenLexical says the folder's entries are the ones its last lexical screen at this threshold
+// found, and keeps this screen's for the next: only the entries, since a lexical screen is cheap
+// to score again and what a repeat changes is what it saved the host.
+func (d *dedup) seenLexical(r *engine.Run, threshold float64) bool {
+	c := d.opts.Cache
+	if d.opts.NoCache || c.Path == "" {
+		return false
+	}
+	ids := make([][32]byte, len(d.names))
+	for i := range d.names {
+		ids[i] = EntryID(d.names[i], TextHash(d.texts[i]))
+	}
+	sid := screenID(d.dir, threshold, "lexical")
+	prev, err := c.LoadScreen(lexicalScreens, sid)
+	if err != nil {
+		d.cacheProblem(r, err)
+		return false
+	}
+	if err := c.StoreScreen(lexicalScreens, sid, &Screen{Entries: ids}); err != nil {
+		d.cacheProblem(r, err)
+	}
+	return prev != nil && slices.Equal(prev.Entries, ids)
+}
+
 func (d *dedup) cacheProblem(r *engine.Run, err error) {
 	if d.result.CacheProblem == "" {
 		d.result.CacheProblem = err.Error()
@@ -409,8 +438,10 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	method := "exact"
 	var separation *Separation
 	var plan *reuse
+	unchanged := false
 	if d.lexical {
 		method = "lexical"
+		unchanged = d.seenLexical(r, threshold)
 		entries := LexicalEntries(d.texts)
 		d.texts = nil
 		lexicalPairs(entries, d.names, threshold, set)
@@ -485,7 +516,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		r.Detail("separation", separation)
 	}
 	r.Detail("cached", d.result.Cached)
-	if plan != nil && len(plan.changed) == 0 {
+	if unchanged || plan != nil && len(plan.changed) == 0 {
 		// The folder is as the last screen found it: the host has this answer already, so the
 		// screen saves it nothing new.
 		r.HostWork(engine.HostWork{Turns: cost.Turns{Delegated: 1}})
