@@ -196,7 +196,9 @@ var keySpecs = []keySpec{
 	{key: HostPriceOut, kind: kindPrice, env: "LOCUM_HOST_PRICE_OUT", flag: "host-price-out", global: true, operatorOnly: true, doc: "what the host pays per million output tokens, in US dollars; unset, its family's list price"},
 	{key: HostPriceCached, kind: kindPrice, env: "LOCUM_HOST_PRICE_CACHED", flag: "host-price-cached", global: true, operatorOnly: true, doc: "what the host pays per million cached input tokens, in US dollars; unset, its family's list price"},
 	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
-	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
+	// Like the context, the turns the host has left are the host's to say, or the operator's:
+	// global, so no repository file sets them.
+	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
 	// What the host's context holds is the host's to say, or the operator's: global, so no
 	// repository file sets it.
 	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},

@@ -89,6 +89,10 @@ func GateParams(s *packs.Settings) cost.Params {
 	if p.ContextSource == "call" && p.Context > cost.DefaultContext {
 		p.Context, p.ContextSource = cost.DefaultContext, "default"
 	}
+	// So for the turns left, over which what a run keeps out of the context is carried.
+	if set, ok := s.Get(packs.HostTurnsLeft); ok && strings.HasPrefix(set.Source, "argument ") {
+		p.TurnsLeft = min(p.TurnsLeft, cost.Defaults().TurnsLeft)
+	}
 	return p
 }
 

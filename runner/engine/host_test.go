@@ -99,4 +99,8 @@ func TestGateParamsNeverRaiseTheContext(t *testing.T) {
 		assert.Equal(t, tc.source, p.ContextSource)
 		assert.Equal(t, tc.gate, GateParams(s).Context)
 	}
+	s, err := c.ResolveCall("transform", nil, nil, map[string]string{"host_turns_left": "500"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(500), HostParams(s).TurnsLeft)
+	assert.Equal(t, int64(10), GateParams(s).TurnsLeft, "a call's turns left may lower the gate's, never raise them")
 }
