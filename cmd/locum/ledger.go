@@ -156,6 +156,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		fmt.Fprintf(out, "%d kept run(s) nobody judged are weighed by their role's right rate\n", rep.Discounted)
 	}
 	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
+	st := rep.Standing
+	fmt.Fprintf(out, "standing: %s: locum's MCP tool list and instructions, %d bytes (%d tokens), cost a host that installed them %s a turn at the cached price, delegating or not\n",
+		st.Method, st.Bytes, st.Tokens, moneyPerTurn(st.USD))
 	if measured {
 		printHost(out, rep.Host)
 	}
@@ -238,3 +241,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// moneyPerTurn is a small sum of money a turn, to the cent's hundredth of a hundredth.
+func moneyPerTurn(usd float64) string { return fmt.Sprintf("$%.6f", usd) }

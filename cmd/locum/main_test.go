@@ -129,6 +129,10 @@ func scriptParams() testscript.Params {
 			e.Setenv("STANDING_11", strconv.FormatInt(11*tokens, 10))
 			e.Setenv("STANDING_11_USD", fmt.Sprintf("%.4f", float64(11*tokens)*cost.Defaults().Prices.Cached/1e6))
 			e.Setenv("STANDING_11_USD6", strconv.FormatFloat(cost.Dollars(float64(11*tokens)*cost.Defaults().Prices.Cached/1e6), 'f', -1, 64))
+			st := ledger.StandingPerTurn(cost.Defaults())
+			e.Setenv("STANDING_BYTES", strconv.FormatInt(st.Bytes, 10))
+			e.Setenv("STANDING_PER_TURN", fmt.Sprintf("%.6f", st.USD))
+			e.Setenv("STANDING_PER_TURN_JSON", strconv.FormatFloat(st.USD, 'f', -1, 64))
 			// Under -race every locum the scripts start would sleep a second before it exits
 			// (the race runtime's atexit_sleep_ms), which made the suite wait minutes for nothing.
 			// A race found is still reported and still fails the command (exit 66).

@@ -707,6 +707,8 @@ type Report struct {
 	// Direct is what doing each role's tasks itself cost the host, as the host arm of a signed
 	// A/B record measured it; nil where the workspace has none.
 	Direct *DirectMeasured `json:"direct_measured,omitempty"`
+	// Standing is what locum's tool list costs a host each turn it is installed.
+	Standing StandingEstimate `json:"standing_per_turn"`
 	Left
 	// Host is what the host's own transcripts measured, where the operator named them.
 	Host *HostReport `json:"host,omitempty"`
@@ -740,7 +742,25 @@ func build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, 
 		since := f.Since.UTC()
 		l.Since = &since
 	}
-	return Report{Ledger: l, BreakEven: BreakEven(all, p), Left: left}, entries, nil
+	return Report{Ledger: l, BreakEven: BreakEven(all, p), Standing: StandingPerTurn(p), Left: left}, entries, nil
+}
+
+// StandingEstimate is what being installed costs a host on each turn of a session that has
+// locum's MCP server, delegating or not: its tool list and instructions re-read at the cached
+// price. The ledger states it per turn; where it can see the host's sessions (its transcripts),
+// it charges it per session, measured.
+type StandingEstimate struct {
+	Method string  `json:"method"`
+	Bytes  int64   `json:"bytes"`
+	Tokens int64   `json:"tokens"`
+	USD    float64 `json:"usd_per_turn"`
+}
+
+// StandingPerTurn is the standing cost at p.
+func StandingPerTurn(p cost.Params) StandingEstimate {
+	tokens := p.Tokens(cost.StandingBytes)
+	return StandingEstimate{Method: cost.MethodEstimated, Bytes: cost.StandingBytes, Tokens: tokens,
+		USD: cost.Dollars(float64(tokens) * p.Prices.Cached / 1e6)}
 }
 
 // DirectMeasured is what the host arm of an A/B record measured of doing each role's tasks
