@@ -45,6 +45,11 @@ type gitEntry struct {
 	ino    uint64
 	born   string
 	target string // a symbolic link's
+	// leadsTo is the git directory git would find through the entry, resolved: a directory's
+	// own path, the directory a link leads to, or the one a .git file (or the file a link leads
+	// to) names; "" where it leads nowhere. via is the file a .git link leads to, resolved,
+	// where it leads to one.
+	leadsTo, via string
 }
 
 // gitScan is what a tree held that git would take for a git directory: every entry named .git
@@ -264,7 +269,31 @@ func (s *gitScan) entry(rel string) (gitEntry, error) {
 		e.target, _ = os.Readlink(full)
 	}
 	e.born = birthTime(full)
+	e.leadsTo, e.via = gitDirOf(full)
 	return e, nil
+}
+
+// gitDirOf resolves the .git entry at full as git's discovery would: the directory it is or leads
+// to, or the directory the file it is or leads to names (relative to full's own directory, as git
+// reads it); and the file a link leads to, where it does.
+func gitDirOf(full string) (leadsTo, via string) {
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return "", ""
+	}
+	st, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return "", ""
+	case st.IsDir():
+		return real, ""
+	case !st.Mode().IsRegular():
+		return "", ""
+	}
+	if real != full {
+		via = real
+	}
+	return pointedDir(real, filepath.Dir(full), "gitdir:"), via
 }
 
 // readOnly are the paths to keep read-only in the sandbox for the git directories found: each
@@ -296,12 +325,12 @@ func (s *gitScan) readOnly(trees []string) []string {
 		keep(real)
 		gitDir := real
 		if st.Mode().IsRegular() {
-			if gitDir = pointedDir(real, "gitdir:"); gitDir == "" {
+			if gitDir = pointedDir(real, filepath.Dir(full), "gitdir:"); gitDir == "" {
 				continue
 			}
 			keep(gitDir)
 		}
-		if common := pointedDir(filepath.Join(gitDir, "commondir"), ""); common != "" {
+		if common := pointedDir(filepath.Join(gitDir, "commondir"), gitDir, ""); common != "" {
 			keep(common)
 		}
 	}
@@ -309,8 +338,9 @@ func (s *gitScan) readOnly(trees []string) []string {
 }
 
 // pointedDir reads the directory a git file names ("gitdir: PATH" in a .git file, a bare PATH in
-// commondir), relative to the file's own directory, resolved; "" when there is none.
-func pointedDir(file, prefix string) string {
+// commondir), relative to base (the directory git found the file in), resolved; "" when there is
+// none.
+func pointedDir(file, base, prefix string) string {
 	data, err := untrusted.ReadFile(file, gitFileCap)
 	if err != nil {
 		return ""
@@ -321,7 +351,7 @@ func pointedDir(file, prefix string) string {
 		return ""
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(file), p)
+		p = filepath.Join(base, p)
 	}
 	real, ok := realDir(p)
 	if !ok {
@@ -453,12 +483,19 @@ func (s *gitScan) planted(fence []string) error {
 		was, ok := s.entries[rel]
 		if ok {
 			seen[rel] = true
-			if sameGitEntry(was, now) {
+			if sameGitEntry(was, now) && !intoFence(now, fence) {
 				return nil
 			}
 		}
 		e.collect(&e.Planted, rel)
 		full := filepath.Join(s.tree, rel)
+		// The file a changed .git link now leads to goes as well: put back, the link would lead
+		// to whatever it names.
+		if now.via != "" && untrusted.Inside(s.tree, now.via) && now.via != filepath.Join(s.tree, rel) {
+			if err := os.Remove(now.via); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				e.collect(&e.NotRemoved, fmt.Sprintf("%s, which %s leads to (%v)", now.via, rel, err))
+			}
+		}
 		if err := os.RemoveAll(full); err != nil {
 			e.collect(&e.NotRemoved, fmt.Sprintf("%s (%v)", rel, err))
 			return nil
@@ -561,8 +598,17 @@ func resolveExisting(p string) (string, bool) {
 	}
 }
 
+// intoFence says the .git entry leads into fence, the directories the command could write
+// outside its trees: what is there is the command's.
+func intoFence(e gitEntry, fence []string) bool {
+	return slices.ContainsFunc(fence, func(f string) bool {
+		return e.leadsTo != "" && untrusted.Inside(f, e.leadsTo) || e.via != "" && untrusted.Inside(f, e.via)
+	})
+}
+
+// sameGitEntry says b is the entry a was, leading where it led.
 func sameGitEntry(a, b gitEntry) bool {
-	if a.mode != b.mode {
+	if a.mode != b.mode || a.leadsTo != b.leadsTo || a.via != b.via {
 		return false
 	}
 	if a.mode == fs.ModeSymlink {

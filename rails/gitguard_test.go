@@ -346,3 +346,46 @@ func TestUnreadableDirectories(t *testing.T) {
 	}
 	unreadableScenario(t, tree(t, gitDir))
 }
+
+// A .git link is followed as git follows it, before the verify and after: a link that led
+// nowhere, or to a file the verify could replace, must not come to lead into a git directory the
+// verify made, in the tree or in its Go build cache (fuzz, whose corpora it writes). The
+// verify's verdict is then not trusted, the file the link leads to is removed, the link stays as
+// it was, and the cache loses what git would take for a repository.
+func TestGitLinksLeadWhereTheyLed(t *testing.T) {
+	if ok, why := SandboxAvailable(); !ok {
+		t.Skip(why)
+	}
+	plantFuzz := `mkdir -p "$GOCACHE/fuzz/objects" "$GOCACHE/fuzz/refs" && echo 'ref: refs/heads/main' > "$GOCACHE/fuzz/HEAD" && printf '[core]\n\tfsmonitor = touch owned\n' > "$GOCACHE/fuzz/config"; `
+	cases := []struct {
+		name, attack, via string
+		files             map[string]string
+	}{
+		{"a link that led nowhere", plantFuzz + `echo "gitdir: $GOCACHE/fuzz" > app/gitfile`, "app/gitfile",
+			map[string]string{"app/.git": "->gitfile", "app/a.go": ""}},
+		{"a link to a file whose directory the verify replaced", plantFuzz + `mv sub sub.old && mkdir sub && echo "gitdir: $GOCACHE/fuzz" > sub/gitfile`, "sub/gitfile",
+			map[string]string{"app/.git": "->../sub/gitfile", "sub/gitfile": "gitdir: ../gd\n", "gd/HEAD": "ref: refs/heads/main\n", "gd/objects/": "", "gd/refs/": ""}},
+		{"a link that led nowhere, to a repository in the tree", `mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && echo "gitdir: ../x" > app/gitfile`, "app/gitfile",
+			map[string]string{"app/.git": "->gitfile", "app/a.go": ""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tree(t, tc.files)
+			caches, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			res, err := RunShell(context.Background(), ShellCommand{Dir: root, Sandbox: &Sandbox{Writable: []string{root}, GoCaches: caches},
+				Command: tc.attack + "exit 0"})
+			require.Equal(t, SandboxBwrap, res.Sandbox, res.SandboxWhy)
+			var pe *PlantedGitError
+			require.ErrorAs(t, err, &pe, "output: %s", res.Output)
+			assert.Contains(t, err.Error(), "not trusted")
+			assert.NoFileExists(t, filepath.Join(root, tc.via), "the file the link now leads to")
+			target, err := os.Readlink(filepath.Join(root, "app/.git"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.files["app/.git"][2:], target)
+			assert.NoDirExists(t, filepath.Join(caches, "build", "fuzz"))
+			leadsTo, _ := gitDirOf(filepath.Join(root, "app/.git"))
+			assert.NotContains(t, leadsTo, caches)
+		})
+	}
+}

@@ -35,9 +35,11 @@ func checkGoCaches(dir string, network bool) error {
 var buildCacheFiles = map[string]bool{"README": true, "trim.txt": true, "testexpire.txt": true, "log.txt": true}
 
 // checkBuildCache holds the build cache at dir to Go's layout: the files of buildCacheFiles, the
-// directories 00 to ff of regular files (the entries), and fuzz, the fuzzing corpora, a tree of
-// directories and regular files. Anything else is removed, and makes the command's verdict
-// untrusted; a cache past the walk's bounds is removed whole (it is only a cache).
+// directories 00 to ff of Go's entries (regular files named for their hash, which begins with
+// the directory's name, and -a or -d), and fuzz, the fuzzing corpora, a tree of directories and
+// regular files of which none, fuzz included, is shaped like a git directory. Anything else is
+// removed, and makes the command's verdict untrusted; a cache past the walk's bounds is removed
+// whole (it is only a cache).
 func checkBuildCache(dir string) *PlantedGitError {
 	e := &PlantedGitError{Tree: dir, Cache: "build"}
 	seen := 0
@@ -67,7 +69,7 @@ func checkBuildCache(dir string) *PlantedGitError {
 				if seen++; seen > gitWalkEntries {
 					return false
 				}
-				if !ent.Type().IsRegular() {
+				if !ent.Type().IsRegular() || !isCacheEntry(name, ent.Name()) {
 					stray(filepath.Join(name, ent.Name()))
 				}
 				return true
@@ -75,6 +77,8 @@ func checkBuildCache(dir string) *PlantedGitError {
 			if err != nil {
 				stray(name)
 			}
+		case name == "fuzz" && t.IsDir() && gitShaped(filepath.Join(dir, name)):
+			stray(name)
 		case name == "fuzz" && t.IsDir():
 			w := &treeWalk{tree: filepath.Join(dir, name)}
 			drop := func(rel string) error { stray(filepath.Join(name, rel)); return nil }
@@ -157,6 +161,29 @@ func checkModCache(dir string) *PlantedGitError {
 		return nil
 	}
 	return e
+}
+
+// isCacheEntry says name is named as Go names an entry of the build cache's directory sub: a
+// SHA-256 in hex that begins with sub, then -a (an action) or -d (an output).
+func isCacheEntry(sub, name string) bool {
+	id, ok := strings.CutSuffix(name, "-a")
+	if !ok {
+		id, ok = strings.CutSuffix(name, "-d")
+	}
+	return ok && len(id) == 64 && strings.HasPrefix(id, sub) && strings.Trim(id, "0123456789abcdef") == ""
+}
+
+// gitShaped says git's discovery would take the directory dir for a git directory (see gitShape).
+// A directory that cannot be read, or holds more than a walk reads, is taken for one.
+func gitShaped(dir string) bool {
+	var shape gitShape
+	seen := 0
+	err := eachEntry(dir, func(e fs.DirEntry) bool {
+		shape.note(e.Name())
+		seen++
+		return seen <= gitWalkEntries
+	})
+	return err != nil || shape.gitDir()
 }
 
 var errStopped = errors.New("stopped")

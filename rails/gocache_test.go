@@ -5,6 +5,7 @@ package rails
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,10 @@ import (
 // verify's verdict untrusted: a git directory planted there waits for a link to it, and the
 // cache outlives the verify.
 func TestCheckBuildCache(t *testing.T) {
-	goLayout := map[string]string{"README": "go", "trim.txt": "1", "testexpire.txt": "2", "00/0a1b-a": "", "00/0a1b-d": "", "ff/ffee-a": "",
+	entry := func(hexByte, key string) string {
+		return hexByte + "/" + hexByte + strings.Repeat("5c", 31) + "-" + key
+	}
+	goLayout := map[string]string{"README": "go", "trim.txt": "1", "testexpire.txt": "2", entry("00", "a"): "", entry("00", "d"): "", entry("ff", "a"): "",
 		"fuzz/example.com/calc/FuzzAdd/3f2e": "go test fuzz v1\n"}
 	cases := []struct {
 		name  string
@@ -30,6 +34,9 @@ func TestCheckBuildCache(t *testing.T) {
 		{"an entry directory named in capitals", map[string]string{"AB/x": ""}, []string{"AB"}},
 		{"a link at the top", map[string]string{"link": "->00"}, []string{"link"}},
 		{"a git directory among the fuzz corpora", map[string]string{"fuzz/p/.git/HEAD": "", "fuzz/q/link": "->/"}, []string{"fuzz/p/.git", "fuzz/q/link"}},
+		{"a file an entry directory holds that Go does not name so", map[string]string{"ab/HEAD": "", "ab/commondir": "../fuzz/c"}, []string{"ab/HEAD", "ab/commondir"}},
+		{"an entry in another's directory", map[string]string{"01/" + "00" + strings.Repeat("5c", 31) + "-a": ""}, []string{"01/00" + strings.Repeat("5c", 31) + "-a"}},
+		{"an entry of another kind", map[string]string{"00/00" + strings.Repeat("5c", 31) + "-x": ""}, []string{"00/00" + strings.Repeat("5c", 31) + "-x"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +61,14 @@ func TestCheckBuildCache(t *testing.T) {
 			assert.Nil(t, checkBuildCache(dir), "a second look finds nothing")
 		})
 	}
+	t.Run("the fuzz corpora shaped as a git directory go whole", func(t *testing.T) {
+		dir := tree(t, with(goLayout, map[string]string{"fuzz/HEAD": "ref: refs/heads/main\n", "fuzz/objects/": "", "fuzz/refs/": "", "fuzz/config": "[core]\n\tfsmonitor = touch /tmp/owned\n"}))
+		err := checkBuildCache(dir)
+		require.NotNil(t, err)
+		assert.Equal(t, []string{"fuzz"}, err.Planted)
+		assert.NoDirExists(t, filepath.Join(dir, "fuzz"))
+		assert.FileExists(t, filepath.Join(dir, entry("00", "a")))
+	})
 	t.Run("past the bound, the cache goes", func(t *testing.T) {
 		setBound(t, &gitWalkEntries, 5)
 		dir := tree(t, goLayout)

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,23 +88,29 @@ type bwrapInfo struct {
 
 // bwrapProbe is whether bwrap contains a command here, asked once by running the sandbox's own
 // argv shape: installed, allowed to make the namespaces (a container may forbid them), leaving
-// the command no capability, and no kernel setting it could write. Where it would leave either,
-// the sandbox is not in force.
+// the command no capability, no kernel setting it could write, and no user namespace it could
+// make. Where it would leave any of them, the sandbox is not in force.
 var bwrapProbe = sync.OnceValues(probeBwrap)
 
 // probeScript prints what the probe reads: the capabilities of the sandboxed command
-// (/proc/self/status), then a line for each of its arguments it may open for writing. Opening
-// writes nothing; the subshell keeps a failed redirection from ending sh.
+// (/proc/self/status), a line if it could make a user namespace of its own (where unshare is
+// installed to try; bwrap tries too, see base), then a line for each of its arguments it may
+// open for writing. Opening writes nothing; the subshell keeps a failed redirection from ending
+// sh.
 const probeScript = `cat /proc/self/status || exit 1
+if command -v unshare >/dev/null 2>&1 && unshare -U true 2>/dev/null; then echo "` + probeUserns + `"; fi
 for f do
 	if [ -e "$f" ] && (: >>"$f") 2>/dev/null; then echo "` + probeWritable + ` $f"; fi
 done`
 
-const probeWritable = "locum-probe-writable:"
+const (
+	probeWritable = "locum-probe-writable:"
+	probeUserns   = "locum-probe-userns"
+)
 
 // probeFiles are the host-global files the probe tries to open for writing in the sandbox, where
 // they exist: two kernel settings (sysctls) and the magic SysRq trigger, and each of procRO's
-// files.
+// files with a write bit.
 var probeFiles = []string{"/proc/sys/kernel/printk_ratelimit_burst", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"}
 
 func probeBwrap() (bwrapInfo, error) {
@@ -118,47 +125,46 @@ func probeBwrap() (bwrapInfo, error) {
 	procRO := procReadOnly("/proc")
 	files := slices.Clone(probeFiles)
 	for _, p := range procRO {
-		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(files, p) {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o222 != 0 && !slices.Contains(files, p) {
 			files = append(files, p)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var why error
-	// A user namespace first; without one, the capabilities dropped are still enough.
+	// A user namespace first; without one, the capabilities dropped are still enough. Where
+	// neither contains the command, both reasons are given: the first is usually the one to fix.
+	var whys []error
 	for _, userns := range []bool{true, false} {
 		b := bwrapInfo{path: path, userns: userns, procRO: procRO}
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, path, append(append(b.base(false)[1:], "--", sh, "-c", probeScript, "sh"), files...)...)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
-		if err != nil {
-			why = fmt.Errorf("bwrap cannot make its namespaces here (%s)", strings.TrimSpace(firstLine(stderr.Bytes(), err)))
-			continue
+		if err == nil {
+			err = errors.Join(capsDropped(out), noUserns(out), nothingWritable(out))
+		} else {
+			err = bwrapFailed(stderr.Bytes(), err)
 		}
-		if err := capsDropped(out); err != nil {
-			why = err
-			continue
+		if err == nil {
+			return b, nil
 		}
-		if err := nothingWritable(out); err != nil {
-			why = err
-			continue
-		}
-		return b, nil
+		whys = append(whys, err)
 	}
-	return bwrapInfo{}, why
+	return bwrapInfo{}, fmt.Errorf("with a user namespace of its own, %w; without one, %w", whys[0], whys[1])
 }
 
-// procReadOnly are the entries of proc (the host's /proc) a sandboxed command must not write:
-// every one that is not a process's own (a PID, self, thread-self) and that could be written,
-// each directory and each file with a write bit. They are the kernel's, shared with every
+// procReadOnly are the entries of proc (the host's /proc) to bind read-only over the sandbox's
+// own: every one that is not a process's own (a PID, self, thread-self, and the links into self
+// such as net and mounts), whatever its type and mode. They are the kernel's, shared with every
 // process of the host: /proc/sys (sysctls such as kernel.core_pattern, which names a program the
 // kernel runs as root in the host's namespaces), /proc/sysrq-trigger (which reboots or crashes
 // the machine), /proc/irq, /proc/bus, /proc/fs, /proc/acpi and the like. Owner uid 0 writes most
 // of them with no capability at all, so dropping every capability leaves them to a root caller;
 // bubblewrap makes some read-only itself but not /proc/sys, whose top directory only looks
 // read-only. Docker makes /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus and /proc/fs
-// read-only; this covers those and whatever else this kernel offers.
+// read-only; this covers those and whatever else this kernel offers. An entry the host masked
+// (a container runtime binds /dev/null over /proc/kcore, an empty directory over /proc/acpi)
+// is bound as the host shows it: the sandbox's fresh /proc would otherwise show the real one.
 func procReadOnly(proc string) []string {
 	entries, err := os.ReadDir(proc)
 	if err != nil {
@@ -167,16 +173,10 @@ func procReadOnly(proc string) []string {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if name == "self" || name == "thread-self" || strings.Trim(name, "0123456789") == "" {
+		if name == "self" || name == "thread-self" || strings.Trim(name, "0123456789") == "" || e.Type() == fs.ModeSymlink {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if info.IsDir() || info.Mode().IsRegular() && info.Mode().Perm()&0o222 != 0 {
-			out = append(out, filepath.Join(proc, name))
-		}
+		out = append(out, filepath.Join(proc, name))
 	}
 	return out
 }
@@ -194,6 +194,14 @@ func procReadOnly(proc string) []string {
 // and its cache as before. Where no user namespace may be made, no_new_privs (which bwrap always
 // sets) keeps an exec from regaining what was dropped.
 //
+// A user namespace of the verify's own would give it every capability back over namespaces of
+// its own: a mount namespace where it mounts the cgroup file system and, where cgroup2 is not
+// mounted with nsdelegate, writes the cgroup locum runs in (cgroup.kill ends locum and every
+// process beside it; cgroup.freeze stops locum past any timeout). --disable-userns makes the
+// sandbox's user namespace one that can hold no other; without --unshare-user,
+// --assert-userns-disabled makes bwrap refuse to run where one could be made. Either way bwrap
+// tries to make one before it runs the command and fails where it can.
+//
 // With no capability, uid 0 still owns the kernel's files in /proc, and writes them by their
 // mode alone (a sysctl is checked against the global uid 0, whatever the namespace): those are
 // bound read-only over the sandbox's /proc (see procReadOnly). Each is bound from the host's
@@ -202,7 +210,9 @@ func procReadOnly(proc string) []string {
 func (b bwrapInfo) base(network bool) []string {
 	args := []string{b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
 	if b.userns {
-		args = append(args, "--unshare-user")
+		args = append(args, "--unshare-user", "--disable-userns")
+	} else {
+		args = append(args, "--assert-userns-disabled")
 	}
 	args = append(args, "--cap-drop", "ALL")
 	if !network {
@@ -221,6 +231,32 @@ func (b bwrapInfo) base(network bool) []string {
 		}
 	}
 	return args
+}
+
+// bwrapFailed is why the probe's bwrap did not run its command: where it says a user namespace
+// could still be made (its own check, see base) or does not know the option that forbids them,
+// that; otherwise the namespaces themselves.
+func bwrapFailed(stderr []byte, err error) error {
+	line := strings.TrimSpace(firstLine(stderr, err))
+	switch {
+	case strings.Contains(line, "user namespaces was not disabled"):
+		return fmt.Errorf("bwrap's sandbox lets the command make a user namespace of its own here (%s), with which it could mount the cgroup file system and kill or freeze locum's cgroup", line)
+	case strings.Contains(line, "Unknown option") && (strings.Contains(line, "userns") || strings.Contains(line, "--disable") || strings.Contains(line, "--assert")):
+		return fmt.Errorf("this bwrap cannot keep the sandboxed command from making user namespaces (%s); bubblewrap 0.8.0 or later can", line)
+	}
+	return fmt.Errorf("bwrap cannot make its namespaces here (%s)", line)
+}
+
+// noUserns reads the probe's line of a user namespace the sandboxed command made: in one of its
+// own it holds every capability again, over namespaces of its own, and with them it could mount
+// the cgroup file system and write the cgroup locum runs in (cgroup.kill, cgroup.freeze).
+func noUserns(out []byte) error {
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if line == probeUserns {
+			return errors.New("bwrap's sandbox lets the command make a user namespace of its own here, with which it could mount the cgroup file system and kill or freeze locum's cgroup")
+		}
+	}
+	return nil
 }
 
 // nothingWritable reads the probe's lines of the host-global files the sandboxed command could

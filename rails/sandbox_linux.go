@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/locumdev/locum/untrusted"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,7 +58,33 @@ func makeCgroup(marker string) *verifyCgroup {
 		_ = os.Remove(dir)
 		return nil
 	}
+	if !bornAlive(int(fd.Fd())) {
+		fd.Close()
+		_ = os.Remove(dir)
+		return nil
+	}
 	return &verifyCgroup{dir: dir, fd: fd}
+}
+
+// bornAlive says a process this one starts in the cgroup open at fd lives to run. Once the cgroup
+// this process runs in has been killed whole (cgroup.kill, by anyone with write access to it: a
+// process left in it, as this one was, goes on), the kernel kills at birth every child this
+// process starts straight into another cgroup: each command would end "signal killed" before it
+// ran. Such a cgroup is not used: the command starts in this process's own, and its process
+// group and marker still find what it leaves. The child asked to run "/" fails its exec and says
+// so; killed at birth, it says nothing, and the exec looks done.
+func bornAlive(fd int) bool {
+	pid, err := syscall.ForkExec("/", []string{"/"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}})
+	if err != nil {
+		return errors.Is(err, syscall.EACCES)
+	}
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	return false
 }
 
 // cgroupPrefix names the cgroups of commands' own.
@@ -81,26 +109,60 @@ func removeStaleCgroups(own string, now time.Time) {
 	}
 }
 
-// killOrphanCgroups ends every process in the cgroups beside this process's own of commands whose
-// locum no longer runs, and removes those cgroups. A locum killed while its verify ran leaves its
-// cgroup holding the verify; the cgroup's name is the command's marker, which names the locum.
+// killOrphanCgroups ends every process in the cgroups of commands whose locum no longer runs, and
+// removes those cgroups. A locum killed while its verify ran leaves its cgroup holding the verify,
+// beside the cgroup that locum ran in, which need not be this process's: each is looked for in
+// the whole hierarchy this process sees (see verifyCgroups). The cgroup's name is the command's
+// marker, which names the locum.
 func killOrphanCgroups() {
-	own, err := ownCgroupDir()
+	root, err := cgroupRoot()
 	if err != nil {
 		return
 	}
-	entries, err := os.ReadDir(own)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		marker, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-		if !ok || !e.IsDir() || !ownerGone(marker) {
-			continue
+	for _, dir := range verifyCgroups(root) {
+		if ownerGone(strings.TrimPrefix(filepath.Base(dir), cgroupPrefix)) {
+			(&verifyCgroup{dir: dir}).kill()
 		}
-		g := &verifyCgroup{dir: filepath.Join(own, e.Name())}
-		g.kill()
 	}
+}
+
+// The bounds of the walk of the cgroup hierarchy for commands' cgroups: a host holds a few hundred
+// cgroups, a few levels deep (a systemd user session's app cgroups are about seven).
+var (
+	cgroupWalkDirs  = 1 << 16
+	cgroupWalkDepth = 32
+)
+
+// verifyCgroups are the cgroups of commands' own (named cgroupPrefix and a marker) in the
+// hierarchy under root, read breadth first within cgroupWalkDirs and cgroupWalkDepth. One is not
+// read further: killing it kills every cgroup below it.
+func verifyCgroups(root string) []string {
+	var found []string
+	type dir struct {
+		path  string
+		depth int
+	}
+	queue := []dir{{root, 0}}
+	read := 0
+	for len(queue) > 0 && read < cgroupWalkDirs {
+		d := queue[0]
+		queue = queue[1:]
+		read++
+		_ = eachEntry(d.path, func(e fs.DirEntry) bool {
+			if !e.IsDir() {
+				return true
+			}
+			child := filepath.Join(d.path, e.Name())
+			switch {
+			case strings.HasPrefix(e.Name(), cgroupPrefix):
+				found = append(found, child)
+			case d.depth+1 < cgroupWalkDepth && len(queue) < cgroupWalkDirs:
+				queue = append(queue, dir{child, d.depth + 1})
+			}
+			return true
+		})
+	}
+	return found
 }
 
 // place starts the command in the cgroup, when there is one.
@@ -149,11 +211,57 @@ func ownCgroupDir() (string, error) {
 	if !strings.HasPrefix(path, "/") {
 		return "", errors.New("no cgroup v2")
 	}
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := cgroup2Mounts()
 	if err != nil {
 		return "", err
 	}
+	for _, m := range mounts {
+		rel, err := filepath.Rel(m.root, path)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		return filepath.Join(m.point, rel), nil
+	}
+	return "", errors.New("no cgroup v2 mounted")
+}
+
+// cgroupRoot is where the root of the cgroup v2 hierarchy this process sees (its cgroup
+// namespace's) is mounted; where no mount shows the root, the mount that shows this process's
+// own cgroup.
+func cgroupRoot() (string, error) {
+	mounts, err := cgroup2Mounts()
+	if err != nil {
+		return "", err
+	}
+	for _, m := range mounts {
+		if m.root == "/" {
+			return m.point, nil
+		}
+	}
+	own, err := ownCgroupDir()
+	if err != nil {
+		return "", err
+	}
+	for _, m := range mounts {
+		if untrusted.Inside(m.point, own) {
+			return m.point, nil
+		}
+	}
+	return own, nil
+}
+
+// cgroupMount is a mount of the cgroup2 file system: the directory of the hierarchy it shows
+// (root), and where.
+type cgroupMount struct{ root, point string }
+
+// cgroup2Mounts are this process's mounts of the cgroup2 file system, from /proc/self/mountinfo.
+func cgroup2Mounts() ([]cgroupMount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
+	var out []cgroupMount
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -166,14 +274,9 @@ func ownCgroupDir() (string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		root, point := unescapeMount(fields[3]), unescapeMount(fields[4])
-		rel, err := filepath.Rel(root, path)
-		if err != nil || !filepath.IsLocal(rel) {
-			continue
-		}
-		return filepath.Join(point, rel), nil
+		out = append(out, cgroupMount{root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
 	}
-	return "", errors.New("no cgroup v2 mounted")
+	return out, sc.Err()
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // A locum killed while its verify ran leaves the verify's cgroup behind: the next one removes it
@@ -123,4 +124,15 @@ func TestReapOrphans(t *testing.T) {
 		}
 		assert.NoDirExists(t, g.dir)
 	})
+}
+
+// A file of /proc the host masked with a character device (/dev/null, as container runtimes mask
+// /proc/kcore and /proc/timer_list) is kept as the host shows it.
+func TestProcReadOnlyKeepsAMaskedFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root makes device files")
+	}
+	proc := tree(t, map[string]string{"1/": "", "sys/": "", "self": "->1"})
+	require.NoError(t, syscall.Mknod(filepath.Join(proc, "kcore"), syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
+	assert.Equal(t, []string{filepath.Join(proc, "kcore"), filepath.Join(proc, "sys")}, procReadOnly(proc))
 }

@@ -200,15 +200,19 @@ func TestNothingWritable(t *testing.T) {
 	assert.Contains(t, err.Error(), "(/proc/sys/kernel/core_pattern, /proc/sysrq-trigger)")
 }
 
-// Every entry of /proc that is not a process's own and could be written is kept read-only: the
-// directories, and the files with a write bit.
+// Every entry of /proc that is not a process's own is kept read-only, whatever its type and mode:
+// a directory, a file with a write bit or none, and a special file where the host masked one (a
+// container runtime binds /dev/null over /proc/kcore): the sandbox's fresh /proc would show the
+// real one.
 func TestProcReadOnly(t *testing.T) {
-	proc := tree(t, map[string]string{"1/": "", "42/": "", "sys/": "", "irq/": "", "fs/": "", "sysrq-trigger": "", "mtrr": "", "meminfo": "", "self": "->42", "net": "->self/net", "thread-self": "->42"})
+	proc := tree(t, map[string]string{"1/": "", "42/": "", "sys/": "", "irq/": "", "fs/": "", "sysrq-trigger": "", "mtrr": "", "meminfo": "",
+		"self": "->42", "net": "->self/net", "mounts": "->self/mounts", "thread-self": "->42/task/42"})
 	require.NoError(t, os.Chmod(filepath.Join(proc, "sysrq-trigger"), 0o200))
 	require.NoError(t, os.Chmod(filepath.Join(proc, "mtrr"), 0o644))
 	require.NoError(t, os.Chmod(filepath.Join(proc, "meminfo"), 0o444))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(proc, "timer_list"), 0o400), "a special file")
 	var want []string
-	for _, n := range []string{"fs", "irq", "mtrr", "sys", "sysrq-trigger"} {
+	for _, n := range []string{"fs", "irq", "meminfo", "mtrr", "sys", "sysrq-trigger", "timer_list"} {
 		want = append(want, filepath.Join(proc, n))
 	}
 	assert.Equal(t, want, procReadOnly(proc))
@@ -347,6 +351,9 @@ func outsideTmp(t *testing.T) string {
 	return dir
 }
 
+// plantedEntry is named as Go names an entry of the build cache's directory 00.
+var plantedEntry = "00" + strings.Repeat("7e", 31) + "-d"
+
 // A verify sees its repository's Go caches and nothing else of locum's: not another repository's
 // cache (where a verify could plant what the next one links into its tests), not the embedding
 // cache, not the state directory's keys, not the config directory nor the key that signs routing
@@ -379,15 +386,15 @@ func TestSandboxHidesLocumsFiles(t *testing.T) {
 			HiddenFiles: []string{filepath.Join(config, "signing.key"), filepath.Join(keys, "link.key")}}
 	}
 	res, err := RunShell(context.Background(), ShellCommand{Dir: repoA, Sandbox: sandbox(repoA, cacheA),
-		Command: `mkdir -p "$GOCACHE/00" && echo trojan > "$GOCACHE/00/planted" && printf %s "$GOCACHE"`})
+		Command: `mkdir -p "$GOCACHE/00" && echo trojan > "$GOCACHE/00/` + plantedEntry + `" && printf %s "$GOCACHE"`})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, string(res.Output))
 	assert.Equal(t, filepath.Join(cacheA, "build"), string(res.Output))
-	assert.FileExists(t, filepath.Join(cacheA, "build", "00", "planted"), "a verify writes its own repository's cache")
+	assert.FileExists(t, filepath.Join(cacheA, "build", "00", plantedEntry), "a verify writes its own repository's cache")
 
 	cases := []struct{ name, attack string }{
 		{"its cache is another's", `test "$GOCACHE" != ` + filepath.Join(cacheB, "build")},
-		{"read what A planted", "cat " + filepath.Join(cacheA, "build", "00", "planted")},
+		{"read what A planted", "cat " + filepath.Join(cacheA, "build", "00", plantedEntry)},
 		{"write A's cache", "echo x > " + filepath.Join(cacheA, "build", "x")},
 		{"list the other caches", "ls " + filepath.Join(cache, "verify-go") + " | grep -v " + filepath.Base(cacheB)},
 		{"read the embedding cache", "cat " + filepath.Join(cache, "embeddings.db")},
