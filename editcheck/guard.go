@@ -112,7 +112,7 @@ func CheckGuard(guard, name string, before, after []byte) error {
 	b, a := load(before), load(after)
 	if b.file != nil && a.file == nil {
 		where := firstError(a.err, 0)
-		return guardError(guard, "the edit makes the file fail to parse: "+where, "made the file fail to parse ("+where+")")
+		return guardError(guard, "the edit made the file fail to parse ("+where+")", "made the file fail to parse ("+where+")")
 	}
 	if guard == GuardComments {
 		i := firstDiff(b.toks, a.toks)

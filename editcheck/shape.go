@@ -198,7 +198,7 @@ func DeclShape(span, reply string) error {
 		if len(f.Comments) > 0 {
 			return &ShapeError{
 				Reason: "the reply is only a comment: it would delete " + want.noun(),
-				Retry:  fmt.Sprintf("Send %s, with its doc comment and your change in it; you sent only a comment, which would delete the %s.", want.whole(), kindWord(want.kind)),
+				Retry:  fmt.Sprintf("Send your comment followed by %s, with your change in it; you sent only a comment, which would delete the %s.", want.whole(), kindWord(want.kind)),
 			}
 		}
 		return &ShapeError{
@@ -241,12 +241,12 @@ func compare(want spanDecl, got decl) error {
 	case got.kind != want.kind:
 		return &ShapeError{
 			Reason: fmt.Sprintf("the reply is %s, not %s: another kind of declaration", got.noun(), want.noun()),
-			Retry:  fmt.Sprintf("Send %s, still a %s, with your change in it; you sent %s.", want.whole(), kindWord(want.kind), got.noun()),
+			Retry:  fmt.Sprintf("Send %s, with your change in it; it must stay a %s: you sent %s.", want.whole(), kindWord(want.kind), got.noun()),
 		}
 	case got.name != want.name:
 		return &ShapeError{
 			Reason: fmt.Sprintf("the reply declares %s, not %s: another declaration or a rename", got.noun(), want.noun()),
-			Retry:  fmt.Sprintf("Send %s under its own name, with your change in it; you sent %s.", want.whole(), got.noun()),
+			Retry:  fmt.Sprintf("Send %s, with your change in it and its name unchanged; you sent %s.", want.whole(), got.noun()),
 		}
 	case got.grouped != want.grouped:
 		if want.grouped {
