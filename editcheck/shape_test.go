@@ -47,6 +47,8 @@ func TestDeclShapeAcceptsTheSameDeclaration(t *testing.T) {
 		{"a changed const block", mathConsts, strings.Replace(mathConsts, "Phi =", "Phi2 =", 1)},
 		{"a one-line function made several", listNew, "// New returns an initialized list.\nfunc New() *List {\n\treturn new(List).Init()\n}\n"},
 		{"one type of a block, changed", "// Key names an entry.\nKey string", "// Key names an entry of the cache.\nKey []byte"},
+		{"a reply left with blank lines by the caller's fence stripping", average, "\n" + average + "\n\n"},
+		{"a generic method with its receiver renamed", "func (s *Stack[T]) Push(v T) {}", "func (st *Stack[E]) Push(v E) { st.items = append(st.items, v) }"},
 		{"a span that is not one declaration", "\tsum += x\n}", "anything at all {"},
 	}
 	for _, c := range cases {
