@@ -332,5 +332,13 @@ func (g *goFile) deleteLines(s ast.Stmt) {
 	if !g.within(start, end) || g.uses.removesLastUse(lo, hi) {
 		return
 	}
+	// Between two blank lines, one goes too: gofmt keeps no two together.
+	if first > 1 && last < g.idx.count() && g.blank(first-1) && g.blank(last+1) && g.within(start, g.idx.end(last+1)) {
+		end = g.idx.end(last + 1)
+	}
 	g.add(DeleteStatement, start, end, "", "deleted "+quote(string(g.src[lo:hi])))
+}
+
+func (g *goFile) blank(line int) bool {
+	return strings.TrimSpace(string(g.src[g.idx.start(line):g.idx.end(line)])) == ""
 }
