@@ -7,9 +7,19 @@
 // them exactly. Any other file, and a .go file that does not parse, gets line-level mutants
 // (delete_line, change_literal) with the same kind names whatever the file. Comments are never
 // mutated: they are not behaviour.
+//
+// A Go mutant of a file that compiles is meant to compile, so that a verify rejecting it
+// rejects a behaviour and not a build error: the file is type-checked alone, with no import
+// resolved, and a site is left out when its change would leave a local variable or an import
+// unused, divide by a constant zero, overflow a constant, subtract strings or make a function
+// end without its return. What the file alone does not show can still break the build: an
+// operand or constant declared in another file of the package, a dot import's last use. A
+// negated condition or a swapped operator may make a loop run forever; a loop's post statement
+// is never changed, but the caller bounds each verify run by time all the same.
 package mutate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"math/bits"
@@ -158,21 +168,27 @@ func choose(file []byte, sites []site, kinds []string, max int) []Mutant {
 	for i, k := range kinds {
 		queues[i] = spread(byKind[k])
 	}
-	seen := map[[32]byte]bool{sha256.Sum256(file): true}
+	seen := map[[32]byte]bool{}
 	var out []Mutant
-	for len(out) < max {
+	// A rejected site still costs a pass over the file: after this many, stop looking.
+	rejects := 2*max + 64
+	for len(out) < max && rejects > 0 {
 		progress := false
 		for i := range queues {
-			for len(queues[i]) > 0 {
+			for len(queues[i]) > 0 && rejects > 0 {
 				s := queues[i][0]
 				queues[i] = queues[i][1:]
-				text := apply(file, s)
-				sum := sha256.Sum256(text)
+				if s.hi-s.lo == len(s.repl) && bytes.Equal(file[s.lo:s.hi], s.repl) {
+					rejects-- // the file itself
+					continue
+				}
+				sum := digest(file, s)
 				if seen[sum] {
+					rejects-- // another site's file
 					continue
 				}
 				seen[sum] = true
-				out = append(out, Mutant{Kind: s.kind, Line: s.line, Desc: s.desc, Text: text})
+				out = append(out, Mutant{Kind: s.kind, Line: s.line, Desc: s.desc, Text: apply(file, s)})
 				progress = true
 				break
 			}
@@ -185,6 +201,17 @@ func choose(file []byte, sites []site, kinds []string, max int) []Mutant {
 		}
 	}
 	return out
+}
+
+// digest is the SHA-256 of the file s makes, without making it.
+func digest(file []byte, s site) [32]byte {
+	h := sha256.New()
+	h.Write(file[:s.lo])
+	h.Write(s.repl)
+	h.Write(file[s.hi:])
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 func apply(file []byte, s site) []byte {

@@ -278,3 +278,15 @@ func TestDescribe(t *testing.T) {
 	assert.Equal(t, strings.Count(Describe(lineKinds), "\n"), 2)
 	assert.True(t, strings.HasPrefix(Describe([]string{SwapOperator}), "swap_operator: "))
 }
+
+// TestSpanMakesEachFileOnce shows sites that make the same file counted once: deleting any of
+// a thousand equal lines is one mutant, however large max.
+func TestSpanMakesEachFileOnce(t *testing.T) {
+	src := bytes.Repeat([]byte("again\n"), 1000)
+	for _, max := range []int{1, 4, 1000} {
+		ms, err := Span("notes.txt", src, 1, 1000, max)
+		require.NoError(t, err)
+		require.Len(t, ms, 1)
+		assert.Equal(t, DeleteLine, ms[0].Kind)
+	}
+}
