@@ -21,6 +21,9 @@ func FuzzSpan(f *testing.F) {
 		f.Add(b, uint8(0), 1, 40, 8)
 		f.Add(b, uint8(1), 10, 30, 3)
 	}
+	for _, c := range goCases {
+		f.Add([]byte(c.src), uint8(0), 1, 30, 16)
+	}
 	f.Add([]byte("package p\nfunc f() int { if a < b { x++ }; return 1 }\n"), uint8(0), 1, 2, 5)
 	f.Add([]byte("/* open\nx = 1 \"s\n"), uint8(3), 1, 2, 5)
 	f.Add([]byte(""), uint8(5), 1, 1, 1)
