@@ -248,6 +248,8 @@ func (p *notifier) Observe(ev engine.ProgressEvent) {
 		p.say(fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev)))
 	case engine.StageVerify:
 		p.say(fmt.Sprintf("verify running (%s)", attempt(ev)))
+	case engine.StageMutants:
+		p.say(fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total))
 	case engine.StageEmbed:
 		p.say(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
 	case engine.StageScore:

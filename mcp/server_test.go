@@ -70,7 +70,8 @@ func newFixture(t *testing.T, allowModel bool) *fixture {
 	require.NoError(t, exec.Command("git", "init", "-q", f.root).Run())
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
 	// A HOME of its own: the operator's key, which seals the journals, is made there.
-	env := map[string]string{"LOCUM_BASE_URL": f.llm.BaseURL(), "HOME": t.TempDir()}
+	// No mutants after a kept edit but where a test turns them on: most tests are of other things.
+	env := map[string]string{"LOCUM_BASE_URL": f.llm.BaseURL(), "HOME": t.TempDir(), "LOCUM_MUTANTS": "0"}
 	f.env = env
 	s, err := New(Options{Dir: f.root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, AllowModel: allowModel, Version: "test"})
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 		schema, _ := json.Marshal(tool.InputSchema)
 		assert.NotContains(t, string(schema), "allow_remote", "only the operator widens the loopback rail")
 	}
-	require.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "run", "runs_show", "ledger"}, keys(byName))
+	require.ElementsMatch(t, []string{"status", "transform", "verify_check", "summarize", "dedup", "run", "runs_show", "ledger"}, keys(byName))
 	in := byName["transform"].InputSchema.(map[string]any)
 	assert.ElementsMatch(t, []any{"file", "verify", "task"}, in["required"])
 	props := in["properties"].(map[string]any)
@@ -400,4 +401,48 @@ func TestLedgerAndTheBreakEvenInTheInstructions(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "since")
+}
+
+// After a kept edit the verify runs against mutants of the span: the text and the result say how
+// many it rejected, and a verify that passed them all says to read the diff.
+func TestTransformSaysTheVerifyStrength(t *testing.T) {
+	f := newFixture(t, true)
+	f.env["LOCUM_MUTANTS"] = "4"
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	res, err := f.call(t, context.Background(), "transform", map[string]any{
+		"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a + b" calc.go`, "task": "make Add add", "model": "qwen3-coder-30b",
+	}, "tok-s")
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	out := structured(t, res)
+	assert.Equal(t, "2/2", out["verify_strength"], text(res))
+	assert.Contains(t, text(res), "; the verify rejected all 2 changes locum made to the span;")
+	f.waitProgress(t, "checking the verify: mutant")
+
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
+	res, err = f.call(t, context.Background(), "transform", map[string]any{
+		"file": "calc.go", "lines": "3-5", "verify": "true", "task": "make Add add", "model": "qwen3-coder-30b",
+	}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "0/2", structured(t, res)["verify_strength"])
+	assert.Contains(t, text(res), "cannot tell a wrong edit from a right one there: read the diff")
+}
+
+// verify_check runs the verify against the span's mutants with no model: RED where it rejects
+// none, OK where it rejects them, the tree untouched either way.
+func TestVerifyCheckTool(t *testing.T) {
+	f := newFixture(t, false)
+	res, err := f.call(t, context.Background(), "verify_check", map[string]any{"file": "calc.go", "lines": "3-5", "verify": "true"}, nil)
+	require.NoError(t, err)
+	require.True(t, res.IsError, text(res))
+	assert.Regexp(t, `^RED: verify-check: calc.go lines 3-5: the verify passed all \d changes locum made to the span`, text(res))
+	assert.Equal(t, "blind", structured(t, res)["error"].(map[string]any)["kind"])
+	assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "no model is asked")
+
+	res, err = f.call(t, context.Background(), "verify_check", map[string]any{"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a - b" calc.go`}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Regexp(t, `^[1-9]/[1-9]$`, structured(t, res)["verify_strength"])
+	assert.Equal(t, calc, f.file(t))
 }

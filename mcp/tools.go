@@ -22,6 +22,7 @@ import (
 	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/runner/summarize"
 	"github.com/locumdev/locum/runner/transform"
+	"github.com/locumdev/locum/runner/verifycheck"
 	"github.com/locumdev/locum/untrusted"
 	"github.com/locumdev/locum/workflow"
 )
@@ -33,14 +34,14 @@ import (
 // StatusArgs are the arguments of the status tool.
 type StatusArgs struct {
 	BaseURL    string `json:"base_url,omitempty"`
-	Model      string `json:"model,omitempty" jsonschema:"a chat model to look for"`
-	EmbedModel string `json:"embed_model,omitempty" jsonschema:"an embedding model to look for"`
+	Model      string `json:"model,omitempty" jsonschema:"a chat model"`
+	EmbedModel string `json:"embed_model,omitempty" jsonschema:"an embedding model"`
 }
 
 // ModelArgs are the arguments of every tool that asks a chat model: which model, where, and
 // the rails of its requests.
 type ModelArgs struct {
-	Role              string `json:"role,omitempty" jsonschema:"default code (prose for summarize)"`
+	Role              string `json:"role,omitempty" jsonschema:"code (default) or prose"`
 	Model             string `json:"model,omitempty" jsonschema:"only a model the person named"`
 	BaseURL           string `json:"base_url,omitempty"`
 	MaxInputBytes     *int   `json:"max_input_bytes,omitempty"`
@@ -53,13 +54,14 @@ type ModelArgs struct {
 // TransformArgs are the arguments of the transform tool.
 type TransformArgs struct {
 	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B (1-based, inclusive) or A-; default the whole file"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines: a Go declaration, such as Type.Method"`
-	Verify string `json:"verify" jsonschema:"bash command, from the repository root, that fails until the task is done"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
+	Verify string `json:"verify" jsonschema:"bash, from the repo root; fails until the task is done"`
 	Task   string `json:"task" jsonschema:"what to change, in plain words"`
 	ModelArgs
 	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"1 to 20"`
-	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span or blocks (SEARCH/REPLACE)"`
+	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span, blocks or insert"`
+	EditGuard     string `json:"edit_guard,omitempty" jsonschema:"span, signature or comments"`
 	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"such as 5m"`
 	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse if verify passes already"`
 	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"no verify run before the edit"`
@@ -70,18 +72,26 @@ type TransformArgs struct {
 // SummarizeArgs are the arguments of the summarize tool.
 type SummarizeArgs struct {
 	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B (1-based, inclusive) or A-; default the whole file"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"instead of lines: a Go declaration, such as Type.Method"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
 	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about"`
 	ModelArgs
 	MaxWords *int `json:"max_words,omitempty"`
 	HostArgs
 }
 
+// VerifyCheckArgs are the arguments of the verify_check tool.
+type VerifyCheckArgs struct {
+	File   string `json:"file"`
+	Lines  string `json:"lines,omitempty"`
+	Symbol string `json:"symbol,omitempty"`
+	Verify string `json:"verify"`
+}
+
 // HostArgs are what the host says of its own session, for the host-cost estimate.
 type HostArgs struct {
-	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"turns your session expects yet; default 10"`
-	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"your context's tokens; default 44000"`
+	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"default 10"`
+	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"your context; default 44000"`
 }
 
 // DedupArgs are the arguments of the dedup tool.
@@ -103,7 +113,7 @@ type DedupArgs struct {
 
 // RunArgs are the arguments of the run tool.
 type RunArgs struct {
-	Workflow string            `json:"workflow,omitempty" jsonschema:"go-tidy, notes-digest or one the workspace declares"`
+	Workflow string            `json:"workflow,omitempty" jsonschema:"go-doc, go-tidy, notes-digest or the workspace's"`
 	Params   map[string]string `json:"params,omitempty" jsonschema:"such as {\"dir\": \"pkg/calc\"}"`
 	Resume   string            `json:"resume,omitempty" jsonschema:"instead of workflow: an interrupted run's run_id"`
 	Jobs     *int              `json:"jobs,omitempty" jsonschema:"items at once"`
@@ -119,7 +129,7 @@ type RunsShowArgs struct {
 // LedgerArgs are the arguments of the ledger tool.
 type LedgerArgs struct {
 	By    string `json:"by,omitempty" jsonschema:"model, mode (default), role or week"`
-	Since string `json:"since,omitempty" jsonschema:"an age (7d, 36h) or a date (2026-11-01)"`
+	Since string `json:"since,omitempty" jsonschema:"7d, 36h or 2026-11-01"`
 	Mode  string `json:"mode,omitempty"`
 }
 
@@ -151,11 +161,17 @@ func (s *Server) addTools() error {
 		Name: "transform",
 		Description: "Edit one span of one file with the local model, kept only if `verify` exits 0 (exit 1 retries " +
 			"with its output; anything else, or a cancel, restores the file). For a bounded edit a command can check. " +
-			"Returns a line (status, outcome, what it saved you) and locum's --json result (details.changes: the edit). " +
+			"Returns a line (status, outcome, saving) and locum's --json result (details.changes: the edit). " +
 			"isError: RED (file unchanged), REFUSED (nothing sent; error.command is for the person to run), ERROR.",
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, s.transform)
+	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name: "verify_check",
+		Description: "Can a transform's verify fail on its span? Runs it on small changes to it in a scratch copy; no model. " +
+			"RED if it rejects none.",
+		Annotations: readOnly,
+	}, s.verifyCheck)
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name: "summarize",
 		Description: "A digest of a file span by the local model, when reading the span would cost you more than it is " +
@@ -166,17 +182,16 @@ func (s *Server) addTools() error {
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name: "dedup",
 		Description: "Screen a folder of notes for near-duplicates by embeddings (or words: method lexical). Returns " +
-			"locum's --json result: details.groups, files whose pairs score at or above threshold (details.pairs with " +
-			"pairs). A group is a candidate to judge, not a verdict.",
+			"locum's --json result: details.groups, files whose pairs score at or above threshold. A group is a " +
+			"candidate to judge, not a verdict.",
 		Annotations: readOnly,
 	}, s.dedup)
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name: "run",
-		Description: "Run a pack's workflow: the same edit or digest over many declarations or files in one call " +
-			"(prefer it to many transform calls). Each item is verified in a worktree of its own; the green edits are " +
-			"combined on details.branch and verified again, never in your working tree: read it with runs_show, then ask " +
-			"the person to run locum runs accept RUN_ID. isError: RED when an item or the final verify was not green " +
-			"(details.items says which).",
+		Description: "Run a pack's workflow: one edit or digest over many declarations or files in one call (not many " +
+			"transform calls). Each item is verified in its own worktree; green edits are combined on " +
+			"details.branch and verified again, never in your tree: read it with runs_show, then ask the person to run " +
+			"locum runs accept RUN_ID. RED when an item or the final verify was not green.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.runWorkflow)
 	sdk.AddTool(s.sdk, &sdk.Tool{
@@ -232,6 +247,9 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	if h := t.Host; h != nil {
 		text += fmt.Sprintf("; measured from your own usage: %d runs joined to your calls, their turns %d tokens, $%.4f; your context around them %d tokens",
 			h.Joined, h.Tokens, h.USD, h.Context)
+	}
+	if w := t.StrengthWords(); w != "" {
+		text += "; verify strength: " + w
 	}
 	if w := rep.Left.Words(); w != "" {
 		text += "; " + w
@@ -560,6 +578,11 @@ func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args S
 	return s.run(ctx, req, toolJob{
 		job: j, model: args.Model, role: args.Role, args: args, file: args.File, argv: argv,
 	})
+}
+
+func (s *Server) verifyCheck(ctx context.Context, req *sdk.CallToolRequest, args VerifyCheckArgs) (*sdk.CallToolResult, any, error) {
+	j := &verifycheck.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify}
+	return s.run(ctx, req, toolJob{job: j, args: args, file: args.File})
 }
 
 func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {

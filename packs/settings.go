@@ -19,7 +19,7 @@ import (
 
 // Modes are the pack contract's own modes, whose settings the settings table lists. A pack may
 // declare another mode too, one registered with RegisterMode.
-var Modes = []string{"transform", "summarize", "dedup", "eval", "agent", "workflow"}
+var Modes = []string{"transform", "summarize", "dedup", "eval", "agent", "workflow", "verify-check"}
 
 var (
 	registeredMu sync.RWMutex
@@ -74,6 +74,7 @@ const (
 	kindSlug
 	kindEffort
 	kindEditFormat
+	kindEditGuard // span, signature or comments: each narrower than the one before
 	kindDedupMethod
 	kindAutoBool // auto, true or false
 	kindSandbox  // auto, require or none
@@ -102,6 +103,8 @@ var (
 	RoleSetting       = Key{"role"}
 	MaxAttempts       = Key{"max_attempts"}
 	EditFormat        = Key{"edit_format"}
+	EditGuard         = Key{"edit_guard"}
+	Mutants           = Key{"mutants"}
 	VerifyTimeout     = Key{"verify_timeout"}
 	ExpectRed         = Key{"expect_red"}
 	NoBaseline        = Key{"no_baseline"}
@@ -173,8 +176,10 @@ var keySpecs = []keySpec{
 	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
 	{key: RoleSetting, kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
 	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
-	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span) or blocks (SEARCH/REPLACE blocks)"},
-	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent", "workflow"}, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
+	{key: EditGuard, kind: kindEditGuard, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", modes: []string{"transform"}, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},
+	{key: Mutants, kind: kindCountOrZero, def: "4", env: "LOCUM_MUTANTS", flag: "mutants", global: true, operatorOnly: true, modes: []string{"transform", "workflow", "verify-check"}, max: 20, doc: "after a kept edit, run the verify against at most this many small changes to the span, in a scratch copy of the tree, and report how many it rejected (verify_strength=K/N); 0 for none"},
+	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent", "workflow", "verify-check"}, ceiling: true, doc: "deadline for each run of the verify command"},
 	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", modes: []string{"transform", "agent"}, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
 	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", modes: []string{"transform", "agent"}, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
 	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
@@ -198,10 +203,10 @@ var keySpecs = []keySpec{
 	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
 	// Like the context, the turns the host has left are the host's to say, or the operator's:
 	// global, so no repository file sets them.
-	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
+	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow", "verify-check"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
 	// What the host's context holds is the host's to say, or the operator's: global, so no
 	// repository file sets it.
-	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
+	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow", "verify-check"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
 	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, modes: []string{"transform"}, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
 	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform", "workflow"}, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
 	// The host's transcripts are the operator's files, outside every repository: only the
@@ -213,10 +218,10 @@ var keySpecs = []keySpec{
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
-	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
-	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
-	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
-	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
+	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
+	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
+	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
@@ -330,6 +335,8 @@ func (s keySpec) above(now, limit string) bool {
 		n, _ := strconv.ParseInt(now, 10, 64)
 		l, _ := strconv.ParseInt(limit, 10, 64)
 		return n > l
+	case kindEditGuard:
+		return guardWidth[now] > guardWidth[limit]
 	case kindDuration, kindDurationOrZero:
 		n, _ := time.ParseDuration(now)
 		l, _ := time.ParseDuration(limit)
@@ -340,6 +347,9 @@ func (s keySpec) above(now, limit string) bool {
 	}
 	return false
 }
+
+// guardWidth orders the edit guards by what they let an edit change.
+var guardWidth = map[string]int{"comments": 0, "signature": 1, "span": 2}
 
 // operatorSource words a setting's source for a message a tool call gets as well: a flag is the
 // operator's, named without the dashes a host would take for its own.
@@ -456,8 +466,11 @@ func (c *Composition) ResolveCall(mode string, env Lookup, flags, args map[strin
 			if spec.ceiling {
 				was, _ := spec.check(prior.Value)
 				if now, err := spec.check(v); err == nil && spec.above(now, was) {
-					return nil, &SettingError{Key: spec.key.name, Source: set.Source, Value: v,
-						Want: fmt.Sprintf("at most %s, this run's (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source)), Widen: &Widen{Flag: spec.flag, Env: spec.env}}
+					want := fmt.Sprintf("at most %s, this run's (%s): a tool call may lower it, never raise it", was, operatorSource(prior.Source))
+					if spec.kind == kindEditGuard {
+						want = fmt.Sprintf("no wider than %s, this run's (%s): a tool call may narrow it, never widen it", was, operatorSource(prior.Source))
+					}
+					return nil, &SettingError{Key: spec.key.name, Source: set.Source, Value: v, Want: want, Widen: &Widen{Flag: spec.flag, Env: spec.env}}
 				}
 			}
 		}
@@ -617,7 +630,9 @@ func (s keySpec) check(v string) (string, error) {
 	case kindEffort:
 		return oneOf(v, "none", "low", "medium", "high")
 	case kindEditFormat:
-		return oneOf(v, "span", "blocks")
+		return oneOf(v, "span", "blocks", "insert")
+	case kindEditGuard:
+		return oneOf(v, "span", "signature", "comments")
 	case kindDedupMethod:
 		return oneOf(v, "auto", "embedding", "lexical")
 	case kindAutoBool:

@@ -96,6 +96,8 @@ func TestResolveCall(t *testing.T) {
 		{"no first-token deadline where the operator set one", map[string]string{"first-token-timeout": "2m"}, map[string]string{"first_token_timeout": "0s"}, "at most 2m, this run's"},
 		{"a longer first-token deadline", map[string]string{"first-token-timeout": "2m"}, map[string]string{"first_token_timeout": "3m"}, "at most 2m, this run's"},
 		{"more attempts", nil, map[string]string{"max_attempts": "4"}, "at most 3, this run's (pack tools/local-llm)"},
+		{"a wider edit guard", map[string]string{"edit-guard": "comments"}, map[string]string{"edit_guard": "span"}, "no wider than comments, this run's (the operator's edit-guard flag): a tool call may narrow it, never widen it"},
+		{"bodies where only comments may change", map[string]string{"edit-guard": "comments"}, map[string]string{"edit_guard": "signature"}, "no wider than comments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.ResolveCall("transform", nil, tc.flags, tc.args)
@@ -106,7 +108,7 @@ func TestResolveCall(t *testing.T) {
 		})
 	}
 	// Lowering is the call's to do, a first-token deadline included where none was set.
-	for _, args := range []map[string]string{{"max_attempts": "1"}, {"timeout": "1m"}, {"first_token_timeout": "30s"}, {"max_input_bytes": "100"}} {
+	for _, args := range []map[string]string{{"max_attempts": "1"}, {"timeout": "1m"}, {"first_token_timeout": "30s"}, {"max_input_bytes": "100"}, {"edit_guard": "comments"}, {"edit_guard": "signature"}} {
 		_, err := c.ResolveCall("transform", nil, nil, args)
 		assert.NoError(t, err, "%v narrows", args)
 	}

@@ -187,7 +187,7 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 func (w *run) itemEvent(it ItemResult) map[string]any {
 	return map[string]any{"step": it.Step, "index": it.Index, "item": it.Item, "server": it.Server, "run_id": nilIfEmpty(it.RunID),
 		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output),
-		"inputs": nilIfEmpty(it.Inputs), "seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
+		"inputs": nilIfEmpty(it.Inputs), "verify_strength": nilIfEmpty(it.VerifyStrength), "seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
 func nilIfEmpty(s string) any {
@@ -249,7 +249,16 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 		return
 	}
 	res.RunID, res.Status = r.RunID, string(r.Status)
-	res.Outcome = oneLine(cmp.Or(r.Outcome(), errMessage(r)))
+	if r.VerifyStrength != nil {
+		res.VerifyStrength = *r.VerifyStrength
+	}
+	// An item that did not end green says why after what became of it ("restored ...: the
+	// verify command still exits 1"), in the first line of its error.
+	res.Outcome = r.Outcome()
+	if why, _, _ := strings.Cut(errMessage(r), "\n"); why != "" && res.Outcome != "" {
+		res.Outcome += ": " + why
+	}
+	res.Outcome = oneLine(cmp.Or(res.Outcome, errMessage(r)))
 	if r.Model != nil {
 		w.sawModel(*r.Model)
 	}
@@ -307,7 +316,12 @@ var builders = map[string]func(field fieldFunc, verify string) (engine.Job, map[
 	transform.Mode.Name: func(field fieldFunc, verify string) (engine.Job, map[string]string, func() string, error) {
 		j := transform.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol"),
 			Verify: cmp.Or(field("verify", ""), verify), Task: field("task", "")}
-		return j, nil, func() string { return "" }, nil
+		// The step's guard narrows what its edits may change; a call may narrow it, never widen it.
+		var args map[string]string
+		if g := field(packs.EditGuard.String(), ""); g != "" {
+			args = map[string]string{packs.EditGuard.String(): g}
+		}
+		return j, args, func() string { return "" }, nil
 	},
 	summarize.Mode.Name: func(field fieldFunc, _ string) (engine.Job, map[string]string, func() string, error) {
 		j := &summarize.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol")}

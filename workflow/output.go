@@ -41,17 +41,23 @@ func outcome(r *engine.Result) string {
 	if len(items) == 0 {
 		return ""
 	}
-	green, red := 0, 0
+	green, red, blind := 0, 0, 0
 	for _, it := range items {
 		if it.Green() {
 			green++
 		} else {
 			red++
 		}
+		if it.Blind() {
+			blind++
+		}
 	}
 	line := fmt.Sprintf("workflow %s: %d of %d items green", untrusted.Escape(fmt.Sprint(d["workflow"])), green, len(items))
 	if red > 0 {
 		line += fmt.Sprintf(", %d not", red)
+	}
+	if blind > 0 {
+		line += fmt.Sprintf(", %d of them kept by a verify not shown able to fail on its span (read their diffs)", blind)
 	}
 	switch d["status"] {
 	case StatusCompleted:

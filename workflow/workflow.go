@@ -99,6 +99,15 @@ type ItemResult struct {
 	Output string `json:"output,omitempty"`
 	// Inputs is the fingerprint of the item's expanded inputs and the tree it ran at.
 	Inputs string `json:"-"`
+	// VerifyStrength is how many mutants of a kept edit its verify rejected (K/N, or ?); "" where
+	// none ran.
+	VerifyStrength string `json:"verify_strength,omitempty"`
+}
+
+// Blind says the item kept an edit its verify was not shown able to fail on.
+func (it ItemResult) Blind() bool {
+	k, n, ok := strings.Cut(it.VerifyStrength, "/")
+	return it.Green() && it.VerifyStrength != "" && (!ok || k == "0" || n == "0")
 }
 
 // Green says the item's work stands: its run was OK (or reused from a run where it was).

@@ -309,6 +309,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.agentCommand(),
 			e.runCommand(),
 			e.summarizeCommand(),
+			e.verifyCheckCommand(),
 			e.dedupCommand(),
 			e.evalCommand(),
 			e.rolesCommand(),

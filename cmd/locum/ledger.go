@@ -156,6 +156,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 		fmt.Fprintf(out, "%d kept run(s) nobody judged are weighed by their role's right rate\n", rep.Discounted)
 	}
 	fmt.Fprintf(out, "local time: %s\n", rep.Method.LocalMs)
+	if w := rep.Total.StrengthWords(); w != "" {
+		fmt.Fprintf(out, "verify strength: %s\n", w)
+	}
 	st := rep.Standing
 	fmt.Fprintf(out, "standing: %s: locum's MCP tool list and instructions, %d bytes (%d tokens), cost a host that installed them %s a turn at the cached price, delegating or not\n",
 		st.Method, st.Bytes, st.Tokens, moneyPerTurn(st.USD))

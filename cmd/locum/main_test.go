@@ -140,6 +140,9 @@ func scriptParams() testscript.Params {
 			// A script runs many small red transforms in one repository on purpose; the pay
 			// gate would refuse the later ones. ledger.txtar turns it back on.
 			e.Setenv("LOCUM_DELEGATE_WHEN", "always")
+			// No mutants after a kept edit, where most scripts test other things; the scripts of
+			// the measure (verify_strength*.txtar) turn them back on.
+			e.Setenv("LOCUM_MUTANTS", "0")
 			return nil
 		},
 	}

@@ -53,6 +53,8 @@ func (p *liveProgress) Observe(ev engine.ProgressEvent) {
 		p.bar.Describe(desc)
 	case engine.StageVerify:
 		p.bar.Describe(fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt))
+	case engine.StageMutants:
+		p.bar.Describe(fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total))
 	case engine.StageEmbed:
 		p.bar.Describe(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
 	case engine.StageScore:

@@ -88,6 +88,10 @@ type Run struct {
 	// event of it was read.
 	Unsealed bool   `json:"unsealed,omitempty"`
 	Cut      string `json:"cut,omitempty"`
+	// Shown is what a kept change's green verify showed by its baseline (fixed, held), and
+	// VerifyStrength how many mutants of it the verify rejected (K/N, or ?); "" where unknown.
+	Shown          string `json:"shown,omitempty"`
+	VerifyStrength string `json:"verify_strength,omitempty"`
 }
 
 // Item is one item of a workflow run, as its item_end event says.
@@ -257,6 +261,8 @@ func (st *state) observe(ev map[string]any) {
 			st.errKind = str(e["kind"])
 		}
 		if d, ok := ev["details"].(map[string]any); ok {
+			st.run.Shown = str(d["shown"])
+			st.run.VerifyStrength = str(d["verify_strength"])
 			// The agent's result names every file it changed.
 			if files, ok := d["files_changed"].([]any); ok {
 				st.edited = st.edited[:0]
@@ -478,6 +484,18 @@ func (st *state) health() (string, []string) {
 			raise(Risky, "verification_gap")
 		case GapUnknown:
 			raise(Warning, "verification_unknown")
+		}
+	}
+	if r.Status == "OK" {
+		// A kept change is shown right only by a verify shown able to fail on it: one that
+		// passed every mutant of it, or was green before the change too, leaves the diff to
+		// be read.
+		k, n, measured := strings.Cut(r.VerifyStrength, "/")
+		switch {
+		case r.VerifyStrength == "?" || measured && (k == "0" || n == "0"):
+			raise(Warning, "verify_blind")
+		case r.Shown == engine.ShownHeld && !(measured && k == n):
+			raise(Warning, "held_unproven")
 		}
 	}
 	for _, n := range st.notes {

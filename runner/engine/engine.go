@@ -102,7 +102,9 @@ type Run struct {
 	baseline string
 	// sandbox is how the run's verify was contained, the last time it ran.
 	sandbox string
-	step    string // the step of the request in flight, for progress
+	// verifyStrength is how many mutants of the kept change the verify rejected (K/N, or ?).
+	verifyStrength string
+	step           string // the step of the request in flight, for progress
 	// sandboxWhy says the journal has why no sandbox was in force (Verify).
 	sandboxWhy bool
 	// work is what the host would have spent on the job itself (HostWork).
@@ -122,6 +124,10 @@ type guard struct {
 func (r *Run) Guard(name string, fn func() error) {
 	r.guards = append(r.guards, guard{name: name, fn: fn})
 }
+
+// SetVerifyStrength records how many mutants of the kept change the verify rejected, K/N, or ?
+// where none could be measured, for the result and the receipt.
+func (r *Run) SetVerifyStrength(s string) { r.verifyStrength = s }
 
 // Detail sets one key of the mode's part of the result.
 func (r *Run) Detail(key string, v any) { r.details[key] = v }
@@ -417,6 +423,9 @@ func (r *Run) result(err error) *Result {
 	}
 	if r.sandbox != "" {
 		res.Sandbox = &r.sandbox
+	}
+	if r.verifyStrength != "" {
+		res.VerifyStrength = &r.verifyStrength
 	}
 	if p := r.Journal.Path(); p != "" && r.Journal.Err() == nil {
 		res.Journal = &p

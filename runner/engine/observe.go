@@ -12,6 +12,8 @@ const (
 	StageVerify  Stage = "verify"  // the verify command judges an edit
 	StageEmbed   Stage = "embed"   // dedup sends a batch of entries to embed: Done of Total so far
 	StageScore   Stage = "score"   // dedup scores the pairs of Total entries
+	// StageMutants: the verify runs against a mutant of a kept span, Done of Total so far.
+	StageMutants Stage = "mutants"
 )
 
 // ProgressEvent is one report of a run in progress.

@@ -69,6 +69,9 @@ type Result struct {
 	// Sandbox is how the verify was contained (bwrap, or none: a process group); nil for a mode
 	// or a run that ran no verify.
 	Sandbox *string `json:"sandbox"`
+	// VerifyStrength is how many small changes to the kept span (mutants) the verify rejected,
+	// K/N, or ? where none could be run; nil where none were asked for or nothing was kept.
+	VerifyStrength *string `json:"verify_strength"`
 	// Host is what the run saved or cost the host that asked for it, estimated, with its parts:
 	// the journal's. The result carries only its sum (HostSaved), since every byte of a result is
 	// one the host pays to read. Both are nil where no front end measured its side.
@@ -124,6 +127,9 @@ func (r *Result) receipt(full bool) string {
 	}
 	if r.Sandbox != nil {
 		fmt.Fprintf(&b, " sandbox=%s", *r.Sandbox)
+	}
+	if r.VerifyStrength != nil {
+		fmt.Fprintf(&b, " verify_strength=%s", *r.VerifyStrength)
 	}
 	if r.RunID != "" && r.Journal != nil {
 		// The run id, last, lets a host's own usage log be joined to the run's journal.

@@ -60,6 +60,22 @@ type Entry struct {
 	Costed        bool   `json:"costed"`
 	// Parent is the workflow run the run was an item of; "" for a call of its own.
 	Parent string `json:"parent,omitempty"`
+	// Strength is how many mutants of a kept change its verify rejected, K/N, or ? where none
+	// could be run; "" where none were asked for.
+	Strength string `json:"verify_strength,omitempty"`
+}
+
+// Shown says the run's change was kept by a verify that rejected every mutant of it run.
+func (e Entry) Shown() bool {
+	k, n, ok := strings.Cut(e.Strength, "/")
+	return e.Kept() && ok && k == n && n != "0"
+}
+
+// Blind says the run's change was kept by a verify not shown able to fail on it: it passed
+// every mutant, none could be made, or none could be run.
+func (e Entry) Blind() bool {
+	k, n, ok := strings.Cut(e.Strength, "/")
+	return e.Kept() && e.Strength != "" && (!ok || k == "0" || n == "0")
 }
 
 // Kept says the run's work was shown done.
@@ -296,7 +312,8 @@ type journalLine struct {
 		Kind text `json:"kind"`
 	}] `json:"error"`
 	Details untrusted.Once[struct {
-		Lines text `json:"lines"`
+		Lines          text `json:"lines"`
+		VerifyStrength text `json:"verify_strength"`
 	}] `json:"details"`
 	WallMs  number                     `json:"wall_ms"`
 	Host    untrusted.Once[hostRecord] `json:"host"`
@@ -371,6 +388,7 @@ func (b *entryBuilder) observe(line []byte, l *journalLine) {
 		}
 		if l.Details.OK {
 			e.SpanLines = spanLines(l.Details.V.Lines.V)
+			e.Strength = strengthFigure(l.Details.V.VerifyStrength.V)
 		}
 		e.LocalMs = whole(l.WallMs)
 		if l.Host.OK {
@@ -387,6 +405,24 @@ func (b *entryBuilder) observe(line []byte, l *journalLine) {
 		}
 	}
 }
+
+// strengthFigure is a journal's verify_strength as locum writes it (K/N, or ?), "" for anything
+// else: a journal cannot make a figure of its own shape count.
+func strengthFigure(s string) string {
+	if s == "?" {
+		return s
+	}
+	k, n, ok := strings.Cut(s, "/")
+	kn, err1 := strconv.Atoi(k)
+	nn, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || kn < 0 || kn > nn || nn > maxMutants || strconv.Itoa(kn) != k || strconv.Itoa(nn) != n {
+		return ""
+	}
+	return s
+}
+
+// maxMutants is the most mutants a run may ask for (the mutants setting's ceiling).
+const maxMutants = 20
 
 // recorded is what a run_end's host object says of the host: the turns it had left, the context
 // it re-read each turn and where that figure came from.
@@ -522,6 +558,11 @@ type Row struct {
 	RightRate *float64 `json:"right_rate"`
 	// Costed is how many runs recorded the host's side; the token and money figures are theirs.
 	Costed int `json:"costed"`
+	// Shown and Blind are the kept runs whose verify was measured against mutants: Shown those it
+	// rejected every one of, Blind those it was not shown able to fail on (it passed them all,
+	// or none could be made or run), whose diffs a host had to read.
+	Shown int `json:"strength_shown"`
+	Blind int `json:"strength_blind"`
 	// CostRefusals are transforms refused for their cost (does_not_pay): they did no work, so
 	// they are not in Runs or the keep rate; what their call and refusal cost is in the sums.
 	CostRefusals int `json:"cost_refusals"`
@@ -548,6 +589,12 @@ func (r *Row) add(e Entry, p cost.Params, right *float64) {
 	if e.Kept() {
 		r.Kept++
 	}
+	if e.Shown() {
+		r.Shown++
+	}
+	if e.Blind() {
+		r.Blind++
+	}
 	switch e.Verdict {
 	case "accepted":
 		r.Accepted++
@@ -566,6 +613,15 @@ func (r *Row) add(e Entry, p cost.Params, right *float64) {
 		r.Net = cost.AddTokens(r.Net, est.Net)
 		r.USD += est.USD
 	}
+}
+
+// StrengthWords says how the row's kept runs stood against mutants of their changes; "" where
+// none was measured.
+func (r Row) StrengthWords() string {
+	if r.Shown+r.Blind == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d kept run(s) by a verify that rejected every mutant of the change, %d by one not shown able to fail on it (their diffs were the host's to read)", r.Shown, r.Blind)
 }
 
 func (r *Row) finish() {

@@ -505,3 +505,43 @@ func TestEntryRefusesAFieldTwice(t *testing.T) {
 		assert.Equal(t, tc.counts, len(entries) == 1, name)
 	}
 }
+
+// A kept run's verify strength is read from its journal as locum writes it, and counted: shown
+// where the verify rejected every mutant, blind where it rejected none, none could be made, or
+// none could be run. A figure of another shape counts as none measured.
+func TestVerifyStrength(t *testing.T) {
+	for _, tc := range []struct {
+		status, written string
+		read            string
+		shown, blind    bool
+	}{
+		{"OK", "4/4", "4/4", true, false},
+		{"OK", "2/3", "2/3", false, false},
+		{"OK", "0/4", "0/4", false, true},
+		{"OK", "0/0", "0/0", false, true},
+		{"OK", "?", "?", false, true},
+		{"RED", "0/4", "0/4", false, false},
+		{"OK", "5/4", "", false, false},
+		{"OK", "04/4", "", false, false},
+		{"OK", "-1/4", "", false, false},
+		{"OK", "99/99", "", false, false},
+		{"OK", "all", "", false, false},
+		{"OK", "", "", false, false},
+	} {
+		t.Run(tc.status+" "+tc.written, func(t *testing.T) {
+			e, ok := FromEvents("r", []map[string]any{{"event": "run_start", "mode": "transform"},
+				{"event": "run_end", "status": tc.status, "details": map[string]any{"lines": "1-3", "verify_strength": tc.written}}})
+			require.True(t, ok)
+			assert.Equal(t, tc.read, e.Strength)
+			assert.Equal(t, tc.shown, e.Shown())
+			assert.Equal(t, tc.blind, e.Blind())
+		})
+	}
+	l, err := Sum([]Entry{{Mode: "transform", Status: "OK", Strength: "3/3"}, {Mode: "transform", Status: "OK", Strength: "0/3"},
+		{Mode: "transform", Status: "OK"}}, "mode", cost.Defaults())
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Total.Shown)
+	assert.Equal(t, 1, l.Total.Blind)
+	assert.Contains(t, l.Total.StrengthWords(), "1 kept run(s) by a verify that rejected every mutant of the change, 1 by one not shown able to fail on it")
+	assert.Empty(t, Row{}.StrengthWords())
+}

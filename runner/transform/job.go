@@ -59,5 +59,9 @@ func outcome(r *engine.Result) string {
 		line += fmt.Sprintf(", verify exit %v", v)
 	}
 	shown, _ := d["shown"].(string)
-	return line + engine.ShownWords(shown, "the edit")
+	line += engine.ShownWords(shown, "the edit")
+	if words, ok := d["strength_words"].(string); ok {
+		line += "; " + words
+	}
+	return line
 }

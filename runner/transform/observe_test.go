@@ -36,12 +36,22 @@ func TestObserverHearsEachStage(t *testing.T) {
 			stages = append(stages, ev.Stage)
 		}
 	}
-	// The baseline's verify comes first, before any request.
-	assert.Equal(t, []engine.Stage{engine.StageVerify, engine.StagePrefill, engine.StageDecode, engine.StageVerify}, stages)
+	// The baseline's verify comes first, before any request; the mutants of the kept span last.
+	assert.Equal(t, []engine.Stage{engine.StageVerify, engine.StagePrefill, engine.StageDecode, engine.StageVerify, engine.StageMutants}, stages)
 	assert.Equal(t, "baseline", events[0].Step)
-	last := events[len(events)-2]
-	assert.Equal(t, engine.StageDecode, last.Stage)
+	var last, verify, mutants engine.ProgressEvent
+	for _, ev := range events {
+		switch ev.Stage {
+		case engine.StageDecode:
+			last = ev
+		case engine.StageVerify:
+			verify = ev
+		case engine.StageMutants:
+			mutants = ev
+		}
+	}
 	assert.Equal(t, len(reply), last.Chars, "the last decode event counts the whole reply")
 	assert.Positive(t, last.Deltas)
-	assert.Equal(t, 1, events[len(events)-1].Attempt)
+	assert.Equal(t, 1, verify.Attempt)
+	assert.Equal(t, mutants.Done+1, mutants.Total, "the last mutant's event counts it")
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locumdev/locum/editcheck"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -77,6 +78,8 @@ type transform struct {
 	readTurns, readBytes int64
 	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out.
 	doc []string
+	// decl says the span is one Go declaration: a reply must then be one of its kind and name.
+	decl bool
 }
 
 // Steps is the transform workflow: scope the span under the input budget, check the
@@ -133,6 +136,12 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	t.origSpan = t.span()
 	if strings.TrimSpace(t.opts.Symbol) != "" {
 		t.doc = docComment(t.origSpan)
+	}
+	if scope.Language(t.display) == "Go" {
+		_, _, t.decl = editcheck.IsDecl(strings.Join(t.origSpan, "\n"))
+	}
+	if err := t.checkGuardable(r.Spec.Settings); err != nil {
+		return err
 	}
 	// Until an edit is kept, the job is the host's to do: read the span (unless it holds it
 	// already), write it anew, run the verify; the delegation is the one call.
@@ -247,6 +256,8 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	rejected := map[string]int{}
 	toldRepeat := false
 	unchanged := 0
+	// checked is why the last reply failed the checks before the verify; "" once one passed.
+	checked := ""
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		prompt := t.prompt(format, feedback)
 		if err := rails.CheckBudget("the retry prompt", int64(scope.PromptBytes(prompt)), s.Int(packs.MaxInputBytes)); err != nil {
@@ -266,7 +277,13 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			feedback = "Your reply could not be applied: " + err.Error()
 			continue
 		}
-		if format != "blocks" {
+		if reason, retry := t.shapeReply(format, repl); reason != "" {
+			checked = reason
+			r.Event("attempt", map[string]any{"attempt": attempt, "checks": reason})
+			feedback = retry
+			continue
+		}
+		if format == "span" {
 			if kept := t.keepDoc(repl); len(kept) != len(repl) {
 				r.Event("doc_kept", map[string]any{"attempt": attempt, "lines": len(t.doc)})
 				repl = kept
@@ -290,6 +307,13 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		}
 		next := t.text.Replace(t.start, t.start+t.n-1, repl)
 		written := []byte(next.Join())
+		if reason, retry := t.guardEdit(s, written); reason != "" {
+			checked = reason
+			r.Event("attempt", map[string]any{"attempt": attempt, "checks": reason})
+			feedback = retry
+			continue
+		}
+		checked = ""
 		t.wrote = true
 		if err := t.guard.Write(written); err != nil {
 			return fmt.Errorf("writing %s: %w", t.display, err)
@@ -319,6 +343,10 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 					return fmt.Errorf("putting the edit back in %s after the verify changed it: %w", t.display, err)
 				}
 			}
+			st, err := t.measure(ctx, r, written)
+			if err != nil {
+				return err
+			}
 			t.kept = true
 			add, del := DiffStat(t.origSpan, t.span())
 			r.Detail("verify_exit", 0)
@@ -337,7 +365,9 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			r.Detail("changes", ch.Text)
 			w := engine.HostWork{Read: t.readBytes, Write: ch.Old + ch.New, Review: int64(len(ch.Text)), ReviewInResult: true,
 				Turns: cost.Turns{Direct: t.readTurns + directEditTurns*int64(attempt), Delegated: 1}}
-			if ch.Cut {
+			// A cut diff, or a verify not shown able to fail on the span, sends the host to read
+			// the change in the file, one turn more.
+			if ch.Cut || st != nil && st.Blind() {
 				w.Review += ch.Old + ch.New
 				w.Turns.Delegated++
 			}
@@ -359,6 +389,9 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	}
 	r.Detail("verify_exit", lastExit)
 	r.Detail("verify_tail", lastTail)
+	if lastExit == nil && checked != "" && !t.wrote {
+		return &engine.RedError{Kind: "checks", Reason: guardWords(checked) + "; the file is unchanged"}
+	}
 	if lastExit == nil && unchanged > 0 && !t.wrote {
 		return &engine.RedError{Kind: "unchanged", Reason: fmt.Sprintf("%s left the span as it is: nothing was done; the file is unchanged", client.Count(unchanged, "reply", "replies"))}
 	}
@@ -370,12 +403,19 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 }
 
 func (t *transform) parse(format, answer string) ([]string, error) {
-	if format == "blocks" {
+	switch format {
+	case "blocks":
 		blocks, err := ParseBlocks(answer)
 		if err != nil {
 			return nil, err
 		}
 		return ApplyBlocks(t.span(), blocks)
+	case "insert":
+		lines, err := SpanReplacement(answer)
+		if err != nil {
+			return nil, err
+		}
+		return t.insertReply(lines), nil
 	}
 	return SpanReplacement(answer)
 }
@@ -384,8 +424,11 @@ func (t *transform) parse(format, answer string) ([]string, error) {
 // language, the task, the span between a few read-only context lines, and any feedback.
 func (t *transform) prompt(format, feedback string) []client.Message {
 	instruction := spanInstruction
-	if format == "blocks" {
+	switch format {
+	case "blocks":
 		instruction = blocksInstruction
+	case "insert":
+		instruction = insertInstruction
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "File: %s (%s)\nTask: %s\n\n", t.display, scope.Language(t.display), strings.TrimSpace(t.opts.Task))

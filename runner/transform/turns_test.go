@@ -45,7 +45,7 @@ func TestHostTurns(t *testing.T) {
 			s.On("POST", "/v1/chat/completions", tc.replies...)
 			root := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte(strings.Repeat("a\n", tc.span)), 0o644))
-			flags := map[string]string{"base-url": s.BaseURL()}
+			flags := map[string]string{"base-url": s.BaseURL(), "mutants": "0"}
 			for k, v := range tc.flags {
 				flags[k] = v
 			}

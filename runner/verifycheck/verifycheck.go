@@ -1,0 +1,92 @@
+// Package verifycheck is locum's verify-check mode: before a host spends a call, the verify it
+// would hand a transform is run against small changes to the span as it is now (mutants), in a
+// scratch copy of the tree, with no model. A verify that passes them all cannot tell a wrong edit
+// of the span from a right one, and the host can choose a better one first.
+package verifycheck
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
+	"github.com/locumdev/locum/runner/strength"
+	"github.com/locumdev/locum/untrusted"
+)
+
+// Mode is the verify-check mode: no model, the verify run against mutants of a span.
+var Mode = engine.Mode{Name: "verify-check", Model: engine.NoModel, Outcome: outcome}
+
+func init() { engine.RegisterMode(Mode) }
+
+// Job is a request for one check: the span and the verify a transform of it would run.
+type Job struct {
+	File, Lines, Symbol, Verify string
+	// Strength is what the check measured, once it ran.
+	Strength *strength.Result
+}
+
+// Mode is the verify-check mode.
+func (*Job) Mode() engine.Mode { return Mode }
+
+// Steps scope the span and run the verify against its mutants.
+func (j *Job) Steps(p engine.Place) []engine.Step {
+	return []engine.Step{{Name: "check", Run: func(ctx context.Context, r *engine.Run) error { return j.check(ctx, r, p) }}}
+}
+
+// defaultMutants is how many mutants a check runs where the operator's mutants setting is 0,
+// which turns the measure off after a kept edit, not a check asked for by name.
+const defaultMutants = 4
+
+func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
+	if strings.TrimSpace(j.Verify) == "" {
+		return engine.BadInputf("{verify} is empty: give the command a transform of the span would run")
+	}
+	sc, err := scope.Read(r, p.Cwd, p.Root, j.File, j.Lines, j.Symbol)
+	if err != nil {
+		return err
+	}
+	r.Event("scope", map[string]any{"file": sc.Display, "verify": j.Verify, "lines": sc.Range.String(), "file_lines": len(sc.Text.Lines)})
+	r.Detail("file", sc.Display)
+	r.Detail("lines", sc.Range.String())
+	// Checking the verify is work a host would not do without locum: it saves it nothing by
+	// itself, and costs the call.
+	r.HostWork(engine.HostWork{Turns: cost.Turns{Delegated: 1}})
+	n := int(r.Spec.Settings.Int(packs.Mutants))
+	if n == 0 {
+		n = defaultMutants
+	}
+	res, err := strength.Measure(ctx, r, strength.Options{Verify: j.Verify, Root: p.Root, File: sc.Path, Text: []byte(sc.Text.Join()),
+		Start: sc.Range.Start, End: sc.Range.End, Max: n})
+	if err != nil {
+		return err
+	}
+	j.Strength = &res
+	r.SetVerifyStrength(res.String())
+	r.Detail("verify_strength", res.String())
+	r.Detail("strength_words", res.Words("choose a verify that exercises the span"))
+	if len(res.Survivors) > 0 {
+		r.Detail("survivors", res.Survivors)
+	}
+	switch {
+	case res.Unknown != "":
+		return &engine.RedError{Kind: "unmeasured", Reason: "the verify was not checked: " + res.Unknown}
+	case res.Blind():
+		return &engine.RedError{Kind: "blind", Reason: fmt.Sprintf("the verify cannot fail on %s lines %s as far as locum could show (verify_strength=%s)", sc.Display, sc.Range, res)}
+	}
+	return nil
+}
+
+// outcome is the check's one line: "verify-check: calc.go lines 3-9: the verify rejected all 4
+// changes locum made to the span".
+func outcome(r *engine.Result) string {
+	d := r.Details
+	words, _ := d["strength_words"].(string)
+	if d == nil || words == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s lines %v: %s", r.Mode, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"], words)
+}
