@@ -63,6 +63,9 @@ func outcome(r *engine.Result) string {
 	case StatusCompleted:
 		if b, ok := d["branch"].(string); ok {
 			line += fmt.Sprintf("; the final verify passed on %s (%v kept): read it with locum runs show --diff %s, then runs accept or runs reject", b, d["kept"], r.RunID)
+			if words, ok := d["strength_words"].(string); ok {
+				line += "; " + words
+			}
 		}
 	case StatusVerifyFailed:
 		line += fmt.Sprintf("; the final verify failed on the combined branch (%v), which was dropped", cmp.Or(fmt.Sprint(d["verify_verdict"]), "no verdict"))

@@ -520,6 +520,11 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 		r.Detail("verify_tail", string(vr.Output))
 		return &engine.RedError{Reason: fmt.Sprintf("the final verify failed on the combined branch (%s): the branch is not offered", vr.Verdict())}
 	}
+	if err := w.measureFinal(ctx, r, command); err != nil {
+		w.status = StatusInterrupted
+		r.Detail("status", w.status)
+		return err
+	}
 	w.offered = true
 	w.hostTurns(r, len(w.files), true)
 	w.status = StatusCompleted

@@ -18,16 +18,22 @@ import (
 	"github.com/locumdev/locum/untrusted"
 )
 
-// Options is one measure: the verify, the tree it judges, and the kept span.
+// Options is one measure: the verify, the tree it judges, and the kept spans.
 type Options struct {
 	Verify string
-	// Root is the tree the verify judges; File the edited file inside it, absolute.
-	Root, File string
-	// Text is the file as kept; Start and End the span's lines in it, 1-based, inclusive.
+	// Root is the tree the verify judges.
+	Root  string
+	Spans []Span
+	// Max is how many mutants at most, over all the spans; 0 measures nothing.
+	Max int
+}
+
+// Span is one kept change: File, the edited file inside the tree, absolute; Text the file as
+// kept; Start and End the span's lines in it, 1-based, inclusive.
+type Span struct {
+	File       string
 	Text       []byte
 	Start, End int
-	// Max is how many mutants at most; 0 measures nothing.
-	Max int
 }
 
 // Result is what the verify made of the mutants. Unknown, when set, is why no strength could be
@@ -37,6 +43,9 @@ type Result struct {
 	// Survivors describe the mutants the verify passed.
 	Survivors []string
 	Unknown   string
+	// CommentsOnly says the change touched comments alone, which no verify can check: no mutant
+	// was made.
+	CommentsOnly bool
 	// Control is the verify's own time on the unmutated copy; Duration the whole measure's.
 	Control, Duration time.Duration
 }
@@ -59,18 +68,23 @@ func (r Result) Blind() bool { return r.Unknown != "" || r.Rejected == 0 }
 
 // Words says the measure for an outcome line; advice is what to do where the verify was not
 // shown able to fail ("read the diff").
-func (r Result) Words(advice string) string {
+func (r Result) Words(advice string) string { return r.WordsFor("the span", advice) }
+
+// WordsFor is Words for what the mutants changed ("the span", "the kept edits").
+func (r Result) WordsFor(what, advice string) string {
 	switch {
 	case r.Unknown != "":
-		return "the verify could not be checked against changes to the span (" + r.Unknown + "): " + advice
+		return fmt.Sprintf("the verify could not be checked against changes to %s (%s): %s", what, r.Unknown, advice)
+	case r.CommentsOnly:
+		return "the edit changed comments only, which no verify can check: " + advice
 	case r.Made == 0:
-		return "no change to the span could be made to check the verify against (comments or blank lines only): " + advice
+		return fmt.Sprintf("no change to %s could be made to check the verify against (comments or blank lines only): %s", what, advice)
 	case r.Rejected == 0:
-		return fmt.Sprintf("the verify passed all %d changes locum made to the span, so it cannot tell a wrong edit from a right one there: %s", r.Run, advice)
+		return fmt.Sprintf("the verify passed all %d changes locum made to %s, so it cannot tell a wrong edit from a right one there: %s", r.Run, what, advice)
 	case r.Rejected < r.Run:
-		return fmt.Sprintf("the verify rejected %d of %d changes locum made to the span; it passed: %s", r.Rejected, r.Run, r.Survivors[0])
+		return fmt.Sprintf("the verify rejected %d of %d changes locum made to %s; it passed: %s", r.Rejected, r.Run, what, r.Survivors[0])
 	}
-	return fmt.Sprintf("the verify rejected all %d changes locum made to the span", r.Run)
+	return fmt.Sprintf("the verify rejected all %d changes locum made to %s", r.Run, what)
 }
 
 // controlFloor and controlFactor bound a mutant's run: a mutant that makes a loop endless must not
@@ -99,12 +113,7 @@ func Measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 
 func measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 	var res Result
-	rel, err := filepath.Rel(o.Root, o.File)
-	if err != nil || !filepath.IsLocal(rel) {
-		res.Unknown = "the file is outside the tree the verify judges"
-		return res, nil
-	}
-	muts, err := mutate.Span(filepath.Base(o.File), o.Text, o.Start, o.End, o.Max)
+	muts, err := mutants(o)
 	if err != nil {
 		res.Unknown = untrusted.Escape(err.Error())
 		return res, nil
@@ -123,18 +132,22 @@ func measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 		res.Unknown = "the tree could not be copied: " + err.Error()
 		return res, nil
 	}
-	file := filepath.Join(scratch, rel)
-	perm := os.FileMode(0o644)
-	if st, err := os.Stat(o.File); err == nil {
-		perm = st.Mode().Perm()
-	}
-	write := func(text []byte) error {
+	// Each file as kept, written again before each mutant of it: the verify may change it.
+	write := func(sp Span, text []byte) error {
+		rel, _ := filepath.Rel(o.Root, sp.File)
+		file := filepath.Join(scratch, rel)
+		perm := os.FileMode(0o644)
+		if st, err := os.Stat(sp.File); err == nil {
+			perm = st.Mode().Perm()
+		}
 		_ = os.Remove(file)
 		return os.WriteFile(file, text, perm|0o200)
 	}
-	if err := write(o.Text); err != nil {
-		res.Unknown = "the copy could not be written: " + err.Error()
-		return res, nil
+	for _, sp := range o.Spans {
+		if err := write(sp, sp.Text); err != nil {
+			res.Unknown = "the copy could not be written: " + err.Error()
+			return res, nil
+		}
 	}
 
 	r.Observe(engine.ProgressEvent{Stage: engine.StageMutants, Done: 0, Total: len(muts) + 1})
@@ -153,8 +166,16 @@ func measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 		return res, nil
 	}
 	limit := max(controlFloor, controlFactor*res.Control)
+	last := -1
 	for i, m := range muts {
-		if err := write(m.Text); err != nil {
+		if last >= 0 && last != m.span {
+			if err := write(o.Spans[last], o.Spans[last].Text); err != nil {
+				res.Unknown = "the copy could not be written: " + err.Error()
+				return res, nil
+			}
+		}
+		last = m.span
+		if err := write(o.Spans[m.span], m.Text); err != nil {
 			res.Unknown = "the copy could not be written: " + err.Error()
 			return res, nil
 		}
@@ -191,3 +212,45 @@ func measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 }
 
 var errMutantTimedOut = errors.New("the mutant's run took too long")
+
+// spanMutant is a mutant of one of the spans.
+type spanMutant struct {
+	mutate.Mutant
+	span int
+}
+
+// mutants are at most o.Max mutants of o's spans, taken from each span in turn: each span's own
+// list is spread over its kinds and lines already. A span outside the tree is an error.
+func mutants(o Options) ([]spanMutant, error) {
+	lists := make([][]mutate.Mutant, len(o.Spans))
+	for i, sp := range o.Spans {
+		rel, err := filepath.Rel(o.Root, sp.File)
+		if err != nil || !filepath.IsLocal(rel) {
+			return nil, errors.New("the file is outside the tree the verify judges")
+		}
+		lists[i], err = mutate.Span(filepath.Base(sp.File), sp.Text, sp.Start, sp.End, o.Max)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []spanMutant
+	for round := 0; len(out) < o.Max; round++ {
+		added := false
+		for i, l := range lists {
+			if round < len(l) && len(out) < o.Max {
+				m := spanMutant{Mutant: l[round], span: i}
+				if len(o.Spans) > 1 {
+					// Which file each mutant changed, where the spans are in several.
+					rel, _ := filepath.Rel(o.Root, o.Spans[i].File)
+					m.Desc = filepath.ToSlash(rel) + " " + m.Desc
+				}
+				out = append(out, m)
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return out, nil
+}

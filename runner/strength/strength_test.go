@@ -41,7 +41,7 @@ func measureIn(t testing.TB, verify string, max int, files map[string]string) (R
 	var err error
 	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.Settings(t, "transform", map[string]string{"sandbox": "none"}), Model: "m", Routing: "operator"}
 	engine.Execute(context.Background(), spec, []engine.Step{{Name: "measure", Run: func(ctx context.Context, r *engine.Run) error {
-		res, err = Measure(ctx, r, Options{Verify: verify, Root: root, File: filepath.Join(root, "calc.go"), Text: []byte(files["calc.go"]), Start: 3, End: 12, Max: max})
+		res, err = Measure(ctx, r, Options{Verify: verify, Root: root, Max: max, Spans: []Span{{File: filepath.Join(root, "calc.go"), Text: []byte(files["calc.go"]), Start: 3, End: 12}}})
 		return err
 	}}})
 	return res, err
@@ -98,7 +98,7 @@ func TestMeasureStops(t *testing.T) {
 		}
 	}()
 	engine.Execute(ctx, spec, []engine.Step{{Name: "measure", Run: func(ctx context.Context, r *engine.Run) error {
-		_, err = Measure(ctx, r, Options{Verify: "touch " + started + "; sleep 30", Root: root, File: filepath.Join(root, "calc.go"), Text: []byte(clamp), Start: 3, End: 12, Max: 4})
+		_, err = Measure(ctx, r, Options{Verify: "touch " + started + "; sleep 30", Root: root, Max: 4, Spans: []Span{{File: filepath.Join(root, "calc.go"), Text: []byte(clamp), Start: 3, End: 12}}})
 		return err
 	}}})
 	require.ErrorIs(t, err, context.Canceled)
@@ -132,7 +132,7 @@ func BenchmarkMeasure(b *testing.B) {
 		spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.Settings(b, "transform", nil), Model: "m", Routing: "operator"}
 		for b.Loop() {
 			engine.Execute(context.Background(), spec, []engine.Step{{Name: "measure", Run: func(ctx context.Context, r *engine.Run) error {
-				res, err := Measure(ctx, r, Options{Verify: verify, Root: root, File: filepath.Join(root, "calc.go"), Text: []byte(clamp), Start: 3, End: 12, Max: 4})
+				res, err := Measure(ctx, r, Options{Verify: verify, Root: root, Max: 4, Spans: []Span{{File: filepath.Join(root, "calc.go"), Text: []byte(clamp), Start: 3, End: 12}}})
 				if err == nil && res.String() != "4/4" {
 					b.Fatalf("measured %s", res)
 				}
@@ -140,4 +140,31 @@ func BenchmarkMeasure(b *testing.B) {
 			}}})
 		}
 	})
+}
+
+// Several spans, in several files: the mutants are taken from each in turn and name their file,
+// and each file is as kept again before a mutant of another: a verify of one file sees no mutant
+// of the other.
+func TestMeasureSeveralSpans(t *testing.T) {
+	root := t.TempDir()
+	b := "package calc\n\n// Twice doubles v.\nfunc Twice(v int) int {\n\treturn v * 2\n}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "calc.go"), []byte(clamp), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "b.go"), []byte(b), 0o644))
+	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.Settings(t, "transform", map[string]string{"sandbox": "none"}), Model: "m", Routing: "operator"}
+	var res Result
+	var err error
+	verify := `test "$(sha256sum < calc.go)" = "` + sum(clamp) + `" || test "$(sha256sum < b.go)" = "` + sum(b) + `"`
+	engine.Execute(context.Background(), spec, []engine.Step{{Name: "measure", Run: func(ctx context.Context, r *engine.Run) error {
+		res, err = Measure(ctx, r, Options{Verify: verify, Root: root, Max: 4, Spans: []Span{
+			{File: filepath.Join(root, "calc.go"), Text: []byte(clamp), Start: 3, End: 12},
+			{File: filepath.Join(root, "b.go"), Text: []byte(b), Start: 3, End: 6}}})
+		return err
+	}}})
+	require.NoError(t, err)
+	// Each mutant leaves the other file as kept, which this verify passes: none is rejected.
+	assert.Equal(t, "0/4", res.String())
+	require.Len(t, res.Survivors, 4)
+	assert.Regexp(t, `^calc.go line `, res.Survivors[0])
+	assert.Regexp(t, `^b.go line `, res.Survivors[1])
+	assert.Regexp(t, `^calc.go line `, res.Survivors[2])
 }

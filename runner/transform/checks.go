@@ -10,6 +10,7 @@ import (
 	"github.com/locumdev/locum/editcheck"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/runner/strength"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -74,10 +75,18 @@ func (t *transform) measure(ctx context.Context, r *engine.Run, written []byte) 
 	if n == 0 {
 		return nil, nil
 	}
-	res, err := strength.Measure(ctx, r, strength.Options{Verify: t.opts.Verify, Root: t.opts.Root, File: t.path, Text: written,
-		Start: t.start, End: t.start + t.n - 1, Max: n})
-	if err != nil {
-		return nil, err
+	var res strength.Result
+	if t.commentsOnly(written) {
+		// Mutants of the code around the edit would say nothing of it.
+		res.CommentsOnly = true
+		r.Event("verify_strength", map[string]any{"strength": res.String(), "comments_only": true})
+	} else {
+		var err error
+		res, err = strength.Measure(ctx, r, strength.Options{Verify: t.opts.Verify, Root: t.opts.Root, Max: n,
+			Spans: []strength.Span{{File: t.path, Text: written, Start: t.start, End: t.start + t.n - 1}}})
+		if err != nil {
+			return nil, err
+		}
 	}
 	r.SetVerifyStrength(res.String())
 	r.Detail("verify_strength", res.String())
@@ -86,6 +95,14 @@ func (t *transform) measure(ctx context.Context, r *engine.Run, written []byte) 
 		r.Detail("survivors", res.Survivors)
 	}
 	return &res, nil
+}
+
+// commentsOnly says the edit that wrote next changed a Go file's comments alone.
+func (t *transform) commentsOnly(next []byte) bool {
+	if scope.Language(t.display) != "Go" {
+		return false
+	}
+	return editcheck.CheckGuard(editcheck.GuardComments, t.display, t.guard.Original(), next) == nil
 }
 
 // guardWords says, for a red run's reason, why no attempt got past the checks before the verify.

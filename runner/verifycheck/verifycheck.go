@@ -59,8 +59,8 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 	if n == 0 {
 		n = defaultMutants
 	}
-	res, err := strength.Measure(ctx, r, strength.Options{Verify: j.Verify, Root: p.Root, File: sc.Path, Text: []byte(sc.Text.Join()),
-		Start: sc.Range.Start, End: sc.Range.End, Max: n})
+	res, err := strength.Measure(ctx, r, strength.Options{Verify: j.Verify, Root: p.Root, Max: n,
+		Spans: []strength.Span{{File: sc.Path, Text: []byte(sc.Text.Join()), Start: sc.Range.Start, End: sc.Range.End}}})
 	if err != nil {
 		return err
 	}
