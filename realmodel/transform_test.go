@@ -29,7 +29,10 @@ type task struct {
 	Task        string `json:"task"`
 	MaxAttempts int    `json:"max_attempts"`
 	// Red is a task whose verify never passes: the rail under test is the rollback.
-	Red   bool `json:"red"`
+	Red bool `json:"red"`
+	// Weak is a task whose verify checks too little to fail on a wrong edit: a kept one must say
+	// so (verify_strength 0/N).
+	Weak  bool `json:"weak"`
 	files []txtar.File
 }
 
@@ -146,6 +149,14 @@ func TestTransformsOnARealModel(t *testing.T) {
 				assert.Equal(t, "red", r.result["baseline"], "the receipt's baseline")
 				details, _ := r.result["details"].(map[string]any)
 				assert.Equal(t, "fixed", details["shown"])
+				// Every kept edit's verify is measured against mutants of the span; a weak one is
+				// shown to be.
+				strength, _ := r.result["verify_strength"].(string)
+				assert.Regexp(t, `^([0-9]+/[0-9]+|\?)$`, strength, "the kept edit's verify strength")
+				if tk.Weak {
+					assert.Regexp(t, `^0/[0-9]+$`, strength, "a verify that checks nothing of the body passed a mutant it should not")
+					assert.Contains(t, r.stderr, "cannot tell a wrong edit from a right one there: read the diff")
+				}
 			case "RED", "ERROR", "REFUSED":
 				assert.NotEqual(t, 0, r.exit)
 				assert.Equal(t, string(before), string(after), "not kept, but the file was not restored byte for byte")
