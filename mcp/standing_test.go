@@ -18,12 +18,12 @@ import (
 // The standing cost's budgets: what a host re-reads on every turn of every session for having
 // locum installed, delegating or not.
 //
-// toolsBudget is for the tools/list result. The seven tools' names, annotations and 59 arguments
-// with their types take 3.3 KB with no word of description at all; a host needs, on top, a few
-// sentences a tool (when to call it, what comes back: about 300 bytes each, 2.1 KB) and a few
-// words for the arguments whose name does not say their form (2 KB). That is 7.4 KB, and the
-// budget leaves room for an argument or two more: 8,000 bytes, about 2,000 tokens, a quarter of
-// the 29.8 KB the list took when it carried the manual and four copies of the result schema.
+// toolsBudget is for the tools/list result. The eight tools' names, annotations and 69 arguments
+// with their types take about 3.6 KB with no word of description at all; a host needs, on top, a
+// few sentences a tool (when to call it, what comes back: about 250 bytes each, 2 KB) and a few
+// words for the arguments whose name does not say their form (2 KB). That is 8.0 KB, held to
+// 8,000 bytes, about 2,000 tokens, a quarter of the 29.8 KB the list took when it carried the
+// manual and four copies of the result schema: a tool more means fewer words elsewhere.
 //
 // instructionsBudget is for the instructions with no ledger: about 300 bytes of rails and the
 // rule for reading a result, and the break-even sentence with the three modes' prior lines

@@ -41,10 +41,10 @@ after(async () => {
 
 const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
-test("lists the seven tools with typed input schemas, and no allow_remote", async () => {
+test("lists the eight tools with typed input schemas, and no allow_remote", async () => {
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "run", "runs_show", "status", "summarize", "transform"]);
+  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "run", "runs_show", "status", "summarize", "transform", "verify_check"]);
   const transform = byName.transform;
   assert.deepEqual([...transform.inputSchema.required].sort(), ["file", "task", "verify"]);
   for (const arg of ["lines", "model", "role", "base_url", "max_attempts", "effort"]) {
