@@ -138,5 +138,5 @@ func TestInspectorListsTools(t *testing.T) {
 		names = append(names, tool.Name)
 		assert.Equal(t, "object", tool.InputSchema["type"], tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"status", "transform", "summarize", "dedup", "run", "runs_show", "ledger"}, names)
+	assert.ElementsMatch(t, servedTools, names)
 }
