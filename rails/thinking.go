@@ -6,7 +6,8 @@ import (
 	"unicode"
 )
 
-// ServerKind is which OpenAI-compatible server answers; each obeys a different thinking switch.
+// ServerKind is which OpenAI-compatible server answers. What sets one kind apart from another
+// (how a probe knows it, what it says of its models) is runner/client's, in a file per kind.
 type ServerKind string
 
 // The servers locum knows.
@@ -19,23 +20,6 @@ const (
 	VLLM           ServerKind = "vllm"
 	Unknown        ServerKind = "unknown"
 )
-
-// Display is the server's name as its makers write it.
-func (k ServerKind) Display() string {
-	switch k {
-	case LMStudio:
-		return "LM Studio"
-	case Ollama:
-		return "Ollama"
-	case LlamaServer:
-		return "llama-server"
-	case LlamaCppPython:
-		return "llama-cpp-python"
-	case VLLM:
-		return "vLLM"
-	}
-	return "unknown"
-}
 
 // ModelThinking is what a server says about one model's thinking. Only Ollama tells (POST
 // /api/show); elsewhere Known is false.

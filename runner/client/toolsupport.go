@@ -35,14 +35,14 @@ func (c *Client) checkTools(ctx context.Context, info *ServerInfo, model string)
 		defer c.mu.Unlock()
 		for _, m := range info.Models {
 			if m.Tools != nil && !*m.Tools && (m.ID == model || len(info.Models) == 1) {
-				return &ToolsUnsupportedError{Model: model, Server: info.Kind.Display(), Field: "chat_template_caps.supports_tools is false in GET /props",
+				return &ToolsUnsupportedError{Model: model, Server: ServerName(info.Kind), Field: "chat_template_caps.supports_tools is false in GET /props",
 					Remedy: "serve a model whose chat template supports tools, with --jinja"}
 			}
 		}
 	case rails.Ollama:
 		// An Ollama older than 0.6.4 lists no capabilities at all: that says nothing of tools.
 		if m := c.ollamaShow(ctx, model); m.err == nil && len(m.capabilities) > 0 && !m.tools {
-			return &ToolsUnsupportedError{Model: model, Server: info.Kind.Display(),
+			return &ToolsUnsupportedError{Model: model, Server: ServerName(info.Kind),
 				Field:  fmt.Sprintf("the capabilities of POST /api/show are [%s], without \"tools\"", strings.Join(m.capabilities, ", ")),
 				Remedy: "pull a model whose capabilities list tools (ollama show MODEL lists them)"}
 		}

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// A dialect is what one kind of server says beyond the OpenAI API, and where it departs from it.
+// Each kind's dialect is a file of its own (lmstudio.go, ollama.go, llamaserver.go,
+// llamacpppython.go, vllm.go, unknown.go), and the rest of locum asks the dialect rather than
+// comparing kinds: a new server is a new file and a line in dialects.
+type dialect interface {
+	// kind is locum's name for the server: in status, the journal and dedup's cache keys.
+	kind() rails.ServerKind
+	// name is the server's name as its makers write it; "" for a server locum cannot name.
+	name() string
+
+	// recognise reports whether a probe's first answer names this server.
+	recognise(a firstAnswer) bool
+	// probePort is the port that names this server when its first answer does not, once
+	// describe finds the server's own API there; "" for a server no port names.
+	probePort() string
+	// describe asks the server what its model list leaves out (its version, the loaded contexts,
+	// the weights, its slots) and writes it into info; it reports whether the server answered as
+	// this kind does.
+	describe(ctx context.Context, c *Client, info *ServerInfo, listed []listedModel) bool
+}
+
+// dialects are the servers a probe can name, in the order it tries them: the surest signs first.
+// Ollama's sign (every model named name:tag) is the weakest, since another server may list such
+// names too, so it comes last.
+var dialects = []dialect{vllm{}, llamaServer{}, llamaCppPython{}, lmStudio{}, ollama{}}
+
+// unknown is the dialect of a server no probe names: the OpenAI API and nothing more.
+var unknown dialect = unknownServer{}
+
+// byKind is the registry: each kind's dialect.
+var byKind = func() map[rails.ServerKind]dialect {
+	m := map[rails.ServerKind]dialect{unknown.kind(): unknown}
+	for _, d := range dialects {
+		m[d.kind()] = d
+	}
+	return m
+}()
+
+// dialectOf is the dialect of a server of kind; the unknown one for a kind without its own.
+func dialectOf(kind rails.ServerKind) dialect {
+	if d, ok := byKind[kind]; ok {
+		return d
+	}
+	return unknown
+}
+
+// ServerName is the server's name as its makers write it, for status; "unknown" for a server
+// locum cannot name.
+func ServerName(kind rails.ServerKind) string {
+	if name := dialectOf(kind).name(); name != "" {
+		return name
+	}
+	return "unknown"
+}
+
+// plain is what a dialect embeds for what its server does as any OpenAI-compatible server does;
+// the dialect overrides what its server says besides.
+type plain struct{}
+
+func (plain) probePort() string { return "" }
+
+// firstAnswer is what a probe's first request, GET /models, tells of the server.
+type firstAnswer struct {
+	// server is the Server header, lower-cased.
+	server string
+	// owned are the owners the models are listed under (owned_by).
+	owned map[string]bool
+	// tagged: the list is not empty and every model is named name:tag.
+	tagged bool
+}
+
+func newFirstAnswer(header http.Header, listed []listedModel) firstAnswer {
+	a := firstAnswer{server: strings.ToLower(header.Get("Server")), owned: map[string]bool{}, tagged: len(listed) > 0}
+	for _, m := range listed {
+		a.owned[m.OwnedBy] = true
+		a.tagged = a.tagged && strings.Contains(m.ID, ":")
+	}
+	return a
+}
+
+// recognised is the dialect a probe's first answer names; nil when none does.
+func recognised(a firstAnswer) dialect {
+	for _, d := range dialects {
+		if d.recognise(a) {
+			return d
+		}
+	}
+	return nil
+}

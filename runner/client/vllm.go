@@ -1,0 +1,45 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/locumdev/locum/rails"
+)
+
+// vllm is vLLM's OpenAI server (vllm serve).
+type vllm struct{ plain }
+
+func (vllm) kind() rails.ServerKind { return rails.VLLM }
+func (vllm) name() string           { return "vLLM" }
+
+// vLLM lists its models as owned by itself.
+func (vllm) recognise(a firstAnswer) bool { return a.owned["vllm"] }
+
+// describe reads vLLM's version from GET /version; its model list already says each model's
+// context (max_model_len) and root.
+func (vllm) describe(ctx context.Context, c *Client, info *ServerInfo, _ []listedModel) bool {
+	var v struct {
+		Version string `json:"version"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/version", nil, &v); err != nil {
+		return false
+	}
+	info.Version = v.Version
+	return true
+}
+
+// vllmRoot is vLLM's model root as an identity: a repository id as it is, a local path by its
+// last element only, since the directory names the operator's machine and a record that
+// carries it may be committed. The probe reads it from any server's list, whatever its kind.
+func vllmRoot(root string) string {
+	if strings.HasPrefix(root, "/") || strings.HasPrefix(root, "~") || strings.HasPrefix(root, ".") || strings.Contains(root, `\`) {
+		trimmed := strings.TrimRight(root, `/\`)
+		return trimmed[strings.LastIndexAny(trimmed, `/\`)+1:]
+	}
+	return root
+}
