@@ -165,8 +165,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 			return nil, err
 		}
 	}
-	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
-	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
+	d := dialectOf(info.Kind)
+	capabilities, capErr := d.modelThinking(ctx, c, req.Model)
+	thinking := d.thinkingFields(rails.CapThinking(req.Effort), capabilities)
 	fit, err := c.fit(ctx, info, req, thinking)
 	if err != nil {
 		return nil, err

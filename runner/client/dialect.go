@@ -27,6 +27,13 @@ type dialect interface {
 	// the weights, its slots) and writes it into info; it reports whether the server answered as
 	// this kind does.
 	describe(ctx context.Context, c *Client, info *ServerInfo, listed []listedModel) bool
+
+	// thinkingFields are the top-level request fields that hold a model, as m describes it, to
+	// limit. A server is sent only what it is known to accept.
+	thinkingFields(limit rails.ThinkingCap, m ModelThinking) map[string]any
+	// modelThinking asks the server what the model does about thinking: the zero ModelThinking
+	// where it cannot say, with the error when asking failed.
+	modelThinking(ctx context.Context, c *Client, model string) (ModelThinking, error)
 }
 
 // dialects are the servers a probe can name, in the order it tries them: the surest signs first.
@@ -68,6 +75,24 @@ func ServerName(kind rails.ServerKind) string {
 type plain struct{}
 
 func (plain) probePort() string { return "" }
+
+func (plain) modelThinking(context.Context, *Client, string) (ModelThinking, error) {
+	return ModelThinking{}, nil
+}
+
+// ModelThinking is what a server says about one model's thinking; Known is false where it says
+// nothing.
+type ModelThinking struct {
+	Known bool
+	// Thinks: the model has the thinking capability.
+	Thinks bool
+	// Levels: the model takes low/medium/high rather than on/off (gpt-oss).
+	Levels bool
+}
+
+// templateNoThinking is chat_template_kwargs that switch thinking off in the chat templates
+// that have a switch for it (Qwen3's and those built like it).
+func templateNoThinking() map[string]any { return map[string]any{"enable_thinking": false} }
 
 // firstAnswer is what a probe's first request, GET /models, tells of the server.
 type firstAnswer struct {

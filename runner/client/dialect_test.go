@@ -142,3 +142,40 @@ func TestFirstAnswerNamesTheServer(t *testing.T) {
 		})
 	}
 }
+
+func TestThinkingFields(t *testing.T) {
+	plainModel := ModelThinking{Known: true}
+	boolThinker := ModelThinking{Known: true, Thinks: true}
+	levels := ModelThinking{Known: true, Thinks: true, Levels: true}
+	noKwargs := map[string]any{"enable_thinking": false}
+	cases := []struct {
+		name   string
+		kind   rails.ServerKind
+		effort string
+		model  ModelThinking
+		want   map[string]any
+	}{
+		{"ollama plain model gets nothing", rails.Ollama, "low", plainModel, map[string]any{}},
+		{"ollama unknown model at low gets none", rails.Ollama, "low", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at none gets none", rails.Ollama, "none", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
+		{"ollama unknown model at medium gets nothing", rails.Ollama, "medium", ModelThinking{}, map[string]any{}},
+		{"ollama boolean thinker low", rails.Ollama, "low", boolThinker, map[string]any{"reasoning_effort": "none"}},
+		{"ollama boolean thinker none", rails.Ollama, "none", boolThinker, map[string]any{"reasoning_effort": "none"}},
+		{"ollama boolean thinker high", rails.Ollama, "high", boolThinker, map[string]any{}},
+		{"ollama levels low", rails.Ollama, "low", levels, map[string]any{"reasoning_effort": "low"}},
+		{"ollama levels none", rails.Ollama, "none", levels, map[string]any{"reasoning_effort": "low"}},
+		{"llama-server low", rails.LlamaServer, "low", ModelThinking{}, map[string]any{"chat_template_kwargs": noKwargs}},
+		{"llama-server medium", rails.LlamaServer, "medium", ModelThinking{}, map[string]any{}},
+		{"lm studio low", rails.LMStudio, "low", ModelThinking{}, map[string]any{"reasoning_effort": "low", "enable_thinking": false}},
+		{"lm studio high", rails.LMStudio, "high", ModelThinking{}, map[string]any{"reasoning_effort": "high"}},
+		{"vllm none", rails.VLLM, "none", ModelThinking{}, map[string]any{"reasoning_effort": "low", "chat_template_kwargs": noKwargs}},
+		{"vllm medium", rails.VLLM, "medium", ModelThinking{}, map[string]any{"reasoning_effort": "medium"}},
+		{"llama-cpp-python low gets nothing", rails.LlamaCppPython, "low", ModelThinking{}, map[string]any{}},
+		{"unknown low", rails.Unknown, "low", ModelThinking{}, map[string]any{"reasoning_effort": "low", "chat_template_kwargs": noKwargs}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, dialectOf(tc.kind).thinkingFields(rails.CapThinking(tc.effort), tc.model))
+		})
+	}
+}

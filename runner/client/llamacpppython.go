@@ -20,6 +20,12 @@ func (llamaCppPython) recognise(a firstAnswer) bool {
 	return a.owned["me"] && strings.Contains(a.server, "uvicorn")
 }
 
+// llama-cpp-python accepts both switches and obeys neither (its chat handler passes no template
+// arguments): sending one would only pretend to a cap. max_tokens still bounds thinking.
+func (llamaCppPython) thinkingFields(rails.ThinkingCap, ModelThinking) map[string]any {
+	return map[string]any{}
+}
+
 // describe reads llama-cpp-python's version from its OpenAPI description, the only place it says
 // it. It serves no context window (no /props, nothing in /v1/models): the window is learned from
 // its refusal of a prompt over it.

@@ -57,6 +57,15 @@ func (llamaServer) describe(ctx context.Context, c *Client, info *ServerInfo, li
 	return true
 }
 
+// llama-server ignores reasoning_effort; the chat template's own switch is the one it obeys.
+func (llamaServer) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[string]any {
+	fields := map[string]any{}
+	if limit.Off {
+		fields["chat_template_kwargs"] = templateNoThinking()
+	}
+	return fields
+}
+
 // llamaServerWeights describes a GGUF as llama-server reports it: "FILE, TYPE, N parameters,
 // N bytes", each part only where the server gave it. The file's directory is left out: it names
 // the operator's home, and a record that carries it may be committed.

@@ -21,6 +21,15 @@ func (lmStudio) recognise(a firstAnswer) bool { return a.owned["organization_own
 // LM Studio's own port names it where its list does not.
 func (lmStudio) probePort() string { return "1234" }
 
+// LM Studio takes OpenAI's reasoning_effort, and a top-level enable_thinking of its own.
+func (lmStudio) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[string]any {
+	fields := map[string]any{"reasoning_effort": limit.Level}
+	if limit.Off {
+		fields["enable_thinking"] = false
+	}
+	return fields
+}
+
 // describe reads LM Studio's REST API (GET /api/v0/models), which says which models are loaded
 // and with what context, which are embedding models, and what each one's file is.
 func (lmStudio) describe(ctx context.Context, c *Client, info *ServerInfo, _ []listedModel) bool {

@@ -41,7 +41,7 @@ func (c *Client) checkTools(ctx context.Context, info *ServerInfo, model string)
 		}
 	case rails.Ollama:
 		// An Ollama older than 0.6.4 lists no capabilities at all: that says nothing of tools.
-		if m := c.ollamaShow(ctx, model); m.err == nil && len(m.capabilities) > 0 && !m.tools {
+		if m := ollamaShow(ctx, c, model); m.err == nil && len(m.capabilities) > 0 && !m.tools {
 			return &ToolsUnsupportedError{Model: model, Server: ServerName(info.Kind),
 				Field:  fmt.Sprintf("the capabilities of POST /api/show are [%s], without \"tools\"", strings.Join(m.capabilities, ", ")),
 				Remedy: "pull a model whose capabilities list tools (ollama show MODEL lists them)"}

@@ -33,6 +33,15 @@ func (vllm) describe(ctx context.Context, c *Client, info *ServerInfo, _ []liste
 	return true
 }
 
+// vLLM takes OpenAI's reasoning_effort and passes the chat template's own switch on.
+func (vllm) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[string]any {
+	fields := map[string]any{"reasoning_effort": limit.Level}
+	if limit.Off {
+		fields["chat_template_kwargs"] = templateNoThinking()
+	}
+	return fields
+}
+
 // vllmRoot is vLLM's model root as an identity: a repository id as it is, a local path by its
 // last element only, since the directory names the operator's machine and a record that
 // carries it may be committed. The probe reads it from any server's list, whatever its kind.
