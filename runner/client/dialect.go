@@ -34,6 +34,28 @@ type dialect interface {
 	// modelThinking asks the server what the model does about thinking: the zero ModelThinking
 	// where it cannot say, with the error when asking failed.
 	modelThinking(ctx context.Context, c *Client, model string) (ModelThinking, error)
+	// checkTools refuses, before any request, tools the server says the model cannot take; nil
+	// where the server does not say.
+	checkTools(ctx context.Context, c *Client, info *ServerInfo, model string) error
+	// streamsUsage reports whether a streamed reply carries what an unstreamed one does: the
+	// usage, and a refusal of a prompt over the context. A server whose stream does not is asked
+	// unstreamed.
+	streamsUsage() bool
+
+	// contextOf is the loaded context the server reports for model, 0 when it does not say.
+	contextOf(info *ServerInfo, model string) int64
+	// loadedContext asks the server again for model's loaded context, once a reply has shown the
+	// model loaded; 0 where it cannot tell.
+	loadedContext(ctx context.Context, c *Client, info *ServerInfo, model string) int64
+	// countTokens asks the server to count the prompt's tokens, and of those the text's alone
+	// where it tells them apart, and says how it counted; false when it cannot count.
+	countTokens(ctx context.Context, c *Client, req ChatRequest, thinking map[string]any) (prompt, text int64, method string, ok bool)
+
+	// weights is the server's identity of the weights behind each model it lists with one
+	// (ModelWeights).
+	weights(ctx context.Context, c *Client, info *ServerInfo) map[string]string
+	// digest is the content digest of model's weights where the server reports one; "" else.
+	digest(ctx context.Context, c *Client, model string) string
 }
 
 // dialects are the servers a probe can name, in the order it tries them: the surest signs first.
@@ -70,8 +92,10 @@ func ServerName(kind rails.ServerKind) string {
 	return "unknown"
 }
 
-// plain is what a dialect embeds for what its server does as any OpenAI-compatible server does;
-// the dialect overrides what its server says besides.
+// plain is what a dialect embeds for what its server does as any OpenAI-compatible server does:
+// no port of its own, nothing said of a model's thinking or tools, usage in a stream, contexts
+// and weights only as its model list gives them, no count of tokens and no digest. The dialect
+// overrides what its server says besides.
 type plain struct{}
 
 func (plain) probePort() string { return "" }
@@ -79,6 +103,24 @@ func (plain) probePort() string { return "" }
 func (plain) modelThinking(context.Context, *Client, string) (ModelThinking, error) {
 	return ModelThinking{}, nil
 }
+
+func (plain) checkTools(context.Context, *Client, *ServerInfo, string) error { return nil }
+
+func (plain) streamsUsage() bool { return true }
+
+func (plain) contextOf(info *ServerInfo, model string) int64 { return info.listedContext(model) }
+
+func (plain) loadedContext(context.Context, *Client, *ServerInfo, string) int64 { return 0 }
+
+func (plain) countTokens(context.Context, *Client, ChatRequest, map[string]any) (int64, int64, string, bool) {
+	return 0, 0, "", false
+}
+
+func (plain) weights(_ context.Context, _ *Client, info *ServerInfo) map[string]string {
+	return info.listedWeights()
+}
+
+func (plain) digest(context.Context, *Client, string) string { return "" }
 
 // ModelThinking is what a server says about one model's thinking; Known is false where it says
 // nothing.

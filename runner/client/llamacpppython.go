@@ -26,6 +26,10 @@ func (llamaCppPython) thinkingFields(rails.ThinkingCap, ModelThinking) map[strin
 	return map[string]any{}
 }
 
+// llama-cpp-python streams no usage and answers a prompt over its context with an empty stream;
+// unstreamed it reports both.
+func (llamaCppPython) streamsUsage() bool { return false }
+
 // describe reads llama-cpp-python's version from its OpenAPI description, the only place it says
 // it. It serves no context window (no /props, nothing in /v1/models): the window is learned from
 // its refusal of a prompt over it.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,6 +65,80 @@ func (llamaServer) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[
 		fields["chat_template_kwargs"] = templateNoThinking()
 	}
 	return fields
+}
+
+// llama-server serves one model whatever name a request gives, so its one model's context is the
+// context of any name.
+func (llamaServer) contextOf(info *ServerInfo, model string) int64 {
+	if n := info.listedContext(model); n > 0 || len(info.Models) != 1 {
+		return n
+	}
+	return info.Models[0].Context
+}
+
+// countTokens counts the prompt as llama-server will render it, with its own template, the tools
+// and the default system message the template adds: counted, it is what the server reads.
+func (llamaServer) countTokens(ctx context.Context, c *Client, req ChatRequest, thinking map[string]any) (prompt, text int64, method string, ok bool) {
+	if n, ok := renderedTokens(ctx, c, req, thinking); ok {
+		return n, n, "/apply-template", true
+	}
+	// A server that cannot render (no --jinja, an older build) counts the text alone; the
+	// template's tokens and the tools' are estimated on top.
+	n, ok := tokenize(ctx, c, joinTexts(req.Messages), true)
+	if !ok {
+		return 0, 0, "", false
+	}
+	return n + int64(templateTokens*len(req.Messages)) + toolTokens(req.Tools), n, "/tokenize", true
+}
+
+// renderedTokens renders the request's prompt with llama-server's own chat template
+// (POST /apply-template, the body a chat request sends) and counts it (POST /tokenize).
+func renderedTokens(ctx context.Context, c *Client, req ChatRequest, thinking map[string]any) (int64, bool) {
+	body := map[string]any{"messages": wireMessages(req.Messages)}
+	if tools := wireTools(req.Tools); tools != nil {
+		body["tools"] = tools
+	}
+	for k, v := range thinking {
+		body[k] = v
+	}
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/apply-template", body, &out); err != nil || out.Prompt == nil {
+		return 0, false
+	}
+	// A rendering shorter than the messages' own text is no rendering of them: count another way.
+	if len(*out.Prompt) < len(joinTexts(req.Messages))-len(req.Messages) {
+		return 0, false
+	}
+	// The rendered prompt holds the template's special tokens as text: parsed as such, and the
+	// model's BOS added as the server adds it to a chat prompt.
+	return tokenize(ctx, c, *out.Prompt, true)
+}
+
+// tokenize counts text's tokens with llama-server's tokenizer.
+func tokenize(ctx context.Context, c *Client, text string, addSpecial bool) (int64, bool) {
+	var out struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	body := map[string]any{"content": text, "add_special": addSpecial, "parse_special": true}
+	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Tokens == nil {
+		return 0, false
+	}
+	return int64(len(out.Tokens)), true
+}
+
+// checkTools reads what GET /props said of the chat template (chat_template_caps.supports_tools).
+func (d llamaServer) checkTools(_ context.Context, c *Client, info *ServerInfo, model string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range info.Models {
+		if m.Tools != nil && !*m.Tools && (m.ID == model || len(info.Models) == 1) {
+			return &ToolsUnsupportedError{Model: model, Server: d.name(), Field: "chat_template_caps.supports_tools is false in GET /props",
+				Remedy: "serve a model whose chat template supports tools, with --jinja"}
+		}
+	}
+	return nil
 }
 
 // llamaServerWeights describes a GGUF as llama-server reports it: "FILE, TYPE, N parameters,

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -119,6 +120,92 @@ type shownModel struct {
 	tools        bool
 	capabilities []string
 	err          error
+}
+
+// loadedContext asks GET /api/ps again once a request has loaded the model: a model that was not
+// loaded when the server was probed has no context to check against until then. The answer is
+// kept for the run's later requests.
+func (ollama) loadedContext(ctx context.Context, c *Client, info *ServerInfo, model string) int64 {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ps, ok := ollamaLoaded(ctx, c)
+	if !ok {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range ps {
+		for i := range info.Models {
+			if m := &info.Models[i]; p.Name == m.ID && (m.ID == model || m.ID == model+":latest") && p.ContextLength > 0 {
+				loaded := true
+				m.Context, m.Loaded = p.ContextLength, &loaded
+				return p.ContextLength
+			}
+		}
+	}
+	return 0
+}
+
+// checkTools reads the model's capabilities from POST /api/show. An Ollama older than 0.6.4 lists
+// no capabilities at all: that says nothing of tools.
+func (d ollama) checkTools(ctx context.Context, c *Client, _ *ServerInfo, model string) error {
+	if m := ollamaShow(ctx, c, model); m.err == nil && len(m.capabilities) > 0 && !m.tools {
+		return &ToolsUnsupportedError{Model: model, Server: d.name(),
+			Field:  fmt.Sprintf("the capabilities of POST /api/show are [%s], without \"tools\"", strings.Join(m.capabilities, ", ")),
+			Remedy: "pull a model whose capabilities list tools (ollama show MODEL lists them)"}
+	}
+	return nil
+}
+
+// weights are Ollama's content digests (GET /api/tags), its identity of a model's weights.
+func (ollama) weights(ctx context.Context, c *Client, _ *ServerInfo) map[string]string {
+	out := map[string]string{}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var tags struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Digest string `json:"digest"`
+		} `json:"models"`
+	}
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/tags", nil, &tags); err != nil {
+		return out
+	}
+	for _, m := range tags.Models {
+		if m.Name == "" || m.Digest == "" {
+			continue
+		}
+		out[m.Name] = m.Digest
+		// Ollama accepts the bare name for :latest, so a model named either way finds its digest.
+		if bare, ok := strings.CutSuffix(m.Name, ":latest"); ok {
+			out[bare] = m.Digest
+		}
+	}
+	return out
+}
+
+// digest is the model's content digest from GET /api/tags.
+func (ollama) digest(ctx context.Context, c *Client, model string) string {
+	var tags struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Model  string `json:"model"`
+			Digest string `json:"digest"`
+		} `json:"models"`
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/tags", nil, &tags); err != nil {
+		return ""
+	}
+	for _, m := range tags.Models {
+		for _, name := range []string{m.Name, m.Model} {
+			if name == model || name == model+":latest" {
+				return m.Digest
+			}
+		}
+	}
+	return ""
 }
 
 // ollamaRunning is one model GET /api/ps lists as loaded, with the context it was loaded with.

@@ -42,6 +42,19 @@ func (vllm) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[string]
 	return fields
 }
 
+// countTokens asks vLLM's POST /tokenize, which applies the model's chat template itself, so its
+// count is the prompt's; the tools' tokens are estimated on top.
+func (vllm) countTokens(ctx context.Context, c *Client, req ChatRequest, _ map[string]any) (prompt, text int64, method string, ok bool) {
+	var out struct {
+		Count *int64 `json:"count"`
+	}
+	body := map[string]any{"model": req.Model, "messages": req.Messages, "add_generation_prompt": true}
+	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Count == nil || *out.Count < 0 {
+		return 0, 0, "", false
+	}
+	return *out.Count + toolTokens(req.Tools), 0, "/tokenize", true
+}
+
 // vllmRoot is vLLM's model root as an identity: a repository id as it is, a local path by its
 // last element only, since the directory names the operator's machine and a record that
 // carries it may be committed. The probe reads it from any server's list, whatever its kind.
