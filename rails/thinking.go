@@ -6,7 +6,9 @@ import (
 	"unicode"
 )
 
-// ServerKind is which OpenAI-compatible server answers; each obeys a different thinking switch.
+// ServerKind is which OpenAI-compatible server answers. What sets one kind apart from another
+// (how a probe knows it, the switch it obeys for thinking, what it says of its models) is
+// runner/client's, in a file per kind.
 type ServerKind string
 
 // The servers locum knows.
@@ -20,80 +22,24 @@ const (
 	Unknown        ServerKind = "unknown"
 )
 
-// Display is the server's name as its makers write it.
-func (k ServerKind) Display() string {
-	switch k {
-	case LMStudio:
-		return "LM Studio"
-	case Ollama:
-		return "Ollama"
-	case LlamaServer:
-		return "llama-server"
-	case LlamaCppPython:
-		return "llama-cpp-python"
-	case VLLM:
-		return "vLLM"
-	}
-	return "unknown"
+// ThinkingCap is what an effort asks of a model's thinking, whatever the server: each server is
+// told it by a switch of its own (runner/client, the server's dialect).
+type ThinkingCap struct {
+	// Off: thinking should stop (effort none or low).
+	Off bool
+	// Level is the effort as a server or model that takes low/medium/high reads it.
+	Level string
 }
 
-// ModelThinking is what a server says about one model's thinking. Only Ollama tells (POST
-// /api/show); elsewhere Known is false.
-type ModelThinking struct {
-	Known bool
-	// Thinks: the model has the thinking capability.
-	Thinks bool
-	// Levels: the model takes low/medium/high rather than on/off (gpt-oss).
-	Levels bool
-}
-
-// ThinkingFields returns the top-level request fields that cap thinking at effort on this server
-// and model. It sends only what the server is known to accept: Ollama answers HTTP 400 to
-// reasoning_effort on a model without thinking, and to "low" on a model that only thinks on or
-// off, so for Ollama the model's capabilities decide.
-func ThinkingFields(kind ServerKind, effort string, m ModelThinking) map[string]any {
-	off := effort == "none" || effort == "low"
+// CapThinking is the cap an effort sets. None and low both switch thinking off where a server has
+// an off switch; a model that takes levels has no "none", so it gets "low", the least such models
+// accept.
+func CapThinking(effort string) ThinkingCap {
 	level := effort
 	if level == "none" {
-		level = "low" // the least that level-taking models accept
+		level = "low"
 	}
-	fields := map[string]any{}
-	noThinkKwargs := map[string]any{"enable_thinking": false}
-	switch kind {
-	case Ollama:
-		switch {
-		case !m.Known:
-			// A model we could not ask about: "none" is the one value every Ollama accepts for
-			// any model (a plain one included), so the cap still holds at none and low.
-			if off {
-				fields["reasoning_effort"] = "none"
-			}
-		case !m.Thinks:
-			// A plain model: any other value would be a 400.
-		case m.Levels:
-			fields["reasoning_effort"] = level
-		case off:
-			fields["reasoning_effort"] = "none"
-		}
-	case LlamaServer:
-		if off {
-			fields["chat_template_kwargs"] = noThinkKwargs
-		}
-	case LlamaCppPython:
-		// It accepts both switches and obeys neither (its chat handler passes no template
-		// arguments): sending one would only pretend to a cap. max_tokens still bounds thinking.
-	case LMStudio:
-		fields["reasoning_effort"] = level
-		if off {
-			fields["enable_thinking"] = false
-		}
-	default: // vLLM and servers we cannot name take the OpenAI field and the template switch
-		fields["reasoning_effort"] = level
-		if off {
-			fields["chat_template_kwargs"] = noThinkKwargs
-		}
-	}
-	return fields
+	return ThinkingCap{Off: effort == "none" || effort == "low", Level: level}
 }
 
 // ReplyClass is what a chat reply turned out to be. Only ClassAnswer reaches a mode.

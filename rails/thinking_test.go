@@ -7,39 +7,18 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestThinkingFields(t *testing.T) {
-	plain := ModelThinking{Known: true}
-	boolThinker := ModelThinking{Known: true, Thinks: true}
-	levels := ModelThinking{Known: true, Thinks: true, Levels: true}
-	noKwargs := map[string]any{"enable_thinking": false}
+func TestCapThinking(t *testing.T) {
 	cases := []struct {
-		name   string
-		kind   ServerKind
 		effort string
-		model  ModelThinking
-		want   map[string]any
+		want   ThinkingCap
 	}{
-		{"ollama plain model gets nothing", Ollama, "low", plain, map[string]any{}},
-		{"ollama unknown model at low gets none", Ollama, "low", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
-		{"ollama unknown model at none gets none", Ollama, "none", ModelThinking{}, map[string]any{"reasoning_effort": "none"}},
-		{"ollama unknown model at medium gets nothing", Ollama, "medium", ModelThinking{}, map[string]any{}},
-		{"ollama boolean thinker low", Ollama, "low", boolThinker, map[string]any{"reasoning_effort": "none"}},
-		{"ollama boolean thinker none", Ollama, "none", boolThinker, map[string]any{"reasoning_effort": "none"}},
-		{"ollama boolean thinker high", Ollama, "high", boolThinker, map[string]any{}},
-		{"ollama levels low", Ollama, "low", levels, map[string]any{"reasoning_effort": "low"}},
-		{"ollama levels none", Ollama, "none", levels, map[string]any{"reasoning_effort": "low"}},
-		{"llama-server low", LlamaServer, "low", ModelThinking{}, map[string]any{"chat_template_kwargs": noKwargs}},
-		{"llama-server medium", LlamaServer, "medium", ModelThinking{}, map[string]any{}},
-		{"lm studio low", LMStudio, "low", ModelThinking{}, map[string]any{"reasoning_effort": "low", "enable_thinking": false}},
-		{"lm studio high", LMStudio, "high", ModelThinking{}, map[string]any{"reasoning_effort": "high"}},
-		{"vllm none", VLLM, "none", ModelThinking{}, map[string]any{"reasoning_effort": "low", "chat_template_kwargs": noKwargs}},
-		{"vllm medium", VLLM, "medium", ModelThinking{}, map[string]any{"reasoning_effort": "medium"}},
-		{"unknown low", Unknown, "low", ModelThinking{}, map[string]any{"reasoning_effort": "low", "chat_template_kwargs": noKwargs}},
+		{"none", ThinkingCap{Off: true, Level: "low"}},
+		{"low", ThinkingCap{Off: true, Level: "low"}},
+		{"medium", ThinkingCap{Level: "medium"}},
+		{"high", ThinkingCap{Level: "high"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, ThinkingFields(tc.kind, tc.effort, tc.model))
-		})
+		assert.Equal(t, tc.want, CapThinking(tc.effort), tc.effort)
 	}
 }
 

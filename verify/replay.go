@@ -50,21 +50,30 @@ func jsonReply(body string) reply { return reply{status: 200, body: []byte(body)
 
 // mimic installs what a server kind answers to locum's probe.
 func (r *replay) mimic(kind string) *replay {
-	switch kind {
-	case "ollama":
+	if install, ok := mimics[kind]; ok {
+		install(r)
+	}
+	return r
+}
+
+// mimics install each kind's answers to the probe, by the kind's name.
+var mimics = map[string]func(r *replay){
+	"ollama": func(r *replay) {
 		r.on("GET", "/v1/models", jsonReply(string(recorded("ollama-models.json"))))
 		r.on("GET", "/api/version", jsonReply(`{"version":"0.17.4"}`))
 		r.on("GET", "/api/ps", jsonReply(`{"models":[]}`))
-	case "llama-server":
+	},
+	"llama-server": func(r *replay) {
 		r.on("GET", "/v1/models", reply{status: 200, header: map[string]string{"Server": "llama.cpp"}, body: recorded("llama-server-models.json")})
-	case "lmstudio":
+	},
+	"lmstudio": func(r *replay) {
 		r.on("GET", "/v1/models", jsonReply(`{"data":[{"id":"m","owned_by":"organization_owner"}]}`))
 		r.on("GET", "/api/v0/models", jsonReply(`{"data":[{"id":"m","state":"loaded","loaded_context_length":32768}]}`))
-	case "vllm":
+	},
+	"vllm": func(r *replay) {
 		r.on("GET", "/v1/models", jsonReply(`{"data":[{"id":"m","owned_by":"vllm","max_model_len":32768}]}`))
 		r.on("GET", "/version", jsonReply(`{"version":"0.11.0"}`))
-	}
-	return r
+	},
 }
 
 func (r *replay) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -160,13 +160,14 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, err
 	}
+	d := dialectOf(info.Kind)
 	if len(req.Tools) > 0 {
-		if err := c.checkTools(ctx, info, req.Model); err != nil {
+		if err := d.checkTools(ctx, c, info, req.Model); err != nil {
 			return nil, err
 		}
 	}
-	capabilities, capErr := c.modelThinking(ctx, info.Kind, req.Model)
-	thinking := rails.ThinkingFields(info.Kind, req.Effort, capabilities)
+	capabilities, capErr := d.modelThinking(ctx, c, req.Model)
+	thinking := d.thinkingFields(rails.CapThinking(req.Effort), capabilities)
 	fit, err := c.fit(ctx, info, req, thinking)
 	if err != nil {
 		return nil, err
@@ -201,9 +202,8 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var res *ChatResult
-	// llama-cpp-python streams no usage and answers a prompt over its context with an empty
-	// stream; unstreamed it reports both, so it is asked unstreamed.
-	if req.Stream && len(req.Tools) == 0 && info.Kind != rails.LlamaCppPython {
+	// A server whose stream leaves out the usage is asked unstreamed, where it reports it.
+	if req.Stream && len(req.Tools) == 0 && d.streamsUsage() {
 		res, err = c.chatStream(ctx, params)
 		if refusedStream(err) {
 			res, err = c.chatOnce(ctx, params)
@@ -228,7 +228,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		res.CapabilitiesError = capErr.Error()
 	}
 	if fit.Context == 0 && res.Usage.In != nil {
-		if n := c.loadedContext(ctx, info, req.Model); n > 0 {
+		if n := d.loadedContext(ctx, c, info, req.Model); n > 0 {
 			fit.Context = n
 		}
 	}

@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/locumdev/locum/rails"
 )
@@ -21,37 +19,12 @@ type EmbeddingKey struct {
 // EmbeddingKey asks the server what it is and, on Ollama, the model's digest. A server that does
 // not answer the probe is keyed as unknown: its vectors are still kept apart by endpoint and model.
 func (c *Client) EmbeddingKey(ctx context.Context, model string) EmbeddingKey {
-	key := EmbeddingKey{Kind: rails.Unknown, Endpoint: c.BaseURL(), Model: model}
+	key := EmbeddingKey{Kind: unknown.kind(), Endpoint: c.BaseURL(), Model: model}
 	info, err := c.Probe(ctx)
 	if err != nil {
 		return key
 	}
 	key.Kind = info.Kind
-	if info.Kind == rails.Ollama {
-		key.Digest = c.ollamaDigest(ctx, model)
-	}
+	key.Digest = dialectOf(info.Kind).digest(ctx, c, model)
 	return key
-}
-
-func (c *Client) ollamaDigest(ctx context.Context, model string) string {
-	var tags struct {
-		Models []struct {
-			Name   string `json:"name"`
-			Model  string `json:"model"`
-			Digest string `json:"digest"`
-		} `json:"models"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/tags", nil, &tags); err != nil {
-		return ""
-	}
-	for _, m := range tags.Models {
-		for _, name := range []string{m.Name, m.Model} {
-			if name == model || name == model+":latest" {
-				return m.Digest
-			}
-		}
-	}
-	return ""
 }

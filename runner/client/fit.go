@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -105,15 +104,14 @@ func (e *InputTruncatedError) Words(name func(string) string) string {
 }
 
 // ContextOf is the loaded context the server reports for a model, 0 when it does not say.
-// llama-server serves one model whatever name a request gives.
-func (s *ServerInfo) ContextOf(model string) int64 {
+func (s *ServerInfo) ContextOf(model string) int64 { return dialectOf(s.Kind).contextOf(s, model) }
+
+// listedContext is the context the server lists for model; 0 when it lists none or not the model.
+func (s *ServerInfo) listedContext(model string) int64 {
 	for _, m := range s.Models {
 		if m.ID == model || m.ID == model+":latest" {
 			return m.Context
 		}
-	}
-	if s.Kind == rails.LlamaServer && len(s.Models) == 1 {
-		return s.Models[0].Context
 	}
 	return 0
 }
@@ -128,9 +126,11 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest, thi
 	f := &PromptFit{Context: info.ContextOf(req.Model)}
 	c.mu.Unlock()
 	if f.Context > 0 {
-		if n, text, method, ok := c.countTokens(ctx, info.Kind, req, thinking); ok {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if n, text, method, ok := dialectOf(info.Kind).countTokens(cctx, c, req, thinking); ok {
 			f.Tokens, f.text, f.Method, f.Counted = n, text, method, true
 		}
+		cancel()
 	}
 	if !f.Counted {
 		bytes := 0
@@ -154,38 +154,6 @@ func (c *Client) fit(ctx context.Context, info *ServerInfo, req ChatRequest, thi
 // than this is rarely an answer, so the prompt is refused instead, saying why.
 const MinFittedOutput = 256
 
-// loadedContext asks Ollama again for a model's loaded context, after a request has loaded it:
-// a model that was not loaded when the server was probed has no context to check against until
-// then. The answer is kept for the run's later requests.
-func (c *Client) loadedContext(ctx context.Context, info *ServerInfo, model string) int64 {
-	if info.Kind != rails.Ollama {
-		return 0
-	}
-	var ps struct {
-		Models []struct {
-			Name          string `json:"name"`
-			ContextLength int64  `json:"context_length"`
-		} `json:"models"`
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(ctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err != nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range ps.Models {
-		for i := range info.Models {
-			if m := &info.Models[i]; p.Name == m.ID && (m.ID == model || m.ID == model+":latest") && p.ContextLength > 0 {
-				loaded := true
-				m.Context, m.Loaded = p.ContextLength, &loaded
-				return p.ContextLength
-			}
-		}
-	}
-	return 0
-}
-
 // toolTokens estimates the tokens of the tools' definitions, from their size as a request sends
 // them.
 func toolTokens(tools []Tool) int64 {
@@ -194,76 +162,6 @@ func toolTokens(tools []Tool) int64 {
 	}
 	data, _ := json.Marshal(wireTools(tools))
 	return int64(float64(len(data))/toolBytesPerToken + 0.999)
-}
-
-// countTokens asks the server to count the prompt's tokens, and of those the text's alone where it
-// tells them apart, and says how it counted; false when it cannot count.
-func (c *Client) countTokens(ctx context.Context, kind rails.ServerKind, req ChatRequest, thinking map[string]any) (prompt, text int64, method string, ok bool) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	switch kind {
-	case rails.LlamaServer:
-		// The prompt as the server will render it, with its own template, the tools and the
-		// default system message the template adds: counted, it is what the server reads.
-		if n, ok := c.renderedTokens(ctx, req, thinking); ok {
-			return n, n, "/apply-template", true
-		}
-		// A server that cannot render (no --jinja, an older build) counts the text alone; the
-		// template's tokens and the tools' are estimated on top.
-		n, ok := c.tokenize(ctx, joinTexts(req.Messages), true)
-		if !ok {
-			return 0, 0, "", false
-		}
-		return n + int64(templateTokens*len(req.Messages)) + toolTokens(req.Tools), n, "/tokenize", true
-	case rails.VLLM:
-		// vLLM applies the model's chat template itself, so its count is the prompt's.
-		var out struct {
-			Count *int64 `json:"count"`
-		}
-		body := map[string]any{"model": req.Model, "messages": req.Messages, "add_generation_prompt": true}
-		if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Count == nil || *out.Count < 0 {
-			return 0, 0, "", false
-		}
-		return *out.Count + toolTokens(req.Tools), 0, "/tokenize", true
-	}
-	return 0, 0, "", false
-}
-
-// renderedTokens renders the request's prompt with llama-server's own chat template
-// (POST /apply-template, the body a chat request sends) and counts it (POST /tokenize).
-func (c *Client) renderedTokens(ctx context.Context, req ChatRequest, thinking map[string]any) (int64, bool) {
-	body := map[string]any{"messages": wireMessages(req.Messages)}
-	if tools := wireTools(req.Tools); tools != nil {
-		body["tools"] = tools
-	}
-	for k, v := range thinking {
-		body[k] = v
-	}
-	var out struct {
-		Prompt *string `json:"prompt"`
-	}
-	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/apply-template", body, &out); err != nil || out.Prompt == nil {
-		return 0, false
-	}
-	// A rendering shorter than the messages' own text is no rendering of them: count another way.
-	if len(*out.Prompt) < len(joinTexts(req.Messages))-len(req.Messages) {
-		return 0, false
-	}
-	// The rendered prompt holds the template's special tokens as text: parsed as such, and the
-	// model's BOS added as the server adds it to a chat prompt.
-	return c.tokenize(ctx, *out.Prompt, true)
-}
-
-// tokenize counts text's tokens with llama-server's tokenizer.
-func (c *Client) tokenize(ctx context.Context, text string, addSpecial bool) (int64, bool) {
-	var out struct {
-		Tokens []json.RawMessage `json:"tokens"`
-	}
-	body := map[string]any{"content": text, "add_special": addSpecial, "parse_special": true}
-	if _, err := c.getJSON(ctx, http.MethodPost, c.rootURL()+"/tokenize", body, &out); err != nil || out.Tokens == nil {
-		return 0, false
-	}
-	return int64(len(out.Tokens)), true
 }
 
 func joinTexts(msgs []Message) string {

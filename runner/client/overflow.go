@@ -59,12 +59,12 @@ func (c *Client) contextExceeded(info *ServerInfo, req ChatRequest, err error) e
 	if window <= 0 {
 		return nil
 	}
-	out := &ServerContextError{Server: info.Kind.Display(), Model: req.Model, Context: window, Narrow: req.Narrow}
+	out := &ServerContextError{Server: dialectOf(info.Kind).name(), Model: req.Model, Context: window, Narrow: req.Narrow}
+	if out.Server == "" {
+		out.Server = "the server"
+	}
 	if p := contextPrompt.FindStringSubmatch(he.Message); p != nil {
 		out.Prompt, _ = strconv.ParseInt(p[1], 10, 64)
-	}
-	if info.Kind == rails.Unknown {
-		out.Server = "the server"
 	}
 	c.mu.Lock()
 	for i := range info.Models {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -124,40 +123,6 @@ type listedModel struct {
 	} `json:"meta"`
 }
 
-// vllmRoot is vLLM's model root as an identity: a repository id as it is, a local path by its
-// last element only, since the directory names the operator's machine and a record that
-// carries it may be committed.
-func vllmRoot(root string) string {
-	if strings.HasPrefix(root, "/") || strings.HasPrefix(root, "~") || strings.HasPrefix(root, ".") || strings.Contains(root, `\`) {
-		trimmed := strings.TrimRight(root, `/\`)
-		return trimmed[strings.LastIndexAny(trimmed, `/\`)+1:]
-	}
-	return root
-}
-
-// llamaServerWeights describes a GGUF as llama-server reports it: "FILE, TYPE, N parameters,
-// N bytes", each part only where the server gave it. The file's directory is left out: it names
-// the operator's home, and a record that carries it may be committed.
-func (m listedModel) llamaServerWeights(modelPath string) string {
-	var parts []string
-	// A Windows server's path may use either separator.
-	if name := modelPath[strings.LastIndexAny(modelPath, `/\`)+1:]; name != "" {
-		parts = append(parts, name)
-	}
-	if m.Meta != nil {
-		if m.Meta.Ftype != "" {
-			parts = append(parts, m.Meta.Ftype)
-		}
-		if m.Meta.NParams > 0 {
-			parts = append(parts, strconv.FormatInt(m.Meta.NParams, 10)+" parameters")
-		}
-		if m.Meta.Size > 0 {
-			parts = append(parts, strconv.FormatInt(m.Meta.Size, 10)+" bytes")
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 // The probe asks for the model list under a limit of its own: a server that cannot list its
 // models in this time will not serve a completion either, and the user should hear so at once.
 const (
@@ -179,38 +144,24 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 		}
 		return nil, c.probeError(err, header)
 	}
-	info := &ServerInfo{Kind: rails.Unknown}
-	owned := map[string]bool{}
-	tagged := len(list.Data) > 0
+	info := &ServerInfo{Kind: unknown.kind()}
 	for _, m := range list.Data {
 		info.Models = append(info.Models, Model{ID: m.ID, Context: m.MaxModelLen, Weights: vllmRoot(m.Root)})
-		owned[m.OwnedBy] = true
-		tagged = tagged && strings.Contains(m.ID, ":")
 	}
 	// The first answer names most servers; only a server it names, or the one whose port this
 	// is, is asked for its details, so an unknown server gets one request.
-	switch port := c.cfg.BaseURL.Port(); {
-	case owned["vllm"]:
-		info.Kind = rails.VLLM
-		c.vllmVersion(ctx, info)
-	case strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") || owned["llamacpp"]:
-		info.Kind = rails.LlamaServer
-		c.llamaServerContext(ctx, info, list.Data)
-	case owned["me"] && strings.Contains(strings.ToLower(header.Get("Server")), "uvicorn"):
-		// llama-cpp-python's server lists its models as owned by "me", behind uvicorn.
-		info.Kind = rails.LlamaCppPython
-		c.llamaCppPythonVersion(ctx, info)
-	case owned["organization_owner"]:
-		info.Kind = rails.LMStudio
-		c.lmStudioDetails(ctx, info)
-	case owned["library"] || tagged:
-		// Ollama lists every model as name:tag, owned by its namespace (library for its own).
-		info.Kind = rails.Ollama
-		c.ollamaDetails(ctx, info)
-	case port == "11434" && c.ollamaDetails(ctx, info):
-		info.Kind = rails.Ollama
-	case port == "1234" && c.lmStudioDetails(ctx, info):
-		info.Kind = rails.LMStudio
+	if d := recognised(newFirstAnswer(header, list.Data)); d != nil {
+		info.Kind = d.kind()
+		d.describe(ctx, c, info, list.Data)
+		return info, nil
+	}
+	if port := c.cfg.BaseURL.Port(); port != "" {
+		for _, d := range dialects {
+			if d.probePort() == port && d.describe(ctx, c, info, list.Data) {
+				info.Kind = d.kind()
+				break
+			}
+		}
 	}
 	return info, nil
 }
@@ -224,11 +175,12 @@ func (c *Client) probeError(err error, header http.Header) error {
 	}
 	switch {
 	case he.Status == http.StatusServiceUnavailable:
-		name := ""
-		if strings.Contains(strings.ToLower(header.Get("Server")), "llama.cpp") {
-			name = rails.LlamaServer.Display()
+		le := &LoadingError{URL: c.BaseURL(), Message: he.Message}
+		// A server loading its model lists none, so only its headers can name it.
+		if d := recognised(newFirstAnswer(header, nil)); d != nil {
+			le.Kind, le.Server = d.kind(), d.name()
 		}
-		return &LoadingError{URL: c.BaseURL(), Server: name, Message: he.Message}
+		return le
 	case he.Status == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(c.cfg.BaseURL.Path, "/"), "/v1"):
 		he.TryBaseURL = strings.TrimSuffix(c.BaseURL(), "/") + "/v1"
 	}
@@ -238,8 +190,10 @@ func (c *Client) probeError(err error, header http.Header) error {
 // LoadingError is a server that answers but is still loading its model (HTTP 503): not dead, and
 // worth a retry shortly.
 type LoadingError struct {
-	URL     string
-	Server  string // the server's name, when its headers say it
+	URL string
+	// Kind and Server are the server's kind and name when its headers say them; "" else.
+	Kind    rails.ServerKind
+	Server  string
 	Message string
 }
 
@@ -253,151 +207,4 @@ func (e *LoadingError) Error() string {
 		msg += ": " + e.Message
 	}
 	return msg + "); retry shortly"
-}
-
-func (c *Client) vllmVersion(ctx context.Context, info *ServerInfo) {
-	var v struct {
-		Version string `json:"version"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/version", nil, &v); err == nil {
-		info.Version = v.Version
-	}
-}
-
-// llamaServerContext reads the loaded context and the model's file from /props; llama-server
-// serves one model.
-func (c *Client) llamaServerContext(ctx context.Context, info *ServerInfo, listed []listedModel) {
-	var props struct {
-		Settings struct {
-			NCtx int64 `json:"n_ctx"`
-		} `json:"default_generation_settings"`
-		Build      string `json:"build_info"`
-		ModelPath  string `json:"model_path"`
-		TotalSlots int    `json:"total_slots"`
-		Caps       struct {
-			SupportsTools *bool `json:"supports_tools"`
-		} `json:"chat_template_caps"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/props", nil, &props); err != nil {
-		return
-	}
-	info.Version = props.Build
-	if props.TotalSlots > 0 && props.TotalSlots <= 1024 {
-		info.Slots = props.TotalSlots
-	}
-	for i := range info.Models {
-		if props.Settings.NCtx > 0 {
-			info.Models[i].Context = props.Settings.NCtx
-		}
-		if len(info.Models) == 1 {
-			info.Models[i].Weights = listed[i].llamaServerWeights(props.ModelPath)
-			info.Models[i].Tools = props.Caps.SupportsTools
-		}
-	}
-}
-
-// ollamaDetails reads Ollama's version from /api/version and the loaded models' contexts from
-// /api/ps; it reports whether /api/version answered as Ollama does.
-func (c *Client) ollamaDetails(ctx context.Context, info *ServerInfo) bool {
-	var v struct {
-		Version string `json:"version"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/version", nil, &v); err != nil || v.Version == "" {
-		return false
-	}
-	info.Version = v.Version
-	var ps struct {
-		Models []struct {
-			Name          string `json:"name"`
-			ContextLength int64  `json:"context_length"`
-		} `json:"models"`
-	}
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/ps", nil, &ps); err == nil {
-		for i := range info.Models {
-			loaded := false
-			for _, p := range ps.Models {
-				if p.Name == info.Models[i].ID {
-					loaded = true
-					info.Models[i].Context = p.ContextLength
-				}
-			}
-			info.Models[i].Loaded = &loaded
-		}
-	}
-	return true
-}
-
-// lmStudioDetails recognises LM Studio by its REST API, which says which models are loaded and
-// with what context.
-func (c *Client) lmStudioDetails(ctx context.Context, info *ServerInfo) bool {
-	var list struct {
-		Data []struct {
-			ID                  string `json:"id"`
-			Type                string `json:"type"`
-			Publisher           string `json:"publisher"`
-			Arch                string `json:"arch"`
-			Quantization        string `json:"quantization"`
-			Format              string `json:"compatibility_type"`
-			State               string `json:"state"`
-			LoadedContextLength int64  `json:"loaded_context_length"`
-			MaxContextLength    int64  `json:"max_context_length"`
-		} `json:"data"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/api/v0/models", nil, &list); err != nil || len(list.Data) == 0 || list.Data[0].State == "" {
-		return false
-	}
-	for i := range info.Models {
-		for _, m := range list.Data {
-			if m.ID != info.Models[i].ID {
-				continue
-			}
-			loaded := m.State == "loaded"
-			info.Models[i].Loaded = &loaded
-			if loaded {
-				info.Models[i].Context = m.LoadedContextLength
-			}
-			if m.Type != "" {
-				embedding := m.Type == "embeddings"
-				info.Models[i].Embedding = &embedding
-			}
-			// LM Studio's model key with what it says of the file: "publisher/key, arch,
-			// quantization, format", each part only where it gave it.
-			var parts []string
-			if m.Publisher != "" {
-				parts = append(parts, m.Publisher+"/"+m.ID)
-			}
-			for _, p := range []string{m.Arch, m.Quantization, m.Format} {
-				if p != "" {
-					parts = append(parts, p)
-				}
-			}
-			info.Models[i].Weights = strings.Join(parts, ", ")
-		}
-	}
-	return true
-}
-
-// llamaCppPythonVersion reads llama-cpp-python's version from its OpenAPI description, the only
-// place it says it. It serves no context window (no /props, nothing in /v1/models): the window
-// is learned from its refusal of a prompt over it.
-func (c *Client) llamaCppPythonVersion(ctx context.Context, info *ServerInfo) {
-	var api struct {
-		Info struct {
-			Title   string `json:"title"`
-			Version string `json:"version"`
-		} `json:"info"`
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := c.getJSON(cctx, http.MethodGet, c.rootURL()+"/openapi.json", nil, &api); err == nil && strings.Contains(api.Info.Title, "llama.cpp Python") {
-		info.Version = api.Info.Version
-	}
 }

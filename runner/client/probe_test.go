@@ -61,6 +61,7 @@ func TestProbeSaysWhatAFailureMeans(t *testing.T) {
 		_, err := clientFor(t, s).Probe(context.Background())
 		var le *LoadingError
 		require.True(t, errors.As(err, &le), "got %v", err)
+		assert.Equal(t, rails.LlamaServer, le.Kind)
 		assert.Equal(t, "llama-server", le.Server)
 		assert.Contains(t, err.Error(), "is loading its model (HTTP 503: Loading model); retry shortly")
 	})

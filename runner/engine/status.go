@@ -96,14 +96,14 @@ func CheckStatus(ctx context.Context, c *client.Client, source string, want Stat
 		switch {
 		case errors.As(err, &ue):
 			rep.Start = client.StartCommands(rep.Endpoint)
-		case errors.As(err, &le) && le.Server != "":
-			kind, name := rails.LlamaServer, le.Server
+		case errors.As(err, &le) && le.Kind != "":
+			kind, name := le.Kind, client.ServerName(le.Kind)
 			rep.Server, rep.ServerName = &kind, &name
 		}
 		return rep
 	}
 	rep.Up = true
-	name := info.Kind.Display()
+	name := client.ServerName(info.Kind)
 	rep.Server, rep.ServerName, rep.Version = &info.Kind, &name, info.Version
 	if info.Models != nil {
 		rep.Models = info.Models

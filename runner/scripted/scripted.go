@@ -347,29 +347,39 @@ func MustFixture(name string) Reply {
 // Mimic installs the endpoints a server kind answers to a probe, from recordings where there are
 // any: ollama and llama-server replay real replies; lmstudio and vllm give their documented shapes.
 func (s *Server) Mimic(kind string) error {
-	js := func(v string) Reply { return Reply{JSON: json.RawMessage(v)} }
-	switch kind {
-	case "ollama":
-		s.On("GET", "/v1/models", MustFixture("ollama/models"))
-		s.On("GET", "/api/version", js(`{"version":"0.17.4"}`))
-		s.On("GET", "/api/ps", js(`{"models":[{"name":"tiny:latest","model":"tiny:latest","context_length":2048}]}`))
-		s.On("POST", "/api/show", js(`{"capabilities":["completion","tools"],"details":{"family":"llama"}}`))
-		s.On("GET", "/", Reply{Body: "Ollama is running", Headers: map[string]string{"Content-Type": "text/plain"}})
-	case "llama-server":
-		s.On("GET", "/v1/models", MustFixture("llama-server/models"))
-		s.On("GET", "/props", js(`{"default_generation_settings":{"n_ctx":2048},"build_info":"b4747"}`))
-		s.On("GET", "/health", js(`{"status":"ok"}`))
-	case "lmstudio":
-		s.On("GET", "/v1/models", js(`{"object":"list","data":[{"id":"qwen3-coder-30b","object":"model","owned_by":"organization_owner"},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","owned_by":"organization_owner"}]}`))
-		s.On("GET", "/api/v0/models", js(`{"object":"list","data":[{"id":"qwen3-coder-30b","object":"model","type":"llm","state":"loaded","max_context_length":262144,"loaded_context_length":32768},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","type":"embeddings","state":"not-loaded","max_context_length":2048}]}`))
-	case "vllm":
-		s.On("GET", "/v1/models", js(`{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model","owned_by":"vllm","root":"Qwen/Qwen3-8B","max_model_len":32768}]}`))
-		s.On("GET", "/version", js(`{"version":"0.11.0"}`))
-	default:
+	install, ok := mimics[kind]
+	if !ok {
 		return fmt.Errorf("no server kind %q to mimic (ollama, llama-server, lmstudio, vllm)", kind)
 	}
+	install(s)
 	return nil
 }
+
+// mimics install each kind's probe endpoints, by the kind's name.
+var mimics = map[string]func(s *Server){
+	"ollama": func(s *Server) {
+		s.On("GET", "/v1/models", MustFixture("ollama/models"))
+		s.On("GET", "/api/version", jsonOf(`{"version":"0.17.4"}`))
+		s.On("GET", "/api/ps", jsonOf(`{"models":[{"name":"tiny:latest","model":"tiny:latest","context_length":2048}]}`))
+		s.On("POST", "/api/show", jsonOf(`{"capabilities":["completion","tools"],"details":{"family":"llama"}}`))
+		s.On("GET", "/", Reply{Body: "Ollama is running", Headers: map[string]string{"Content-Type": "text/plain"}})
+	},
+	"llama-server": func(s *Server) {
+		s.On("GET", "/v1/models", MustFixture("llama-server/models"))
+		s.On("GET", "/props", jsonOf(`{"default_generation_settings":{"n_ctx":2048},"build_info":"b4747"}`))
+		s.On("GET", "/health", jsonOf(`{"status":"ok"}`))
+	},
+	"lmstudio": func(s *Server) {
+		s.On("GET", "/v1/models", jsonOf(`{"object":"list","data":[{"id":"qwen3-coder-30b","object":"model","owned_by":"organization_owner"},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","owned_by":"organization_owner"}]}`))
+		s.On("GET", "/api/v0/models", jsonOf(`{"object":"list","data":[{"id":"qwen3-coder-30b","object":"model","type":"llm","state":"loaded","max_context_length":262144,"loaded_context_length":32768},{"id":"text-embedding-nomic-embed-text-v1.5","object":"model","type":"embeddings","state":"not-loaded","max_context_length":2048}]}`))
+	},
+	"vllm": func(s *Server) {
+		s.On("GET", "/v1/models", jsonOf(`{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model","owned_by":"vllm","root":"Qwen/Qwen3-8B","max_model_len":32768}]}`))
+		s.On("GET", "/version", jsonOf(`{"version":"0.11.0"}`))
+	},
+}
+
+func jsonOf(v string) Reply { return Reply{JSON: json.RawMessage(v)} }
 
 // LoadScript reads a script from a JSON file.
 func LoadScript(path string) (Script, error) {
