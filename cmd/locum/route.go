@@ -19,16 +19,7 @@ func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs
 		return "", "", err
 	}
 	model, how, err = routing.ForRole(ctx, v, c, roleName, routing.Choice{Model: cmd.String("model")}, settings)
-	return model, how, routeError(cmd, err)
-}
-
-// routeError gives a routing refusal or contradiction its exit code before any run starts.
-func routeError(cmd *cli.Command, err error) error {
-	if err == nil {
-		return nil
-	}
-	_, _, code := engine.Classify(err)
-	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
+	return model, how, jobError(cmd, err)
 }
 
 // prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
@@ -55,7 +46,7 @@ func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (
 		call.Progress = logAboveProgress{e}
 	}
 	p, err := jobs.Prepare(ctx, mode, call)
-	return p, e.jobError(cmd, err)
+	return p, jobError(cmd, err)
 }
 
 // runJob runs a prepared job; a refusal before the run is an error with its exit code. extra is
@@ -68,11 +59,12 @@ func (e *env) runJob(ctx context.Context, cmd *cli.Command, p *job.Prepared, j e
 		return n.n
 	}})
 	res, err := p.Run(ctx, j)
-	return res, e.jobError(cmd, err)
+	return res, jobError(cmd, err)
 }
 
-// jobError gives an error of the job layer its exit code, the command's name before it.
-func (e *env) jobError(cmd *cli.Command, err error) error {
+// jobError gives an error of the job layer or of the model choice, a refusal or a contradiction
+// before any run starts, the exit code engine.Classify decides on, the command's name before it.
+func jobError(cmd *cli.Command, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -123,7 +123,7 @@ func (e *env) runWorkflow(ctx context.Context, cmd *cli.Command) error {
 	call := job.Call{Model: cmd.String("model"), Argv: cmd.Args().Slice(), Observer: e.observer(cmd)}
 	p, err := layer.Prepare(ctx, workflow.Mode, call)
 	if err != nil {
-		return e.jobError(cmd, err)
+		return jobError(cmd, err)
 	}
 	j := &workflow.Job{Layer: layer, Call: job.Call{Model: call.Model}, Name: cmp.Or(cmd.Args().First(), ""), Params: params, Resume: resume}
 	if e.stderrIsTerminal() && !cmd.Bool("json") {
