@@ -22,10 +22,9 @@ func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs
 	return model, how, jobError(cmd, err)
 }
 
-// prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
-// settings with the command's flags last, and the model. A refusal or a bad setting is an error
-// with its exit code, before any run starts.
-func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (*job.Prepared, error) {
+// jobs is the job layer for a command in the working directory, flags the operator's setting
+// flags the command was given (keyed as packs.Composition.Resolve takes them).
+func (e *env) jobs(flags map[string]string) (*job.Layer, error) {
 	wd, err := e.getwd()
 	if err != nil {
 		return nil, err
@@ -34,9 +33,20 @@ func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: setFlags(cmd, mode.Name), Version: version(), Stderr: e.stderr}, v)
+	l, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: flags, Version: version(), Stderr: e.stderr}, v)
 	if err != nil {
 		return nil, withCode(exitCouldNot, err)
+	}
+	return l, nil
+}
+
+// prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
+// settings with the command's flags last, and the model. A refusal or a bad setting is an error
+// with its exit code, before any run starts.
+func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (*job.Prepared, error) {
+	jobs, err := e.jobs(setFlags(cmd, mode.Name))
+	if err != nil {
+		return nil, err
 	}
 	call := job.Call{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role"), JournalPath: cmd.String("journal"),
 		Argv: cmd.Args().Slice(), Observer: e.observer(cmd)}
