@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
@@ -260,15 +260,6 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
 
-// hostParams are the host-cost parameters the operator's settings give.
-func (s *Server) hostParams() (cost.Params, error) {
-	set, err := s.sharedSettings()
-	if err != nil {
-		return cost.Params{}, err
-	}
-	return engine.HostParams(set), nil
-}
-
 // sharedSettings are the settings every tool shares, the operator's alone: no call's arguments.
 func (s *Server) sharedSettings() (*packs.Settings, error) {
 	c, err := s.jobs.Composition()
@@ -276,25 +267,6 @@ func (s *Server) sharedSettings() (*packs.Settings, error) {
 		return nil, err
 	}
 	return c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
-}
-
-// breakEven is the break-even of each mode and role from this repository's ledger.
-func (s *Server) breakEven() []cost.Rule {
-	rules, _ := s.breakEvenLeft()
-	return rules
-}
-
-// breakEvenLeft is breakEven and what it left out.
-func (s *Server) breakEvenLeft() ([]cost.Rule, ledger.Left) {
-	params, err := s.hostParams()
-	if err != nil {
-		return nil, ledger.Left{}
-	}
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return nil, ledger.Left{}
-	}
-	return ledger.DirBreakEven(dir, s.journalKey(), params)
 }
 
 // journalKey is the operator's key to check a journal's seal with; nil where there is none, and
@@ -343,23 +315,6 @@ func (s *Server) callArgs(mode string, args any) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// statusSettings are the endpoint's settings for a status call.
-func (s *Server) statusSettings(args StatusArgs) (*packs.Composition, *packs.Settings, *sdk.CallToolResult) {
-	c, err := s.jobs.Composition()
-	if err != nil {
-		return nil, nil, fail("ERROR: the workspace cannot be read: %v", err)
-	}
-	callArgs, err := s.callArgs("", args)
-	if err != nil {
-		return nil, nil, fail("ERROR: %v", err)
-	}
-	set, err := c.ResolveCall("", s.opts.Env, s.opts.Flags, callArgs)
-	if err != nil {
-		return nil, nil, fail("ERROR: %v", err)
-	}
-	return c, set, nil
 }
 
 // toolJob is one call's job and what the call said beside it.
@@ -490,24 +445,18 @@ func summaryLine(res *engine.Result) string {
 
 func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	c, shared, res := s.statusSettings(args)
-	if res != nil {
-		return res, nil, nil
+	callArgs, err := s.callArgs("", args)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
 	}
-	var chat, embed *engine.ModelPresence
-	if args.Model != "" {
-		chat = &engine.ModelPresence{ID: args.Model, Source: "argument model"}
+	rep, err := s.jobs.Status(ctx, job.StatusRequest{Tool: true, Args: callArgs, Model: args.Model, EmbedModel: args.EmbedModel, ArgName: argName})
+	var unread *job.WorkspaceError
+	switch {
+	case errors.As(err, &unread):
+		return fail("ERROR: the workspace cannot be read: %v", unread.Err), nil, nil
+	case err != nil:
+		return fail("ERROR: %v", err), nil, nil
 	}
-	if args.EmbedModel != "" {
-		embed = &engine.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
-	} else {
-		embed = dedup.DefaultEmbedModel(c, s.opts.Env)
-	}
-	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(s.jobs.Validator(), c, chat, embed))
-	rep.Reword(argName)
-	var left ledger.Left
-	rep.BreakEven, left = s.breakEvenLeft()
-	rep.BreakEvenNote = left.Words()
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }

@@ -1,0 +1,82 @@
+package job
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/packs"
+)
+
+// offLoopback is an endpoint the loopback rail refuses before any request, so a status of it
+// asks nothing of the network.
+const offLoopback = "http://192.0.2.1:1234/v1"
+
+func backticked(s string) string { return "`" + s + "`" }
+
+// breakWorkspace makes the layer's workspace file one no schema accepts.
+func breakWorkspace(t *testing.T, l *Layer) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(l.Root(), ".locum"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Root(), packs.WorkspaceFile), []byte("{not json"), 0o644))
+}
+
+func TestStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  map[string]string
+		req    StatusRequest
+		broken bool
+		// wantErr: "workspace" for a *WorkspaceError, "other" for any other error.
+		wantErr    string
+		kind, says string
+		// chat and embed are the sources the report names for the models the request names.
+		chat, embed string
+	}{
+		{name: "the operator's endpoint off loopback", flags: map[string]string{"base-url": offLoopback},
+			req: StatusRequest{Model: "m", EmbedModel: "e"}, kind: "off_loopback", says: "--allow-remote", chat: "flag --model", embed: "flag --embed-model"},
+		{name: "a call's endpoint off loopback", req: StatusRequest{Tool: true, Args: map[string]string{"base_url": offLoopback}, Model: "m", EmbedModel: "e", ArgName: backticked},
+			kind: "off_loopback", says: "`allow_remote`", chat: "argument model", embed: "argument embed_model"},
+		{name: "no model named", flags: map[string]string{"base-url": offLoopback}, kind: "off_loopback"},
+		{name: "an operator's setting that does not resolve", flags: map[string]string{"host-price-in": "abc"}, wantErr: "other"},
+		{name: "a workspace that cannot be read", broken: true, wantErr: "workspace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLayer(t, map[string]string{}, tc.flags, false)
+			if tc.broken {
+				breakWorkspace(t, l)
+			}
+			rep, err := l.Status(context.Background(), tc.req)
+			var unread *WorkspaceError
+			switch tc.wantErr {
+			case "workspace":
+				require.ErrorAs(t, err, &unread)
+				assert.Equal(t, unread.Err.Error(), err.Error(), "it reads as the error it wraps")
+				return
+			case "other":
+				require.Error(t, err)
+				assert.NotErrorAs(t, err, &unread)
+				return
+			}
+			require.NoError(t, err)
+			assert.False(t, rep.Up)
+			require.NotNil(t, rep.Error)
+			assert.Equal(t, tc.kind, rep.Error.Kind)
+			assert.Contains(t, rep.Error.Message, tc.says)
+			if tc.chat == "" {
+				assert.Nil(t, rep.ChatModel)
+			} else {
+				require.NotNil(t, rep.ChatModel)
+				assert.Equal(t, tc.chat, rep.ChatModel.Source)
+			}
+			if tc.embed != "" {
+				require.NotNil(t, rep.EmbedModel)
+				assert.Equal(t, tc.embed, rep.EmbedModel.Source)
+			}
+		})
+	}
+}
