@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 
+	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/routing"
@@ -22,6 +23,12 @@ type WorkspaceError struct{ Err error }
 func (e *WorkspaceError) Error() string { return e.Err.Error() }
 func (e *WorkspaceError) Unwrap() error { return e.Err }
 
+// JournalsError is a folder of run journals a query cannot find. It reads as the error it wraps.
+type JournalsError struct{ Err error }
+
+func (e *JournalsError) Error() string { return e.Err.Error() }
+func (e *JournalsError) Unwrap() error { return e.Err }
+
 // workspace is Composition for a query, its error a *WorkspaceError.
 func (l *Layer) workspace() (*packs.Composition, error) {
 	c, err := l.Composition()
@@ -29,6 +36,15 @@ func (l *Layer) workspace() (*packs.Composition, error) {
 		return nil, &WorkspaceError{Err: err}
 	}
 	return c, nil
+}
+
+// runsDir is the folder of the repository's run journals, its error a *JournalsError.
+func (l *Layer) runsDir() (string, error) {
+	dir, err := engine.RunsDir(l.root)
+	if err != nil {
+		return "", &JournalsError{Err: err}
+	}
+	return dir, nil
 }
 
 // journalKey is the operator's key to check a journal's seal with; nil where there is none, and
@@ -140,4 +156,59 @@ func (l *Layer) breakEven(c *packs.Composition) ([]cost.Rule, ledger.Left) {
 		return nil, ledger.Left{}
 	}
 	return ledger.DirBreakEven(dir, l.journalKey(), engine.HostParams(set))
+}
+
+// LedgerRequest is what a ledger query asks.
+type LedgerRequest struct {
+	// Filter keeps the runs summed; By is what they are summed by, one of ledger.Bys ("" sums by
+	// mode).
+	Filter ledger.Filter
+	By     string
+}
+
+// LedgerResult is the ledger and what a front end may say beside it.
+type LedgerResult struct {
+	Report ledger.Report
+	// Dir is the folder of the journals summed.
+	Dir string
+	// NoDirect is why the report has no direct cost measured by the A/B record's host arm; nil
+	// where it has one, or where there is no record to measure it.
+	NoDirect error
+}
+
+// Ledger sums the repository's journals sealed with the operator's key: what delegation saved or
+// cost the host, at the host's prices the operator's settings give, measured from the host's own
+// transcripts where the operator named their folder (no call does), with each mode and role's
+// break-even. An error is a workspace that cannot be read (*WorkspaceError), journals that cannot
+// be found (*JournalsError), or a setting or a sum that does not resolve.
+func (l *Layer) Ledger(req LedgerRequest) (*LedgerResult, error) {
+	c, err := l.workspace()
+	if err != nil {
+		return nil, err
+	}
+	set, err := l.operatorSettings(c)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := l.runsDir()
+	if err != nil {
+		return nil, err
+	}
+	by := req.By
+	if by == "" {
+		by = "mode"
+	}
+	params := engine.HostParams(set)
+	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, l.op.Env), ToolListTokens: ledger.ToolListTokens(params)}
+	rep, err := ledger.BuildMeasured(dir, l.journalKey(), req.Filter, by, params, host)
+	if err != nil {
+		return nil, err
+	}
+	out := &LedgerResult{Report: rep, Dir: dir}
+	if arm, err := evals.HostArmFor(l.v, c); err != nil {
+		out.NoDirect = err
+	} else {
+		out.Report.Direct = arm.Ledger()
+	}
+	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/schema"
 )
 
 // offLoopback is an endpoint the loopback rail refuses before any request, so a status of it
@@ -79,4 +81,66 @@ func TestStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLedger(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  map[string]string
+		req    LedgerRequest
+		broken bool
+		// wantErr: "workspace" for a *WorkspaceError, "other" for any other error; by is what
+		// the report sums by where there is none.
+		wantErr, by string
+	}{
+		{name: "by mode unless asked", by: "mode"},
+		{name: "by week", req: LedgerRequest{By: "week"}, by: "week"},
+		{name: "by what no ledger sums by", req: LedgerRequest{By: "colour"}, wantErr: "other"},
+		{name: "an operator's price that does not resolve", flags: map[string]string{"host-price-in": "abc"}, wantErr: "other"},
+		{name: "a workspace that cannot be read", broken: true, wantErr: "workspace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLayer(t, map[string]string{}, tc.flags, false)
+			if tc.broken {
+				breakWorkspace(t, l)
+			}
+			res, err := l.Ledger(tc.req)
+			var unread *WorkspaceError
+			switch tc.wantErr {
+			case "workspace":
+				require.ErrorAs(t, err, &unread)
+				return
+			case "other":
+				require.Error(t, err)
+				assert.NotErrorAs(t, err, &unread)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.by, res.Report.By)
+			assert.Zero(t, res.Report.Total.Runs)
+			dir, err := engine.RunsDir(l.Root())
+			require.NoError(t, err)
+			assert.Equal(t, dir, res.Dir)
+			assert.NoError(t, res.NoDirect, "no A/B record: nothing to measure, and nothing wrong")
+			assert.Nil(t, res.Report.Direct)
+		})
+	}
+}
+
+// Outside a repository, with no home to keep journals in, the ledger says it found none.
+func TestLedgerWithNoJournals(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	if _, err := engine.RunsDir(root); err == nil {
+		t.Skip("the temporary directory is inside a repository")
+	}
+	v, err := schema.New()
+	require.NoError(t, err)
+	l, err := New(Operator{Dir: root}, v)
+	require.NoError(t, err)
+	_, err = l.Ledger(LedgerRequest{})
+	var none *JournalsError
+	require.ErrorAs(t, err, &none)
+	assert.Equal(t, none.Err.Error(), err.Error(), "it reads as the error it wraps")
 }

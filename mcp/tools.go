@@ -11,7 +11,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/analyze"
@@ -218,30 +217,11 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		}
 		f.Since = t
 	}
-	by := args.By
-	if by == "" {
-		by = "mode"
-	}
-	set, err := s.sharedSettings()
+	res, err := s.jobs.Ledger(job.LedgerRequest{Filter: f, By: args.By})
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	params := engine.HostParams(set)
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	// The host's transcripts are read only where the operator named them; no argument does.
-	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, s.opts.Env), ToolListTokens: ledger.ToolListTokens(params)}
-	rep, err := ledger.BuildMeasured(dir, s.journalKey(), f, by, params, host)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	if c, err := s.jobs.Composition(); err == nil {
-		if arm, err := evals.HostArmFor(s.jobs.Validator(), c); err == nil {
-			rep.Direct = arm.Ledger()
-		}
-	}
+	rep := res.Report
 	t := rep.Total
 	text := fmt.Sprintf("%d runs, %d kept; saved you net of losses: %s, %+d tokens (estimated)", t.Runs, t.Kept, cost.Money(t.USD), t.Net)
 	if h := t.Host; h != nil {
@@ -258,15 +238,6 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		text += "; " + untrusted.Escape(r.Words())
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
-}
-
-// sharedSettings are the settings every tool shares, the operator's alone: no call's arguments.
-func (s *Server) sharedSettings() (*packs.Settings, error) {
-	c, err := s.jobs.Composition()
-	if err != nil {
-		return nil, err
-	}
-	return c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
 }
 
 // journalKey is the operator's key to check a journal's seal with; nil where there is none, and
