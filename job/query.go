@@ -212,3 +212,14 @@ func (l *Layer) Ledger(req LedgerRequest) (*LedgerResult, error) {
 	}
 	return out, nil
 }
+
+// RunJournal reads the journal of the run id names (its run id, or a unique prefix of it), its
+// seal checked with the operator's key, bounded as engine.LoadJournal says. An error is journals
+// that cannot be found (*JournalsError), or no one run the id names.
+func (l *Layer) RunJournal(id string) (engine.RunJournal, error) {
+	dir, err := l.runsDir()
+	if err != nil {
+		return engine.RunJournal{}, err
+	}
+	return engine.LoadRun(dir, id, l.journalKey())
+}

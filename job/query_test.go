@@ -127,8 +127,41 @@ func TestLedger(t *testing.T) {
 	}
 }
 
-// Outside a repository, with no home to keep journals in, the ledger says it found none.
-func TestLedgerWithNoJournals(t *testing.T) {
+func TestRunJournal(t *testing.T) {
+	l := newLayer(t, map[string]string{}, nil, false)
+	j := &probeJob{task: "t", got: &engine.Place{}}
+	p, err := l.Prepare(context.Background(), j.Mode(), Call{Model: "m"})
+	require.NoError(t, err)
+	res, err := p.Run(context.Background(), j)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.RunID)
+	for _, tc := range []struct {
+		name, id string
+		found    bool
+	}{
+		{"its run id", res.RunID, true},
+		{"a unique prefix", res.RunID[:10], true},
+		{"no run", "19990101T000000Z-000000", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := l.RunJournal(tc.id)
+			if !tc.found {
+				require.Error(t, err)
+				var none *JournalsError
+				assert.NotErrorAs(t, err, &none, "the journals are there; the run is not")
+				return
+			}
+			require.NoError(t, err)
+			assert.True(t, got.Sealed, "sealed with the operator's key, as every run the layer starts")
+			assert.NotEmpty(t, got.Events)
+			assert.Contains(t, filepath.Base(got.Path), res.RunID)
+		})
+	}
+}
+
+// Outside a repository, with no home to keep journals in, the queries that read them say they
+// found none.
+func TestQueriesWithNoJournals(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("HOME", "")
@@ -139,8 +172,15 @@ func TestLedgerWithNoJournals(t *testing.T) {
 	require.NoError(t, err)
 	l, err := New(Operator{Dir: root}, v)
 	require.NoError(t, err)
-	_, err = l.Ledger(LedgerRequest{})
-	var none *JournalsError
-	require.ErrorAs(t, err, &none)
-	assert.Equal(t, none.Err.Error(), err.Error(), "it reads as the error it wraps")
+	for name, query := range map[string]func() error{
+		"ledger":      func() error { _, err := l.Ledger(LedgerRequest{}); return err },
+		"run journal": func() error { _, err := l.RunJournal("r"); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := query()
+			var none *JournalsError
+			require.ErrorAs(t, err, &none)
+			assert.Equal(t, none.Err.Error(), err.Error(), "it reads as the error it wraps")
+		})
+	}
 }

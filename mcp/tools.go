@@ -240,13 +240,6 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
 
-// journalKey is the operator's key to check a journal's seal with; nil where there is none, and
-// then no journal is sealed.
-func (s *Server) journalKey() []byte {
-	key, _ := engine.JournalKey(s.opts.Env, false)
-	return key
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // fail is a tool result with isError: a refusal or a verdict the host model reads, never a
@@ -560,11 +553,7 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	if strings.TrimSpace(args.RunID) == "" {
 		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
 	}
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	j, err := engine.LoadRun(dir, args.RunID, s.journalKey())
+	j, err := s.jobs.RunJournal(args.RunID)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
