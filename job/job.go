@@ -153,7 +153,7 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 		Observer: call.Observer, Progress: call.Progress, Parent: call.Parent, JournalKey: l.operatorKey}
 	switch mode.Model {
 	case engine.ChatModel:
-		spec.Model, spec.Routing, err = routing.Choose(ctx, l.v, c, set, routing.Choice{Model: call.Model, RoleGiven: call.RoleGiven, Arg: call.ArgName})
+		spec.Model, spec.Routing, err = routing.Choose(ctx, l.v, c, set, call.choice())
 		if err != nil {
 			return nil, err
 		}
@@ -166,10 +166,31 @@ func (l *Layer) Prepare(ctx context.Context, mode engine.Mode, call Call) (*Prep
 // CheckCallModel refuses a tool call that names a model where the operator did not allow one:
 // Prepare does for a chat mode's job, and a job made of several (a workflow) asks before any.
 func (l *Layer) CheckCallModel(call Call) error {
-	if call.Tool && call.Model != "" && !call.RoleGiven && !l.op.CallModels {
+	if call.choice().Operator() && !l.op.mayNameModel(call) {
 		return errCallModel
 	}
 	return nil
+}
+
+// choice is what call asks of the model choice.
+func (c Call) choice() routing.Choice {
+	return routing.Choice{Model: c.Model, RoleGiven: c.RoleGiven, Arg: c.ArgName}
+}
+
+// mayNameModel says who asks may name a model: the operator always, a tool call only where the
+// operator allowed it.
+func (op Operator) mayNameModel(call Call) bool { return !call.Tool || op.CallModels }
+
+// NamedRouting is how a run of mode chooses the model call names, as a result reports it:
+// "operator" where call names a chat model itself, with no role (routing.Choice.Operator), and may
+// name one; "" where a role's routing chooses, or the mode asks no chat model. It is what Prepare
+// would choose, for the result of a run that never began; the command line, whose caller is the
+// operator, asks it of a zero Operator.
+func (op Operator) NamedRouting(mode engine.Mode, call Call) string {
+	if mode.Model == engine.ChatModel && call.choice().Operator() && op.mayNameModel(call) {
+		return "operator"
+	}
+	return ""
 }
 
 // Settings are the run's resolved settings.
@@ -272,11 +293,7 @@ func (l *Layer) operatorKey() ([]byte, error) {
 // one.
 func (l *Layer) NotStarted(mode engine.Mode, call Call, err error) *engine.Result {
 	_, _, code := engine.Classify(err)
-	routingHow := ""
-	if call.Model != "" && mode.Model == engine.ChatModel && !call.RoleGiven && (!call.Tool || l.op.CallModels) {
-		routingHow = "operator"
-	}
-	res := engine.NotStarted(mode.Name, call.Model, routingHow, code, err)
+	res := engine.NotStarted(mode.Name, call.Model, l.op.NamedRouting(mode, call), code, err)
 	res.Error.Message = engine.Reword(res.Error.Message, err, call.ArgName)
 	return res
 }

@@ -135,6 +135,40 @@ func TestNotStartedInTheFrontEndsWords(t *testing.T) {
 	assert.Nil(t, l.NotStarted(engine.Mode{Name: "dedup", Model: engine.EmbeddingModel}, Call{Model: "e"}, err).Routing, "an embedding model is a setting, not a route")
 }
 
+// The routing a run that never began reports is the one Prepare would have chosen, and
+// CheckCallModel refuses exactly the named model a call may not name.
+func TestNamedRouting(t *testing.T) {
+	chat := engine.Mode{Name: "transform", Model: engine.ChatModel}
+	embed := engine.Mode{Name: "dedup", Model: engine.EmbeddingModel}
+	for _, tc := range []struct {
+		name       string
+		callModels bool
+		mode       engine.Mode
+		call       Call
+		want       string
+		refused    bool
+	}{
+		{"the operator names a model", false, chat, Call{Model: "m"}, "operator", false},
+		{"the operator names a role and a model", false, chat, Call{Model: "m", RoleGiven: true}, "", false},
+		{"the operator names none", false, chat, Call{}, "", false},
+		{"a model of a mode that asks no chat model", false, embed, Call{Model: "e"}, "", false},
+		{"a tool call names a model, not allowed", false, chat, Call{Tool: true, Model: "m"}, "", true},
+		{"a tool call names a model, allowed", true, chat, Call{Tool: true, Model: "m"}, "operator", false},
+		{"a tool call names a role and a model", false, chat, Call{Tool: true, Model: "m", RoleGiven: true}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op := Operator{CallModels: tc.callModels}
+			assert.Equal(t, tc.want, op.NamedRouting(tc.mode, tc.call))
+			l := &Layer{op: op}
+			if tc.refused {
+				assert.ErrorIs(t, l.CheckCallModel(tc.call), errCallModel)
+			} else {
+				assert.NoError(t, l.CheckCallModel(tc.call))
+			}
+		})
+	}
+}
+
 // A link outside the repository that leads into it is no way in for a call: it could be
 // pointed elsewhere before the read.
 func TestCallPathNamedOutsideTheRepository(t *testing.T) {

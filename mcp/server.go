@@ -82,8 +82,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, jobs: jobs, root: jobs.Root(), life: context.Background(), stopWait: defaultStopWait}
+	rules, _ := jobs.BreakEven()
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "locum", Title: "locum", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: instructions + breakEvenWords(s.breakEven()),
+		Instructions: instructions + breakEvenWords(rules),
 		// Tools only: no logging capability, so a host gets nothing it has to route.
 		Capabilities: &sdk.ServerCapabilities{},
 	})

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,10 +11,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
@@ -218,30 +217,11 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		}
 		f.Since = t
 	}
-	by := args.By
-	if by == "" {
-		by = "mode"
-	}
-	set, err := s.sharedSettings()
+	res, err := s.jobs.Ledger(job.LedgerRequest{Filter: f, By: args.By})
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}
-	params := engine.HostParams(set)
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	// The host's transcripts are read only where the operator named them; no argument does.
-	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, s.opts.Env), ToolListTokens: ledger.ToolListTokens(params)}
-	rep, err := ledger.BuildMeasured(dir, s.journalKey(), f, by, params, host)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	if c, err := s.jobs.Composition(); err == nil {
-		if arm, err := evals.HostArmFor(s.jobs.Validator(), c); err == nil {
-			rep.Direct = arm.Ledger()
-		}
-	}
+	rep := res.Report
 	t := rep.Total
 	text := fmt.Sprintf("%d runs, %d kept; saved you net of losses: %s, %+d tokens (estimated)", t.Runs, t.Kept, cost.Money(t.USD), t.Net)
 	if h := t.Host; h != nil {
@@ -258,50 +238,6 @@ func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerAr
 		text += "; " + untrusted.Escape(r.Words())
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
-}
-
-// hostParams are the host-cost parameters the operator's settings give.
-func (s *Server) hostParams() (cost.Params, error) {
-	set, err := s.sharedSettings()
-	if err != nil {
-		return cost.Params{}, err
-	}
-	return engine.HostParams(set), nil
-}
-
-// sharedSettings are the settings every tool shares, the operator's alone: no call's arguments.
-func (s *Server) sharedSettings() (*packs.Settings, error) {
-	c, err := s.jobs.Composition()
-	if err != nil {
-		return nil, err
-	}
-	return c.ResolveCall("", s.opts.Env, s.opts.Flags, nil)
-}
-
-// breakEven is the break-even of each mode and role from this repository's ledger.
-func (s *Server) breakEven() []cost.Rule {
-	rules, _ := s.breakEvenLeft()
-	return rules
-}
-
-// breakEvenLeft is breakEven and what it left out.
-func (s *Server) breakEvenLeft() ([]cost.Rule, ledger.Left) {
-	params, err := s.hostParams()
-	if err != nil {
-		return nil, ledger.Left{}
-	}
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return nil, ledger.Left{}
-	}
-	return ledger.DirBreakEven(dir, s.journalKey(), params)
-}
-
-// journalKey is the operator's key to check a journal's seal with; nil where there is none, and
-// then no journal is sealed.
-func (s *Server) journalKey() []byte {
-	key, _ := engine.JournalKey(s.opts.Env, false)
-	return key
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -343,23 +279,6 @@ func (s *Server) callArgs(mode string, args any) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// statusSettings are the endpoint's settings for a status call.
-func (s *Server) statusSettings(args StatusArgs) (*packs.Composition, *packs.Settings, *sdk.CallToolResult) {
-	c, err := s.jobs.Composition()
-	if err != nil {
-		return nil, nil, fail("ERROR: the workspace cannot be read: %v", err)
-	}
-	callArgs, err := s.callArgs("", args)
-	if err != nil {
-		return nil, nil, fail("ERROR: %v", err)
-	}
-	set, err := c.ResolveCall("", s.opts.Env, s.opts.Flags, callArgs)
-	if err != nil {
-		return nil, nil, fail("ERROR: %v", err)
-	}
-	return c, set, nil
 }
 
 // toolJob is one call's job and what the call said beside it.
@@ -490,24 +409,18 @@ func summaryLine(res *engine.Result) string {
 
 func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	c, shared, res := s.statusSettings(args)
-	if res != nil {
-		return res, nil, nil
+	callArgs, err := s.callArgs("", args)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
 	}
-	var chat, embed *engine.ModelPresence
-	if args.Model != "" {
-		chat = &engine.ModelPresence{ID: args.Model, Source: "argument model"}
+	rep, err := s.jobs.Status(ctx, job.StatusRequest{Tool: true, Args: callArgs, Model: args.Model, EmbedModel: args.EmbedModel, ArgName: argName})
+	var unread *job.WorkspaceError
+	switch {
+	case errors.As(err, &unread):
+		return fail("ERROR: the workspace cannot be read: %v", unread.Err), nil, nil
+	case err != nil:
+		return fail("ERROR: %v", err), nil, nil
 	}
-	if args.EmbedModel != "" {
-		embed = &engine.ModelPresence{ID: args.EmbedModel, Source: "argument embed_model"}
-	} else {
-		embed = dedup.DefaultEmbedModel(c, s.opts.Env)
-	}
-	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(s.jobs.Validator(), c, chat, embed))
-	rep.Reword(argName)
-	var left ledger.Left
-	rep.BreakEven, left = s.breakEvenLeft()
-	rep.BreakEvenNote = left.Words()
 	text := statusLine(rep)
 	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
@@ -640,11 +553,7 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	if strings.TrimSpace(args.RunID) == "" {
 		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
 	}
-	dir, err := engine.RunsDir(s.root)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	j, err := engine.LoadRun(dir, args.RunID, s.journalKey())
+	j, err := s.jobs.RunJournal(args.RunID)
 	if err != nil {
 		return fail("ERROR: %v", err), nil, nil
 	}

@@ -27,6 +27,10 @@ type Choice struct {
 	Arg func(name string) string
 }
 
+// Operator says the caller names the model itself, with no role: the operator's explicit choice
+// (routing=operator), wherever the caller may make one.
+func (ch Choice) Operator() bool { return ch.Model != "" && !ch.RoleGiven }
+
 func (ch Choice) arg(name string) string {
 	if ch.Arg == nil {
 		return "--" + name
@@ -42,7 +46,7 @@ func (ch Choice) arg(name string) string {
 // (exit 2).
 func Choose(ctx context.Context, v *schema.Validator, c *packs.Composition, settings *packs.Settings, ch Choice) (model, routing string, err error) {
 	role, _ := settings.Get(packs.RoleSetting)
-	if ch.Model != "" && !ch.RoleGiven {
+	if ch.Operator() {
 		return ch.Model, "operator", nil
 	}
 	if role.Value == "" {

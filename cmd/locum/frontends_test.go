@@ -16,12 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/mcp"
+	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
 // The same request refused on the command line and over MCP is refused alike: the same status,
 // kind and exit code, and the same reason once each front end's names for a setting (--max-
-// input-bytes, `max_input_bytes`) are read as one.
+// input-bytes, `max_input_bytes`) are read as one. The queries (status, ledger, runs show and
+// their tools) are held to the same.
 func TestFrontEndsRefuseAlike(t *testing.T) {
 	llm := scripted.New()
 	t.Cleanup(llm.Close)
@@ -123,6 +125,80 @@ func TestFrontEndsRefuseAlike(t *testing.T) {
 			assert.NotContains(t, mcpErr["message"], "--", "an MCP message names tool arguments, never a CLI flag")
 		})
 	}
+
+	// The queries are refused alike too. Where the answer is a status report, its error is the
+	// same; elsewhere each front end words the same reason after its own start: `locum CMD: ` on
+	// stderr (none for a workspace that cannot be read, whose message names its file) and
+	// `ERROR: ` in the tool's text, which may say more before the reason.
+	breakWorkspace := func(t *testing.T) {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".locum"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".locum", "workspace.json"), []byte("{not json"), 0o644))
+		t.Cleanup(func() { require.NoError(t, os.RemoveAll(filepath.Join(root, ".locum"))) })
+	}
+	for _, tc := range []struct {
+		name    string
+		cli     []string
+		command string
+		tool    string
+		args    map[string]any
+		setup   func(*testing.T)
+		// report says the answer is a status report with an error of this kind; code is the
+		// command line's exit code.
+		report string
+		code   int
+	}{
+		{name: "status of an endpoint off loopback", cli: []string{"status", "--base-url", "http://192.0.2.1:1234/v1", "--json"}, command: "locum status",
+			tool: "status", args: map[string]any{"base_url": "http://192.0.2.1:1234/v1"}, report: "off_loopback", code: 1},
+		{name: "status of an endpoint that is no URL", cli: []string{"status", "--base-url", "not a url", "--json"}, command: "locum status",
+			tool: "status", args: map[string]any{"base_url": "not a url"}, report: "off_loopback", code: 1},
+		{name: "status with a workspace that cannot be read", cli: []string{"status"}, command: "locum status",
+			tool: "status", args: map[string]any{}, setup: breakWorkspace, code: 2},
+		{name: "the ledger since a time that does not parse", cli: []string{"ledger", "--since", "soon"}, command: "locum ledger",
+			tool: "ledger", args: map[string]any{"since": "soon"}, code: 2},
+		{name: "the ledger with a workspace that cannot be read", cli: []string{"ledger"}, command: "locum ledger",
+			tool: "ledger", args: map[string]any{}, setup: breakWorkspace, code: 2},
+		{name: "the journal of no run", cli: []string{"runs", "show", "nosuch"}, command: "locum runs show",
+			tool: "runs_show", args: map[string]any{"run_id": "nosuch"}, code: 2},
+	} {
+		t.Run("query: "+tc.name, func(t *testing.T) {
+			if tc.setup != nil {
+				tc.setup(t)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"locum"}, tc.cli...), strings.NewReader(""), &stdout, &stderr)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr.String())
+
+			res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+			require.NotEmpty(t, res.Content)
+			text := res.Content[0].(*sdk.TextContent).Text
+
+			if tc.report != "" {
+				var fromCLI, fromMCP engine.StatusReport
+				require.NoError(t, json.Unmarshal(stdout.Bytes(), &fromCLI), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+				data, err := json.Marshal(res.StructuredContent)
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(data, &fromMCP), "the refusal carries its report")
+				require.NotNil(t, fromCLI.Error)
+				require.NotNil(t, fromMCP.Error)
+				assert.Equal(t, tc.report, fromCLI.Error.Kind, fromCLI.Error.Message)
+				assert.Equal(t, fromCLI.Error.Kind, fromMCP.Error.Kind)
+				assert.False(t, fromCLI.Up)
+				assert.False(t, fromMCP.Up)
+				assert.Equal(t, fromCLI.Endpoint, fromMCP.Endpoint)
+				assert.Equal(t, settingWords(fromCLI.Error.Message), settingWords(fromMCP.Error.Message))
+				assert.NotContains(t, fromMCP.Error.Message, "--", "an MCP message names tool arguments, never a CLI flag")
+				return
+			}
+			assert.Nil(t, res.StructuredContent, "a query refused before it ran has no object")
+			line, _, _ := strings.Cut(stderr.String(), "\n")
+			fromCLI := settingWords(strings.TrimPrefix(line, tc.command+": "))
+			fromMCP := settingWords(leadArg.ReplaceAllString(strings.TrimPrefix(text, "ERROR: "), "SETTING($1):"))
+			assert.True(t, strings.HasSuffix(fromMCP, fromCLI), "the command line says %q\nthe tool says %q", fromCLI, fromMCP)
+			assert.NotContains(t, text, "--", "an MCP message names tool arguments, never a CLI flag")
+		})
+	}
 }
 
 var (
@@ -131,6 +207,9 @@ var (
 	// A value's source names the flag or the argument it came from.
 	flagSource = regexp.MustCompile(`flag SETTING\(([a-z_]+)\)`)
 	argSource  = regexp.MustCompile(`argument ([a-z_]+)`)
+	// A tool's message may start with the argument it is about, bare, where the command line's
+	// names the flag.
+	leadArg = regexp.MustCompile(`^([a-z][a-z_]*):`)
 )
 
 // settingWords reads a message with each setting named as a flag (--max-input-bytes) or as a

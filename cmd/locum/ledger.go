@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,11 +13,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/locumdev/locum/evals"
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/analyze"
 	"github.com/locumdev/locum/runner/cost"
-	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -74,33 +74,27 @@ func (e *env) ledger(cmd *cli.Command) error {
 		}
 		f.Since = t
 	}
-	v, c, err := e.workspace()
+	given := setFlags(cmd, "")
+	maps.Copy(given, givenFlags(cmd, packs.LedgerFlags()))
+	jobs, err := e.jobs(given)
 	if err != nil {
 		return err
 	}
-	given := setFlags(cmd, "")
-	maps.Copy(given, givenFlags(cmd, packs.LedgerFlags()))
-	shared, err := c.Resolve("", e.lookup, given)
-	if err != nil {
-		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
-	}
-	dir, err := e.runsDir()
-	if err != nil {
+	res, err := jobs.Ledger(job.LedgerRequest{Filter: f, By: cmd.String("by")})
+	var unread *job.WorkspaceError
+	var noJournals *job.JournalsError
+	switch {
+	case errors.As(err, &unread), errors.As(err, &noJournals):
 		return withCode(exitCouldNot, err)
-	}
-	params := engine.HostParams(shared)
-	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(shared, e.lookup), ToolListTokens: ledger.ToolListTokens(params)}
-	rep, err := ledger.BuildMeasured(dir, e.journalKey(), f, cmd.String("by"), params, host)
-	if err != nil {
+	case err != nil:
 		return withCode(exitCouldNot, fmt.Errorf("locum ledger: %w", err))
 	}
+	rep := res.Report
 	if rep.Unreadable > 0 {
-		fmt.Fprintf(e.stderr, "locum ledger: warning: %d file(s) in %s are not readable run journals; left out\n", rep.Unreadable, dir)
+		fmt.Fprintf(e.stderr, "locum ledger: warning: %d file(s) in %s are not readable run journals; left out\n", rep.Unreadable, res.Dir)
 	}
-	if arm, err := evals.HostArmFor(v, c); err != nil {
-		fmt.Fprintf(e.stderr, "locum ledger: warning: no measured direct cost: %s\n", untrusted.Escape(err.Error()))
-	} else {
-		rep.Direct = arm.Ledger()
+	if res.NoDirect != nil {
+		fmt.Fprintf(e.stderr, "locum ledger: warning: no measured direct cost: %s\n", untrusted.Escape(res.NoDirect.Error()))
 	}
 	if cmd.Bool("json") {
 		return writeJSON(e.stdout, rep)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/runner/engine"
 )
 
@@ -47,11 +48,10 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 	case errors.As(err, &ee):
 		cause = ee.err
 	}
-	model, routing := cmd.String("model"), ""
-	if m, ok := engine.LookupMode(cmd.Name); ok && model != "" && m.Model == engine.ChatModel && !cmd.IsSet("role") {
-		routing = "operator"
-	}
-	res := engine.NotStarted(cmd.Name, model, routing, code, cause)
+	// A command that is no mode looks up as the zero Mode, which asks no chat model.
+	m, _ := engine.LookupMode(cmd.Name)
+	call := job.Call{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")}
+	res := engine.NotStarted(cmd.Name, call.Model, job.Operator{}.NamedRouting(m, call), code, cause)
 	res.Error.Message = trimPrefixes(res.Error.Message, cmd.FullName()+": ", "locum: ")
 	fmt.Fprintln(e.stderr, res.Receipt())
 	if e.wantsJSON(cmd) {

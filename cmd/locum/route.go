@@ -19,22 +19,12 @@ func (e *env) chooseModelForRole(ctx context.Context, cmd *cli.Command, c *packs
 		return "", "", err
 	}
 	model, how, err = routing.ForRole(ctx, v, c, roleName, routing.Choice{Model: cmd.String("model")}, settings)
-	return model, how, routeError(cmd, err)
+	return model, how, jobError(cmd, err)
 }
 
-// routeError gives a routing refusal or contradiction its exit code before any run starts.
-func routeError(cmd *cli.Command, err error) error {
-	if err == nil {
-		return nil
-	}
-	_, _, code := engine.Classify(err)
-	return withCode(code, fmt.Errorf("%s: %w", cmd.FullName(), err))
-}
-
-// prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
-// settings with the command's flags last, and the model. A refusal or a bad setting is an error
-// with its exit code, before any run starts.
-func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (*job.Prepared, error) {
+// jobs is the job layer for a command in the working directory, flags the operator's setting
+// flags the command was given (keyed as packs.Composition.Resolve takes them).
+func (e *env) jobs(flags map[string]string) (*job.Layer, error) {
 	wd, err := e.getwd()
 	if err != nil {
 		return nil, err
@@ -43,9 +33,20 @@ func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: setFlags(cmd, mode.Name), Version: version(), Stderr: e.stderr}, v)
+	l, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: flags, Version: version(), Stderr: e.stderr}, v)
 	if err != nil {
 		return nil, withCode(exitCouldNot, err)
+	}
+	return l, nil
+}
+
+// prepare hands a mode's command to the job layer, as the MCP server does: the workspace, the
+// settings with the command's flags last, and the model. A refusal or a bad setting is an error
+// with its exit code, before any run starts.
+func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (*job.Prepared, error) {
+	jobs, err := e.jobs(setFlags(cmd, mode.Name))
+	if err != nil {
+		return nil, err
 	}
 	call := job.Call{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role"), JournalPath: cmd.String("journal"),
 		Argv: cmd.Args().Slice(), Observer: e.observer(cmd)}
@@ -55,7 +56,7 @@ func (e *env) prepare(ctx context.Context, cmd *cli.Command, mode engine.Mode) (
 		call.Progress = logAboveProgress{e}
 	}
 	p, err := jobs.Prepare(ctx, mode, call)
-	return p, e.jobError(cmd, err)
+	return p, jobError(cmd, err)
 }
 
 // runJob runs a prepared job; a refusal before the run is an error with its exit code. extra is
@@ -68,11 +69,12 @@ func (e *env) runJob(ctx context.Context, cmd *cli.Command, p *job.Prepared, j e
 		return n.n
 	}})
 	res, err := p.Run(ctx, j)
-	return res, e.jobError(cmd, err)
+	return res, jobError(cmd, err)
 }
 
-// jobError gives an error of the job layer its exit code, the command's name before it.
-func (e *env) jobError(cmd *cli.Command, err error) error {
+// jobError gives an error of the job layer or of the model choice, a refusal or a contradiction
+// before any run starts, the exit code engine.Classify decides on, the command's name before it.
+func jobError(cmd *cli.Command, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -108,22 +108,14 @@ func (e *env) runWorkflow(ctx context.Context, cmd *cli.Command) error {
 		}
 		params[k] = v
 	}
-	wd, err := e.getwd()
+	layer, err := e.jobs(setFlags(cmd, workflow.Mode.Name))
 	if err != nil {
 		return err
-	}
-	v, err := e.schemas()
-	if err != nil {
-		return err
-	}
-	layer, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Flags: setFlags(cmd, workflow.Mode.Name), Version: version(), Stderr: e.stderr}, v)
-	if err != nil {
-		return withCode(exitCouldNot, err)
 	}
 	call := job.Call{Model: cmd.String("model"), Argv: cmd.Args().Slice(), Observer: e.observer(cmd)}
 	p, err := layer.Prepare(ctx, workflow.Mode, call)
 	if err != nil {
-		return e.jobError(cmd, err)
+		return jobError(cmd, err)
 	}
 	j := &workflow.Job{Layer: layer, Call: job.Call{Model: call.Model}, Name: cmp.Or(cmd.Args().First(), ""), Params: params, Resume: resume}
 	if e.stderrIsTerminal() && !cmd.Bool("json") {
@@ -165,17 +157,9 @@ func workflowOutput(cmd *cli.Command) output {
 
 // compose reads the workspace's packs for a command that runs no mode.
 func (e *env) compose(cmd *cli.Command) (*packs.Composition, error) {
-	wd, err := e.getwd()
+	layer, err := e.jobs(nil)
 	if err != nil {
 		return nil, err
-	}
-	v, err := e.schemas()
-	if err != nil {
-		return nil, err
-	}
-	layer, err := job.New(job.Operator{Dir: wd, Env: e.lookup, Stderr: e.stderr}, v)
-	if err != nil {
-		return nil, withCode(exitCouldNot, err)
 	}
 	c, err := layer.Composition()
 	if err != nil {

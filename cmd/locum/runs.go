@@ -47,11 +47,11 @@ func (e *env) runsCommand() *cli.Command {
 					if cmd.NArg() != 1 {
 						return usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
 					}
-					dir, err := e.runsDir()
+					jobs, err := e.jobs(nil)
 					if err != nil {
 						return err
 					}
-					j, err := engine.LoadRun(dir, cmd.Args().First(), e.journalKey())
+					j, err := jobs.RunJournal(cmd.Args().First())
 					if err != nil {
 						return withCode(exitCouldNot, fmt.Errorf("locum runs show: %w", err))
 					}

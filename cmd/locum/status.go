@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,11 +11,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/routing"
-	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -48,29 +47,17 @@ func (e *env) statusCommand() *cli.Command {
 }
 
 func (e *env) status(ctx context.Context, cmd *cli.Command) error {
-	v, c, err := e.workspace()
+	jobs, err := e.jobs(setFlags(cmd, ""))
 	if err != nil {
 		return err
 	}
-	shared, err := e.resolve(cmd, c, "")
-	if err != nil {
-		return err
-	}
-	var chat, embed *engine.ModelPresence
-	if m := cmd.String("model"); m != "" {
-		chat = &engine.ModelPresence{ID: m, Source: "flag --model"}
-	}
-	if m := cmd.String("embed-model"); m != "" {
-		embed = &engine.ModelPresence{ID: m, Source: "flag --embed-model"}
-	} else {
-		embed = dedup.DefaultEmbedModel(c, e.lookup)
-	}
-	rep := engine.CheckEndpoint(ctx, shared, routing.StatusModels(v, c, chat, embed))
-	rep.Reword(rails.FlagName)
-	if dir, err := e.runsDir(); err == nil {
-		var left ledger.Left
-		rep.BreakEven, left = ledger.DirBreakEven(dir, e.journalKey(), engine.HostParams(shared))
-		rep.BreakEvenNote = left.Words()
+	rep, err := jobs.Status(ctx, job.StatusRequest{Model: cmd.String("model"), EmbedModel: cmd.String("embed-model"), ArgName: rails.FlagName})
+	var unread *job.WorkspaceError
+	switch {
+	case errors.As(err, &unread):
+		return withCode(exitCouldNot, err)
+	case err != nil:
+		return withCode(exitCouldNot, fmt.Errorf("locum %s: %w", cmd.Name, err))
 	}
 	if cmd.Bool("json") {
 		out, _ := json.MarshalIndent(rep, "", "  ")

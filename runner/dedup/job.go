@@ -41,21 +41,6 @@ func (j *Job) Steps(p engine.Place) []engine.Step {
 	return Steps(opts, &j.Found)
 }
 
-// DefaultEmbedModel is the embedding model the dedup mode would use, when a composed pack
-// declares dedup; nil otherwise.
-func DefaultEmbedModel(c *packs.Composition, env packs.Lookup) *engine.ModelPresence {
-	if !c.Declares(Mode.Name) {
-		return nil
-	}
-	s, err := c.Resolve(Mode.Name, env, nil)
-	if err != nil {
-		return nil
-	}
-	set, _ := s.Get(packs.EmbedModel)
-	builtIn := set.Source == "default" || set.Source == "pack "+packs.DefaultPack
-	return &engine.ModelPresence{ID: set.Value, Source: set.Source, BuiltIn: builtIn}
-}
-
 // ScriptBytes is the script a host would write to screen a folder itself, the cheapest way it
 // gets a lexical screen's answer: word shingles, Jaccard, union-find, in about 550 bytes of
 // shell and awk (one such script returned a lexical screen's exact groups of a real folder).
