@@ -264,7 +264,7 @@ func fullVersion() string {
 }
 
 func (e *env) rootCommand() *cli.Command {
-	return &cli.Command{
+	root := &cli.Command{
 		Name:    "locum",
 		Usage:   "hand bounded work to a model on this machine, under rails enforced in code",
 		Version: fullVersion(),
@@ -324,6 +324,19 @@ func (e *env) rootCommand() *cli.Command {
 			e.versionCommand(),
 			e.helpCommand(),
 		},
+	}
+	keepFlagValuesWhole(root)
+	return root
+}
+
+// keepFlagValuesWhole makes every repeatable flag of cmd and its subcommands take each value as
+// given: urfave/cli splits a slice flag's value on commas unless each command that parses it says
+// not to, and a value such as a workflow's task holds commas of its own. A flag is repeated for
+// each value instead.
+func keepFlagValuesWhole(cmd *cli.Command) {
+	cmd.DisableSliceFlagSeparator = true
+	for _, sub := range cmd.Commands {
+		keepFlagValuesWhole(sub)
 	}
 }
 
