@@ -218,15 +218,28 @@ func progress(ctx context.Context, req *sdk.CallToolRequest) *notifier {
 	if token == nil || req.Session == nil {
 		return nil
 	}
-	return &notifier{ctx: ctx, session: req.Session, token: token}
+	session := req.Session
+	return &notifier{now: time.Now, send: func(n float64, msg string) {
+		// A client that went away cannot be told; the run goes on to its guards either way.
+		_ = session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+	}}
 }
 
+// progressEvery is the least time between two notifications of the same stage: a reply streams a
+// token at a time, and a notification per token floods the host with hundreds of messages that
+// each say nothing new. A new stage is told at once.
+const progressEvery = time.Second
+
 type notifier struct {
-	ctx     context.Context
-	session *sdk.ServerSession
-	token   any
-	mu      sync.Mutex
-	n       float64
+	now  func() time.Time
+	send func(n float64, msg string)
+
+	mu   sync.Mutex
+	n    float64
+	last struct {
+		stage engine.Stage
+		at    time.Time
+	}
 }
 
 func (p *notifier) say(msg string) {
@@ -236,26 +249,43 @@ func (p *notifier) say(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	// A client that went away cannot be told; the run goes on to its guards either way.
-	_ = p.session.NotifyProgress(p.ctx, &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
+	p.send(p.n, msg)
 }
 
-// Observe reports one stage of the run.
+// Observe reports one stage of the run, a stage already told at most once every progressEvery.
 func (p *notifier) Observe(ev engine.ProgressEvent) {
+	msg := stageText(ev)
+	if msg == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if ev.Stage == p.last.stage && !p.last.at.IsZero() && now.Sub(p.last.at) < progressEvery {
+		return
+	}
+	p.last.stage, p.last.at = ev.Stage, now
+	p.n++
+	p.send(p.n, msg)
+}
+
+// stageText words a stage for the host; "" for one it is not told.
+func stageText(ev engine.ProgressEvent) string {
 	switch ev.Stage {
 	case engine.StagePrefill:
-		p.say(fmt.Sprintf("prefill: the server reads the prompt (%s)", attempt(ev)))
+		return fmt.Sprintf("prefill: the server reads the prompt (%s)", attempt(ev))
 	case engine.StageDecode:
-		p.say(fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev)))
+		return fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev))
 	case engine.StageVerify:
-		p.say(fmt.Sprintf("verify running (%s)", attempt(ev)))
+		return fmt.Sprintf("verify running (%s)", attempt(ev))
 	case engine.StageMutants:
-		p.say(fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total))
+		return fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total)
 	case engine.StageEmbed:
-		p.say(fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total))
+		return fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total)
 	case engine.StageScore:
-		p.say(fmt.Sprintf("scoring the pairs of %d entries", ev.Total))
+		return fmt.Sprintf("scoring the pairs of %d entries", ev.Total)
 	}
+	return ""
 }
 
 func attempt(ev engine.ProgressEvent) string {
