@@ -202,6 +202,13 @@ func withLocumServer(data []byte) (out []byte, hadLocum bool, others int, err er
 			return nil, false, 0, errors.New("/mcpServers: not a JSON object")
 		}
 	}
+	for k := range servers {
+		// Adding locum beside a server named like it would leave the config two keys a host that
+		// folds case reads as one, and locum's own reader refuses it.
+		if k != "locum" && strings.EqualFold(k, "locum") {
+			return nil, false, 0, fmt.Errorf("/mcpServers/%s: a key that differs from locum only in letter case", k)
+		}
+	}
 	_, hadLocum = servers["locum"]
 	others = len(servers)
 	if hadLocum {
