@@ -53,18 +53,9 @@ func TestStatus(t *testing.T) {
 				breakWorkspace(t, l)
 			}
 			rep, err := l.Status(context.Background(), tc.req)
-			var unread *WorkspaceError
-			switch tc.wantErr {
-			case "workspace":
-				require.ErrorAs(t, err, &unread)
-				assert.Equal(t, unread.Err.Error(), err.Error(), "it reads as the error it wraps")
-				return
-			case "other":
-				require.Error(t, err)
-				assert.NotErrorAs(t, err, &unread)
+			if queryFailedAsWanted(t, err, tc.wantErr) {
 				return
 			}
-			require.NoError(t, err)
 			assert.False(t, rep.Up)
 			require.NotNil(t, rep.Error)
 			assert.Equal(t, tc.kind, rep.Error.Kind)
@@ -105,17 +96,9 @@ func TestLedger(t *testing.T) {
 				breakWorkspace(t, l)
 			}
 			res, err := l.Ledger(tc.req)
-			var unread *WorkspaceError
-			switch tc.wantErr {
-			case "workspace":
-				require.ErrorAs(t, err, &unread)
-				return
-			case "other":
-				require.Error(t, err)
-				assert.NotErrorAs(t, err, &unread)
+			if queryFailedAsWanted(t, err, tc.wantErr) {
 				return
 			}
-			require.NoError(t, err)
 			assert.Equal(t, tc.by, res.Report.By)
 			assert.Zero(t, res.Report.Total.Runs)
 			dir, err := engine.RunsDir(l.Root())
@@ -183,4 +166,24 @@ func TestQueriesWithNoJournals(t *testing.T) {
 			assert.Equal(t, none.Err.Error(), err.Error(), "it reads as the error it wraps")
 		})
 	}
+}
+
+// queryFailedAsWanted checks a query's error against want: "workspace" for a *WorkspaceError that
+// reads as the error it wraps, "other" for any other error, "" for none. It reports whether the
+// query failed, so the case has nothing more to check.
+func queryFailedAsWanted(t *testing.T, err error, want string) bool {
+	t.Helper()
+	var unread *WorkspaceError
+	switch want {
+	case "workspace":
+		require.ErrorAs(t, err, &unread)
+		assert.Equal(t, unread.Err.Error(), err.Error(), "it reads as the error it wraps")
+		return true
+	case "other":
+		require.Error(t, err)
+		assert.NotErrorAs(t, err, &unread)
+		return true
+	}
+	require.NoError(t, err)
+	return false
 }
