@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
@@ -67,7 +68,7 @@ func TestRunThroughTheEngine(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "a.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", string(data), "the user's tree is never touched")
-	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	out, err := gitsafe.Run(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
 }
@@ -127,7 +128,7 @@ func TestSettleKeepsIgnoredOutput(t *testing.T) {
 	reqs := s.RequestsTo("/v1/chat/completions")
 	assert.Contains(t, string(reqs[3].Body), "The verify command changed a.txt; locum put back")
 	assert.Contains(t, string(reqs[4].Body), `out/bin, lines 1-1 of 1:\n1\tbuilt`, "ignored output stays")
-	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	out, err := gitsafe.Run(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
 }
