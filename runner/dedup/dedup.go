@@ -136,7 +136,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 	switch {
 	case method == "lexical":
 		d.lexical = true
-	case model != "" && s.Chosen(packs.EmbedModel):
+	case model != "" && s.OverridesBuiltin(packs.EmbedModel):
 	case model == "" && method == "auto":
 		d.lexical, d.result.Why = true, "no embedding model is configured"
 	default:

@@ -234,7 +234,7 @@ const (
 // replyRoom is the max_tokens an edit asks for.
 func (t *transform) replyRoom(s *packs.Settings) int64 {
 	ceiling := s.Int(packs.MaxOutputTokens)
-	if s.Chosen(packs.MaxOutputTokens) {
+	if s.OverridesBuiltin(packs.MaxOutputTokens) {
 		return ceiling
 	}
 	bytes := 0
