@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // longLineRun is the run whose journal longLineRepo writes.
@@ -25,7 +26,7 @@ const longLineRun = "20261130T100000Z-aaaaaa"
 func longLineRepo(tb testing.TB, size, copies int) {
 	tb.Helper()
 	root := tb.TempDir()
-	require.NoError(tb, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(tb, root)
 	home := tb.TempDir()
 	tb.Setenv("HOME", home)
 	tb.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
