@@ -40,12 +40,12 @@ type fixture struct {
 	progressed chan struct{}
 }
 
-// waitProgress waits until a progress notification holding want has arrived: the client
-// handles notifications on its own goroutine, so the last may land after the call's result.
-// Only a hang reaches the deadline.
 // servedTools are the tools locum mcp lists, to every client.
 var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "run", "runs_show", "ledger"}
 
+// waitProgress waits until a progress notification holding want has arrived: the client
+// handles notifications on its own goroutine, so the last may land after the call's result.
+// Only a hang reaches the deadline.
 func (f *fixture) waitProgress(t *testing.T, want string) string {
 	t.Helper()
 	deadline := time.After(time.Minute)

@@ -433,15 +433,15 @@ func firstLine(s string, n int) string {
 	return s
 }
 
-// hostWork is what a host doing the agent's job itself would have spent: read the files the run
-// changed, write their changed lines (an edit tool's old and new text), and what it reviews of
-// the run's work, the diff without context.
 // directTurns are the host turns of doing an agent's job itself: each file read, then edited,
 // and the verify run once a round, each red round an edit more.
 func directTurns(files, rounds int) int64 {
 	return int64(2*files + max(rounds, 1) + 2*max(rounds-1, 0))
 }
 
+// hostWork is what a host doing the agent's job itself would have spent: read the files the run
+// changed, write their changed lines (an edit tool's old and new text), and what it reviews of
+// the run's work, the diff without context.
 func hostWork(wt string, files []string, diff string) engine.HostWork {
 	w := engine.HostWork{Review: int64(len(diff))}
 	for _, f := range files {
