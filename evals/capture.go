@@ -85,7 +85,7 @@ func (e *RecordExistsError) Error() string {
 
 // JournalPath is where the capture journal of a name lives: under the git directory.
 func JournalPath(root, name string) string {
-	if p := engine.GitPath(root, "locum/ab-journal"); p != "" {
+	if p := gitsafe.GitPath(root, "locum/ab-journal"); p != "" {
 		return filepath.Join(p, name+".jsonl")
 	}
 	return filepath.Join(engine.RepoStateDir(root, "ab-journal"), name+".jsonl")

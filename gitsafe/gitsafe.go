@@ -2,7 +2,9 @@
 // .git/config, and a worktree's config.worktree) may name programs git runs beside the command
 // asked for; Run runs none of them, whatever the command, and refuses a repository whose config
 // it cannot read through. It imports nothing of locum's but untrusted, so every package that runs
-// git (the agent, workflows, the A/B capture) can go through it.
+// git (the agent, workflows, the A/B capture) can go through it. For the same packages it says
+// where in a repository's git directory locum may write (GitPath, WorktreeDir: place.go) and
+// holds the git commands the modes that leave a branch share (worktree.go).
 //
 // What git 2.39 reads from config and runs, and what stops it here:
 //

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // isolate keeps the machine's and the developer's git config out of a test: what it sets is the
@@ -47,15 +49,8 @@ var ident = []string{"-c", "user.name=t", "-c", "user.email=t@t"}
 // newRepo is a repository with one commit of f.txt (and what files holds) in a folder of its own.
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	mustPlain(t, dir, "init", "-q", "-b", "main")
 	files["f.txt"] = "one\n"
-	for name, body := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	mustPlain(t, dir, "add", ".")
-	mustPlain(t, dir, append(ident, "commit", "-q", "-m", "base")...)
-	return dir
+	return gittest.Repo(t, files)
 }
 
 // partial makes the repository at dir a partial clone whose promisor remote is url, and removes

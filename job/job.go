@@ -111,7 +111,7 @@ type Call struct {
 	Batch bool
 }
 
-// CallModelRefusal is a tool call that names a model where the operator did not allow one.
+// errCallModel refuses a tool call that names a model where the operator did not allow one.
 var errCallModel = &engine.RefusalError{Reason: "this server runs the model a role is routed to, never one a call names: " +
 	"the operator allows that when starting the server (the allow-model option of locum mcp). Name a role " +
 	"(role: code or prose); a role with no routing is refused with the command the person runs to accept a model for it"}

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
@@ -41,7 +41,7 @@ func (j *probeJob) Steps(p engine.Place) []engine.Step {
 func newLayer(t *testing.T, env map[string]string, flags map[string]string, callModels bool) *Layer {
 	t.Helper()
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	require.NoError(t, os.Mkdir(filepath.Join(root, "notes"), 0o755))
 	v, err := schema.New()
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestCallPathNamedOutsideTheRepository(t *testing.T) {
 // the operator is warned, naming the mode.
 func TestNoRollbackKeyIsAWarning(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	v, err := schema.New()
 	require.NoError(t, err)
 	var warned strings.Builder

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
@@ -61,7 +61,7 @@ func TestAModeIsItsPackageAndItsRegistration(t *testing.T) {
 	llm.On("POST", "/v1/chat/completions", scripted.Reply{Answer: &said})
 
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	write := func(rel, text string) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(text), 0o644))

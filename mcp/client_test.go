@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -79,7 +80,7 @@ func TestOfficialClient(t *testing.T) {
 	tmp := t.TempDir()
 	work := filepath.Join(tmp, "work")
 	require.NoError(t, os.MkdirAll(filepath.Join(work, "orig"), 0o755))
-	require.NoError(t, exec.Command("git", "init", "-q", work).Run())
+	gittest.Init(t, work)
 	for _, p := range []string{"calc.go", "orig/calc.go"} {
 		require.NoError(t, os.WriteFile(filepath.Join(work, p), []byte(calc), 0o644))
 	}
@@ -116,7 +117,7 @@ func TestInspectorListsTools(t *testing.T) {
 	tmp := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "package.json"), []byte("{}\n"), 0o644))
 	work := filepath.Join(tmp, "repo")
-	require.NoError(t, exec.Command("git", "init", "-q", work).Run())
+	gittest.Init(t, work)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, inspector, "--cli", bin, "mcp", "--method", "tools/list")

@@ -3,13 +3,13 @@ package mcp
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -34,7 +34,7 @@ func TestTransformRefusesAFileInAGitDirectory(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(root, ".GIT", "config"), []byte("[core]\n"), 0o644))
 		}, ".GIT"},
 		{"a nested repository's", "sub/.git/config", func(t *testing.T, root string) {
-			require.NoError(t, exec.Command("git", "init", "-q", filepath.Join(root, "sub")).Run())
+			gittest.Init(t, filepath.Join(root, "sub"))
 		}, "sub/.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

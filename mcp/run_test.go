@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -37,10 +38,7 @@ func TestRunToolRunsAWorkflow(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	}
-	for _, args := range [][]string{{"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"}} {
-		out, err := exec.Command("git", append([]string{"-C", f.root}, args...)...).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
+	gittest.CommitAll(t, f.root)
 	var replies []scripted.Reply
 	for _, name := range []string{"A", "B"} {
 		answer := fmt.Sprintf("```go\nfunc %s() string {\n\treturn \"done\"\n}\n```", name)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
@@ -40,12 +40,12 @@ type fixture struct {
 	progressed chan struct{}
 }
 
-// waitProgress waits until a progress notification holding want has arrived: the client
-// handles notifications on its own goroutine, so the last may land after the call's result.
-// Only a hang reaches the deadline.
 // servedTools are the tools locum mcp lists, to every client.
 var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "run", "runs_show", "ledger"}
 
+// waitProgress waits until a progress notification holding want has arrived: the client
+// handles notifications on its own goroutine, so the last may land after the call's result.
+// Only a hang reaches the deadline.
 func (f *fixture) waitProgress(t *testing.T, want string) string {
 	t.Helper()
 	deadline := time.After(time.Minute)
@@ -70,7 +70,7 @@ func newFixture(t *testing.T, allowModel bool) *fixture {
 	t.Cleanup(f.llm.Close)
 	require.NoError(t, f.llm.Mimic("lmstudio"))
 	// A repository of its own, so the journals go under its git directory.
-	require.NoError(t, exec.Command("git", "init", "-q", f.root).Run())
+	gittest.Init(t, f.root)
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
 	// A HOME of its own: the operator's key, which seals the journals, is made there.
 	// No mutants after a kept edit but where a test turns them on: most tests are of other things.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/scripted"
 )
@@ -69,7 +69,7 @@ func TestSignalStopsTheCallsInFlightWithStdinOpen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+			gittest.Init(t, root)
 			require.NoError(t, os.WriteFile(filepath.Join(root, "calc.go"), []byte(calc), 0o644))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(root, "ready.fifo"), 0o644))
 			llm := scripted.New()
@@ -178,7 +178,7 @@ func gone(pid int) bool {
 // a bounded while only; the error says what was left.
 func TestSignalWaitsForAStuckCallBoundedly(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	s, err := New(Options{Dir: root, Version: "test"})
 	require.NoError(t, err)
 	s.stopWait = 100 * time.Millisecond

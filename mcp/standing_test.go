@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/cost"
 )
 
@@ -40,7 +40,7 @@ const (
 func hostView(t *testing.T) (tools []byte, instructions string) {
 	t.Helper()
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	env := map[string]string{"HOME": t.TempDir()}
 	s, err := New(Options{Dir: root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Version: "test"})
 	require.NoError(t, err)

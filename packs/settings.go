@@ -241,9 +241,9 @@ type Setting struct {
 	Source string `json:"source"`
 }
 
-// Chosen says the caller set the setting on purpose for this run: a flag, a tool call's
+// SetForRun says the caller set the setting on purpose for this run: a flag, a tool call's
 // argument, or the environment, rather than a default, a pack, the workspace or the user config.
-func (s Setting) Chosen() bool {
+func (s Setting) SetForRun() bool {
 	return strings.HasPrefix(s.Source, "flag ") || strings.HasPrefix(s.Source, "argument ") || strings.HasPrefix(s.Source, "env ")
 }
 
@@ -299,9 +299,10 @@ func (s *Settings) Set(key Key, value, source string) {
 	}
 }
 
-// Chosen reports whether someone chose the value of key: a flag, the environment, the workspace
-// or a pack of the user's own, not the built-in default or a built-in pack.
-func (s *Settings) Chosen(key Key) bool {
+// OverridesBuiltin reports whether someone chose the value of key: a flag, the environment, the
+// workspace or a pack of the user's own, not the built-in default or a built-in pack. A key the
+// mode does not take overrides nothing.
+func (s *Settings) OverridesBuiltin(key Key) bool {
 	it, ok := s.Get(key)
 	if !ok || it.Source == "default" {
 		return false

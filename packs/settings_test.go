@@ -54,7 +54,7 @@ func TestResolveOrder(t *testing.T) {
 }
 
 // A tool call's arguments come after the operator's flags and say they are the call's; a flag,
-// an argument and the environment are chosen for the run, the rest are not. A call may lower a
+// an argument and the environment set it for the run, the rest do not. A call may lower a
 // budget, never raise it.
 func TestResolveCall(t *testing.T) {
 	c := builtinComposition(t)
@@ -65,7 +65,7 @@ func TestResolveCall(t *testing.T) {
 	cases := []struct {
 		key           Key
 		value, source string
-		chosen        bool
+		setForRun     bool
 	}{
 		{MaxInputBytes, "500", "argument max_input_bytes", true},
 		{EmbedModel, "nomic", "argument model", true},
@@ -78,7 +78,7 @@ func TestResolveCall(t *testing.T) {
 		require.True(t, ok, tc.key.String())
 		assert.Equal(t, tc.value, got.Value, tc.key.String())
 		assert.Equal(t, tc.source, got.Source, tc.key.String())
-		assert.Equal(t, tc.chosen, got.Chosen(), tc.key.String())
+		assert.Equal(t, tc.setForRun, got.SetForRun(), tc.key.String())
 	}
 	_, err = c.ResolveCall("dedup", nil, nil, map[string]string{"threshold": "9"})
 	assert.ErrorContains(t, err, "argument threshold")

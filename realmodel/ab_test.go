@@ -5,13 +5,14 @@ package realmodel
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // TestABCaptureOnARealModel captures a signed k = 5 A/B record with the real model as arm L and a
@@ -22,8 +23,7 @@ func TestABCaptureOnARealModel(t *testing.T) {
 	s := shared
 	dir := t.TempDir()
 	home := t.TempDir()
-	out, err := exec.Command("git", "-C", dir, "init", "-q", "-b", "main").CombinedOutput()
-	require.NoError(t, err, string(out))
+	gittest.Init(t, dir)
 	host, err := filepath.Abs(filepath.Join("testdata", "ab", "host.sh"))
 	require.NoError(t, err)
 	key := filepath.Join(home, "signing.key")

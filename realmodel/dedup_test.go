@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // labelled is the dedup corpus's labels.json.
@@ -53,8 +54,7 @@ func TestDedupEmbeddingOnARealModel(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(notes, filepath.Base(e)), b, 0o644))
 		files++
 	}
-	out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput()
-	require.NoError(t, err, string(out))
+	gittest.Init(t, repo)
 	home := t.TempDir()
 	args := []string{"dedup", "--dir", "notes", "--method", "embedding", "--model", embedModel, "--base-url", s.embed.BaseURL(), "--json", "--pairs"}
 

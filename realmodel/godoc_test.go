@@ -5,7 +5,6 @@ package realmodel
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/editcheck"
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // TestGoDocOnARealModel runs the built-in go-doc workflow over a real package, the Go
@@ -31,16 +31,8 @@ func TestGoDocOnARealModel(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "ring", name), data, 0o644))
 	}
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return string(out)
-	}
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	gittest.Init(t, dir)
+	gittest.CommitAll(t, dir)
 	base := readFile(t, filepath.Join(dir, "ring", "ring.go"))
 
 	r := s.locumIn(t, dir, home, "run", "go-doc", "--param", "dir=ring", "--model", s.model, "--json")
@@ -77,7 +69,7 @@ func TestGoDocOnARealModel(t *testing.T) {
 	}
 	branch, _ := details["branch"].(string)
 	require.NotEmpty(t, branch, "green items and a passing final verify offer the branch")
-	after := git("show", branch+":ring/ring.go")
+	after := gittest.Git(t, dir, "show", branch+":ring/ring.go")
 	assert.NoError(t, editcheck.CheckGuard(editcheck.GuardComments, "ring.go", []byte(base), []byte(after)), "the branch changed more than comments")
 
 	a := s.locumIn(t, dir, home, "runs", "analyze", keptRun, "--json")

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // TestFirstDelegationOverMCPOnARealModel plays the first delegation with the host on the other
@@ -34,8 +36,7 @@ func TestFirstDelegationOverMCPOnARealModel(t *testing.T) {
 	tk := taskNamed(t, "go-add")
 	dir := tk.materialize(t)
 	home := t.TempDir()
-	out, err := exec.Command("git", "-C", dir, "init", "-q", "-b", "main").CombinedOutput()
-	require.NoError(t, err, string(out))
+	gittest.Init(t, dir)
 	r := s.locumIn(t, dir, home, "init")
 	require.Equal(t, 0, r.exit, "init:\n%s", r.stderr)
 	mcpJSON, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))

@@ -5,7 +5,6 @@ package realmodel
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // claim is one claim of a digest, as summarize --json gives it.
@@ -91,16 +92,8 @@ func TestAgentOnARealModel(t *testing.T) {
 	tk := taskNamed(t, "go-add")
 	dir := tk.materialize(t)
 	home := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return string(out)
-	}
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	gittest.Init(t, dir)
+	gittest.CommitAll(t, dir)
 	before, err := os.ReadFile(filepath.Join(dir, "calc.go"))
 	require.NoError(t, err)
 
@@ -115,7 +108,7 @@ func TestAgentOnARealModel(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(dir, "calc.go"))
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the agent touched the user's tree")
-	assert.Empty(t, strings.TrimSpace(git("status", "--porcelain")), "the user's tree has changes")
+	assert.Empty(t, strings.TrimSpace(gittest.Git(t, dir, "status", "--porcelain")), "the user's tree has changes")
 	t.Logf("real-model agent: status %s after %v turns", status, details["turns"])
 	if status != "completed" {
 		assert.NotEqual(t, 0, r.exit)
@@ -176,10 +169,7 @@ func TestFirstDelegationOnARealModel(t *testing.T) {
 	tk := taskNamed(t, "go-add")
 	dir := tk.materialize(t)
 	home := t.TempDir()
-	cmd := exec.Command("git", "init", "-q", "-b", "main")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
+	gittest.Init(t, dir)
 
 	r := s.locumIn(t, dir, home, "init")
 	require.Equal(t, 0, r.exit, "init:\n%s", r.stderr)

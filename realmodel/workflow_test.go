@@ -4,7 +4,6 @@ package realmodel
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // workflowSrc is a package of three small functions, each with an edit a verify can check on its
@@ -74,16 +75,8 @@ func TestWorkflowOnARealModel(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return string(out)
-	}
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	gittest.Init(t, dir)
+	gittest.CommitAll(t, dir)
 
 	r := s.locumIn(t, dir, home, "run", "fix-doc", "--jobs", "4", "--model", s.model, "--json")
 	t.Logf("%s", r.stderr)
@@ -111,8 +104,8 @@ func TestWorkflowOnARealModel(t *testing.T) {
 		}
 	}
 	assert.Equal(t, workflowSrc, readFile(t, filepath.Join(dir, "calc.go")), "the workflow touched the user's tree")
-	assert.Empty(t, strings.TrimSpace(git("status", "--porcelain")), "the user's tree has changes")
-	assert.NotContains(t, git("worktree", "list"), "locum", "a worktree was left")
+	assert.Empty(t, strings.TrimSpace(gittest.Git(t, dir, "status", "--porcelain")), "the user's tree has changes")
+	assert.NotContains(t, gittest.Git(t, dir, "worktree", "list"), "locum", "a worktree was left")
 
 	status, _ := details["status"].(string)
 	t.Logf("real-model workflow: status %s, %d of 3 green, receipt %s", status, len(green), lastLine(r.stderr))
@@ -124,7 +117,7 @@ func TestWorkflowOnARealModel(t *testing.T) {
 	}
 	require.Equal(t, "completed", status, "green items and a final verify that passes on them offer the branch")
 	branch := details["branch"].(string)
-	show := git("show", branch+":calc.go")
+	show := gittest.Git(t, dir, "show", branch+":calc.go")
 	for _, fn := range []string{"Double", "Square", "Negate"} {
 		orig := strings.Contains(show, "func "+fn+"(x int) int {\n\treturn x\n}")
 		assert.Equal(t, !slices.Contains(green, fn), orig, "%s: the branch holds exactly the green items", fn)

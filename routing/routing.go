@@ -69,7 +69,7 @@ func ForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, rol
 		// stand in, and the receipt says so (routing=operator, never earned).
 		if accepted, ok := c.AcceptedRole(role); ok && (explicit == "" || explicit == accepted.Model) {
 			if accepted.Effort != "" {
-				if effort, ok := settings.Get(packs.Effort); ok && effort.Value != accepted.Effort && effort.Chosen() {
+				if effort, ok := settings.Get(packs.Effort); ok && effort.Value != accepted.Effort && effort.SetForRun() {
 					return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s is accepted in %s at effort %s; %s %s contradicts it", ch.arg("role"), role, c.User.File, accepted.Effort, effort.Source, effort.Value)}
 				}
 				settings.Set(packs.Effort, accepted.Effort, "user config "+c.User.File)
@@ -92,7 +92,7 @@ func ForRole(ctx context.Context, v *schema.Validator, c *packs.Composition, rol
 		return "", "", withServerModels(ctx, settings, err)
 	}
 	if effort, ok := settings.Get(packs.Effort); ok && effort.Value != route.Effort {
-		if effort.Chosen() {
+		if effort.SetForRun() {
 			return "", "", &engine.BadInputError{Reason: fmt.Sprintf("%s %s was measured at effort %s; %s %s would run it unmeasured. Drop it, or use %s to run a candidate",
 				ch.arg("role"), role, route.Effort, effort.Source, effort.Value, ch.arg("model"))}
 		}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/gitsafe"
 )
 
 // BranchPrefix starts the branch a workflow run offers its combined result on.
@@ -39,12 +39,12 @@ type repo struct {
 func (g *repo) locked(ctx context.Context, dir string, args ...string) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return agent.Git(ctx, dir, args...)
+	return gitsafe.Run(ctx, dir, args...)
 }
 
 // head is the commit dir's HEAD is at.
 func head(ctx context.Context, dir string) (string, error) {
-	out, err := agent.Git(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := gitsafe.Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	return strings.TrimSpace(out), err
 }
 
@@ -73,7 +73,7 @@ func (g *repo) addBranchWorktree(ctx context.Context, path, branch, commit strin
 func (g *repo) removeWorktree(ctx context.Context, path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return agent.RemoveWorktree(ctx, g.root, path)
+	return gitsafe.RemoveWorktree(ctx, g.root, path)
 }
 
 // dropWorktree removes a worktree a step is done with, even once ctx is cancelled: a stopped
@@ -87,14 +87,14 @@ func (g *repo) dropWorktree(ctx context.Context, path string) {
 // commitFile commits file (relative to the worktree) in worktree wt on its detached HEAD and
 // returns the commit; "" when the file is as HEAD has it.
 func commitFile(ctx context.Context, wt, file, message string) (string, error) {
-	if _, err := agent.Git(ctx, wt, "add", "--", ":(literal)"+file); err != nil {
+	if _, err := gitsafe.Run(ctx, wt, "add", "--", ":(literal)"+file); err != nil {
 		return "", err
 	}
-	if _, err := agent.Git(ctx, wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet"); err == nil {
+	if _, err := gitsafe.Run(ctx, wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet"); err == nil {
 		return "", nil
 	}
-	args := append(agent.Identity(ctx, wt), "commit", "--quiet", "--no-verify", "-m", message)
-	if _, err := agent.Git(ctx, wt, args...); err != nil {
+	args := append(gitsafe.Identity(ctx, wt), "commit", "--quiet", "--no-verify", "-m", message)
+	if _, err := gitsafe.Run(ctx, wt, args...); err != nil {
 		return "", err
 	}
 	return head(ctx, wt)
@@ -103,13 +103,13 @@ func commitFile(ctx context.Context, wt, file, message string) (string, error) {
 // pick applies commit onto the branch checked out in wt. A commit that does not apply cleanly is
 // a conflict: the pick is aborted, the branch stays as it was, and conflict is true.
 func pick(ctx context.Context, wt, commit string) (conflict bool, err error) {
-	args := append(agent.Identity(ctx, wt), "cherry-pick", "--allow-empty", "--keep-redundant-commits", commit)
-	if _, err := agent.Git(ctx, wt, args...); err != nil {
-		var ge *agent.GitError
+	args := append(gitsafe.Identity(ctx, wt), "cherry-pick", "--allow-empty", "--keep-redundant-commits", commit)
+	if _, err := gitsafe.Run(ctx, wt, args...); err != nil {
+		var ge *gitsafe.Error
 		if !errors.As(err, &ge) {
 			return false, err
 		}
-		if _, aerr := agent.Git(ctx, wt, "cherry-pick", "--abort"); aerr != nil {
+		if _, aerr := gitsafe.Run(ctx, wt, "cherry-pick", "--abort"); aerr != nil {
 			return false, errors.Join(err, aerr)
 		}
 		return true, nil
@@ -119,7 +119,7 @@ func pick(ctx context.Context, wt, commit string) (conflict bool, err error) {
 
 // refCommit is the commit ref points at, "" when there is no such ref.
 func refCommit(ctx context.Context, root, ref string) string {
-	out, err := agent.Git(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	out, err := gitsafe.Run(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil {
 		return ""
 	}
@@ -128,7 +128,7 @@ func refCommit(ctx context.Context, root, ref string) string {
 
 // deleteItemRefs drops every item ref of run id.
 func (g *repo) deleteItemRefs(ctx context.Context, id string) error {
-	out, err := agent.Git(ctx, g.root, "for-each-ref", "--format=%(refname)", itemRefPrefix+id+"/")
+	out, err := gitsafe.Run(ctx, g.root, "for-each-ref", "--format=%(refname)", itemRefPrefix+id+"/")
 	if err != nil {
 		return err
 	}

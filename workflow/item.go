@@ -16,7 +16,6 @@ import (
 
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
@@ -116,7 +115,7 @@ func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]s
 	if st.ForEach == nil {
 		return expand(w.place.Root, st, vars)
 	}
-	wt, err := agent.WorktreeDir(w.place.Root, w.r.ID+"/list-"+st.Name)
+	wt, err := gitsafe.WorktreeDir(w.place.Root, w.r.ID+"/list-"+st.Name)
 	if err == nil {
 		wt, err = w.g.addWorktree(ctx, wt, w.head)
 	}
@@ -210,7 +209,7 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 		fail(err)
 		return
 	}
-	wt, err := agent.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index))
+	wt, err := gitsafe.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index))
 	if err == nil {
 		wt, err = w.g.addWorktree(ctx, wt, w.head)
 	}

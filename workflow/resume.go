@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -32,7 +32,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 		return "", nil, engine.BadInputf("--resume %s: %v", untrusted.Escape(w.job.Resume), err)
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	if !agent.ValidRunID(id) {
+	if !engine.ValidRunID(id) {
 		return "", nil, engine.BadInputf("--resume: %q is not the name of a run journal locum writes", filepath.Base(path))
 	}
 	var (
@@ -64,7 +64,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			base, _ = ev["base"].(string)
 			def, _ = ev["definition"].(string)
 			got, _ := ev["seal"].(string)
-			sealed = agent.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, def, base, params)...)
+			sealed = gitsafe.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, def, base, params)...)
 		case "item_end", "item_carried":
 			it := ItemResult{}
 			it.Step, _ = ev["step"].(string)
@@ -83,7 +83,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			if got, _ := ev["seal"].(string); !w.seal.ok(got, w.seal.itemFields(id, it)...) {
 				continue
 			}
-			if it.Commit != "" && (!agent.ValidSHA(it.Commit) || refCommit(ctx, w.place.Root, itemRef(id, it.Step, it.Index)) != it.Commit) {
+			if it.Commit != "" && (!gitsafe.ValidSHA(it.Commit) || refCommit(ctx, w.place.Root, itemRef(id, it.Step, it.Index)) != it.Commit) {
 				continue
 			}
 			it.Output = capBytes(it.Output, maxOutputBytes)
@@ -122,7 +122,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 	if err := removeRunWorktrees(ctx, w.g, id); err != nil {
 		return "", nil, fmt.Errorf("removing the worktrees run %s left: %w", id, err)
 	}
-	if err := agent.DeleteBranch(ctx, w.place.Root, Branch(id)); err != nil {
+	if err := gitsafe.DeleteBranch(ctx, w.place.Root, Branch(id)); err != nil {
 		return "", nil, err
 	}
 	return name, params, nil
@@ -157,7 +157,7 @@ func (w *run) keepPrior(ctx context.Context, it ItemResult) error {
 
 // removeRunWorktrees removes every worktree under run id's folder, and the folder.
 func removeRunWorktrees(ctx context.Context, g *repo, id string) error {
-	dir, err := agent.WorktreeDir(g.root, id)
+	dir, err := gitsafe.WorktreeDir(g.root, id)
 	if err != nil {
 		// No place locum may write: it made no worktree there, and follows no link to look.
 		return nil

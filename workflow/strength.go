@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/strength"
 	"github.com/locumdev/locum/untrusted"
@@ -25,7 +25,7 @@ func (w *run) measureFinal(ctx context.Context, r *engine.Run, command string) e
 		return nil
 	}
 	var res strength.Result
-	diff, err := agent.Git(ctx, w.combine, "diff", "--unified=0", "--no-renames", "--no-color", "--no-ext-diff", w.base, "HEAD")
+	diff, err := gitsafe.Run(ctx, w.combine, "diff", "--unified=0", "--no-renames", "--no-color", "--no-ext-diff", w.base, "HEAD")
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

@@ -16,13 +16,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -32,14 +33,14 @@ var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome
 
 func init() {
 	engine.RegisterMode(Mode)
-	agent.RegisterReview(Mode.Name, Branch)
+	review.Register(Mode.Name, Branch)
 }
 
 // The closed list of a workflow run's statuses (details.status).
 const (
 	// StatusCompleted: the final verify passed on the combined branch (or, for a workflow that
 	// edits nothing, every item was green); the branch, if any, is offered.
-	StatusCompleted = "completed"
+	StatusCompleted = review.StatusCompleted
 	// StatusVerifyFailed: the final verify failed on the combined branch, which was dropped.
 	StatusVerifyFailed = "verify_failed"
 	// StatusNoChange: no item left a change to combine.
@@ -221,7 +222,7 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	}
 	// Every item runs in a worktree of its own: refuse before the first where there is no place
 	// for one that stays in the repository's git directory.
-	if _, err := agent.WorktreeDir(w.place.Root, r.ID); err != nil {
+	if _, err := gitsafe.WorktreeDir(w.place.Root, r.ID); err != nil {
 		return err
 	}
 	if w.base == "" {
@@ -363,7 +364,7 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 	for _, st := range w.wf.Steps {
 		vars := maps.Clone(w.params)
 		maps.Copy(vars, w.outputs)
-		tree, err := agent.Git(ctx, w.place.Root, "rev-parse", "--verify", w.head+"^{tree}")
+		tree, err := gitsafe.Run(ctx, w.place.Root, "rev-parse", "--verify", w.head+"^{tree}")
 		if err != nil {
 			return err
 		}
@@ -417,7 +418,7 @@ func (w *run) combineStep(ctx context.Context, st packs.WorkflowStep, results []
 			continue
 		}
 		if w.combine == "" {
-			wt, err := agent.WorktreeDir(w.place.Root, w.r.ID+"/combine")
+			wt, err := gitsafe.WorktreeDir(w.place.Root, w.r.ID+"/combine")
 			if err == nil {
 				wt, err = w.g.addBranchWorktree(ctx, wt, w.branch, w.base)
 			}
@@ -550,7 +551,7 @@ func (w *run) cleanup() error {
 	if w.r != nil {
 		errs = append(errs, removeRunWorktrees(ctx, w.g, w.r.ID))
 		if !w.offered {
-			errs = append(errs, agent.DeleteBranch(ctx, w.place.Root, w.branch))
+			errs = append(errs, gitsafe.DeleteBranch(ctx, w.place.Root, w.branch))
 		}
 		if w.status != "" && w.status != StatusInterrupted {
 			errs = append(errs, w.g.deleteItemRefs(ctx, w.r.ID))

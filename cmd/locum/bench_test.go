@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
@@ -160,9 +161,7 @@ func BenchmarkDedupManyPairs(b *testing.B) {
 	if err := os.MkdirAll(notes, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
-		b.Skipf("git init: %v\n%s", err, out)
-	}
+	gittest.Init(b, repo)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range files {
 		var sb strings.Builder

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/mcp"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
@@ -29,7 +29,7 @@ func TestFrontEndsRefuseAlike(t *testing.T) {
 	t.Cleanup(llm.Close)
 	require.NoError(t, llm.Mimic("lmstudio"))
 	root := t.TempDir()
-	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(t, root)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "notes"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "notes", "a.md"), []byte("one note\n"), 0o644))

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/mcp"
 	"github.com/locumdev/locum/runner/scripted"
 )
@@ -31,9 +32,7 @@ func BenchmarkHostBytes(b *testing.B) {
 	answer := "```go\nfunc Add(a, b int) int {\n\treturn a + b\n}\n```"
 	llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &answer})
 	root := b.TempDir()
-	if err := exec.Command("git", "init", "-q", root).Run(); err != nil {
-		b.Fatal(err)
-	}
+	gittest.Init(b, root)
 	file := filepath.Join(root, "calc.go")
 	orig := []byte("package calc\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
 	home := b.TempDir()
@@ -48,11 +47,8 @@ func BenchmarkHostBytes(b *testing.B) {
 	if err := os.WriteFile(file, orig, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, args := range [][]string{{"add", "calc.go"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "calc"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gittest.Git(b, root, "add", "calc.go")
+	gittest.Git(b, root, "commit", "-qm", "calc")
 
 	server, err := mcp.New(mcp.Options{Dir: root, Env: os.LookupEnv, AllowModel: true, Version: "bench"})
 	if err != nil {

@@ -82,7 +82,7 @@ func (e *env) initEndpoint(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	current, _ := settings.Get(packs.BaseURL)
-	chosen := current.Chosen()
+	chosen := current.SetForRun()
 	// The endpoint in use is asked under the operator's own rail (it may allow a remote one);
 	// the usual ports are loopback. found is the first that answers, the one in use first.
 	now := engine.CheckEndpoint(ctx, settings, engine.StatusModels{})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/internal/gittest"
 )
 
 // longLineRun is the run whose journal longLineRepo writes.
@@ -25,7 +26,7 @@ const longLineRun = "20261130T100000Z-aaaaaa"
 func longLineRepo(tb testing.TB, size, copies int) {
 	tb.Helper()
 	root := tb.TempDir()
-	require.NoError(tb, exec.Command("git", "init", "-q", root).Run())
+	gittest.Init(tb, root)
 	home := tb.TempDir()
 	tb.Setenv("HOME", home)
 	tb.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
@@ -67,8 +68,9 @@ func allocated(args []string) (uint64, string) {
 // A repository's journal of one long line costs each command that reads journals about the line
 // (its buffer, which grows to twice the line's length over its read), whatever the line holds.
 // The journal has the attack's shape at 1 MiB, which -race reads in seconds;
-// BenchmarkJournalOfALongLine reads it at the cap. Before, 1 MiB of it cost runs list, the ledger
-// and status 51 MB allocated each and runs show 58 MB, and three copies three times that.
+// BenchmarkJournalOfALongLine reads it at the cap. Decoded whole, 1 MiB of it costs runs list,
+// the ledger and status 51 MB allocated each and runs show 58 MB, and three copies three times
+// that.
 func TestJournalOfALongLineIsBoundedInMemory(t *testing.T) {
 	const size = 1 << 20
 	for _, copies := range []int{1, 3} {
@@ -89,8 +91,8 @@ func TestJournalOfALongLineIsBoundedInMemory(t *testing.T) {
 }
 
 // BenchmarkJournalOfALongLine is each command that reads journals over the attack's journal: one
-// run_end of "{}" to just under the 16 MiB line cap. B/op is what the command allocated. Before,
-// runs list allocated 914 MB, runs show 95 MB, the ledger and status 898 MB.
+// run_end of "{}" to just under the 16 MiB line cap. B/op is what the command allocated; decoded
+// whole, the journal costs runs list 914 MB, runs show 95 MB, the ledger and status 898 MB.
 func BenchmarkJournalOfALongLine(b *testing.B) {
 	longLineRepo(b, 16<<20, 1)
 	for _, args := range journalCommands {

@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locumdev/locum/runner/engine"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/gitsafe"
-	"github.com/locumdev/locum/runner/agent"
+	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/untrusted"
 )
 
-// The review of an agent run: runs show RUN --diff, runs accept RUN, runs reject RUN.
+// The review of a run that left a branch (an agent or workflow run): runs show RUN --diff, runs accept RUN, runs reject RUN.
 
-func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, error) {
+func (e *env) review(ctx context.Context, cmd *cli.Command) (*review.Review, error) {
 	if cmd.NArg() != 1 {
 		return nil, usagef(cmd, "want exactly one RUN_ID, got %d arguments", cmd.NArg())
 	}
@@ -24,7 +24,7 @@ func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, erro
 	if err != nil {
 		return nil, err
 	}
-	rv, err := agent.FindReview(ctx, root, cmd.Args().First())
+	rv, err := review.Find(ctx, root, cmd.Args().First())
 	if err != nil {
 		return nil, e.reviewError(cmd, err)
 	}
@@ -36,10 +36,10 @@ func (e *env) review(ctx context.Context, cmd *cli.Command) (*agent.Review, erro
 // partial clone that lacks what the merge needs) is a refusal (exit 1); a name that is no agent
 // run, or git failing, is could-not-run (2).
 func (e *env) reviewError(cmd *cli.Command, err error) error {
-	var na *agent.NotAgentRunError
-	var dirty *agent.DirtyTreeError
-	var conflict *agent.ConflictError
-	var moved *agent.MovedBranchError
+	var na *review.NotReviewableError
+	var dirty *review.DirtyTreeError
+	var conflict *review.ConflictError
+	var moved *review.MovedBranchError
 	var gitConf *gitsafe.ConfigError
 	var missing *gitsafe.MissingObjectsError
 	code := exitCouldNot

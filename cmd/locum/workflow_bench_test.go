@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -132,11 +133,6 @@ func writeBenchRepo(b *testing.B, root string) {
 			b.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gittest.Init(b, root)
+	gittest.CommitAll(b, root)
 }

@@ -13,15 +13,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/review"
 )
 
 // The closed list of an agent run's statuses (details.status).
 const (
-	StatusCompleted        = "completed"
+	// StatusCompleted is the one status whose branch runs accept merges.
+	StatusCompleted        = review.StatusCompleted
 	StatusVerifyFailed     = "verify_failed"
 	StatusMaxTurns         = "max_turns"
 	StatusStalled          = "stalled"
@@ -194,7 +197,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	if strings.TrimSpace(a.opts.Task) == "" {
 		return &engine.BadInputError{Reason: "the task is empty: say what to change"}
 	}
-	top, err := Git(ctx, a.opts.Root, "rev-parse", "--show-toplevel")
+	top, err := gitsafe.Run(ctx, a.opts.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return &engine.BadInputError{Reason: fmt.Sprintf("%s is not in a git repository; locum agent works on a branch of one", a.opts.Root)}
 	}
@@ -206,8 +209,8 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	if strings.HasPrefix(from, "-") {
 		return &engine.BadInputError{Reason: fmt.Sprintf("--from %q is not a commit", from)}
 	}
-	sha, err := Git(ctx, a.opts.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", from+"^{commit}")
-	if err != nil || !ValidSHA(strings.TrimSpace(sha)) {
+	sha, err := gitsafe.Run(ctx, a.opts.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", from+"^{commit}")
+	if err != nil || !gitsafe.ValidSHA(strings.TrimSpace(sha)) {
 		return &engine.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
 	}
 	a.base = strings.TrimSpace(sha)
@@ -244,30 +247,15 @@ func nilIfZero(n int64) any {
 	return n
 }
 
-// WorktreeDir is where run id's worktree lives: under the git directory, so the user's working
-// tree never sees it. Where no such place stays inside a git directory locum trusts after
-// symbolic links (a link planted at .git/locum, say), there is none: a checkout made, or a
-// folder removed, by following it would land outside the repository.
-func WorktreeDir(root, id string) (string, error) {
-	// No link on the way at all, even one that stays inside: the folder is removed whole when
-	// the run ends, and a link could name the git directory's own objects.
-	p, gitDir := engine.GitPath(root, "locum/worktrees/"+id), engine.GitPath(root, ".")
-	if p == "" || gitDir == "" || p != filepath.Join(gitDir, "locum", "worktrees", filepath.FromSlash(id)) {
-		return "", &WorktreePlaceError{Root: root, ID: id}
-	}
-	return p, nil
-}
+// BranchPrefix starts the name of every agent branch.
+const BranchPrefix = "locum/agent/"
 
-// WorktreePlaceError is a repository with no place for a run's worktree that locum may write.
-type WorktreePlaceError struct{ Root, ID string }
-
-func (e *WorktreePlaceError) Error() string {
-	return fmt.Sprintf("no place for the worktree of run %s: %s has no git directory with a locum/worktrees folder reached without a symbolic link", e.ID, e.Root)
-}
+// Branch is the branch of run id.
+func Branch(id string) string { return BranchPrefix + id }
 
 func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 	a.branch = Branch(r.ID)
-	wt, err := WorktreeDir(a.opts.Root, r.ID)
+	wt, err := gitsafe.WorktreeDir(a.opts.Root, r.ID)
 	if err != nil {
 		return err
 	}
@@ -276,7 +264,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 		return fmt.Errorf("making the worktree folder: %w", err)
 	}
 	r.Guard("worktree", func() error { return a.cleanup(r) })
-	if _, err := Git(ctx, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
+	if _, err := gitsafe.Run(ctx, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
 		return fmt.Errorf("creating the worktree: %w", err)
 	}
 	a.created = true
@@ -327,19 +315,19 @@ func (a *agent) cleanup(r *engine.Run) error {
 		return nil
 	}
 	// The run's context may be cancelled (a signal); the cleanup must still finish.
-	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), gitsafe.Timeout)
 	defer cancel()
 	if a.opts.Keep && !a.committed {
 		r.Detail("worktree", a.wt)
 		r.Detail("branch", a.branch)
 		return nil
 	}
-	err := RemoveWorktree(ctx, a.opts.Root, a.wt)
+	err := gitsafe.RemoveWorktree(ctx, a.opts.Root, a.wt)
 	if a.committed {
 		r.Detail("branch", a.branch)
 		return err
 	}
-	return errors.Join(err, DeleteBranch(ctx, a.opts.Root, a.branch))
+	return errors.Join(err, gitsafe.DeleteBranch(ctx, a.opts.Root, a.branch))
 }
 
 // gate runs the verify command on the worktree as it stands.
@@ -375,7 +363,7 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	sort.Strings(paths)
 	if len(paths) > 0 {
 		// A file the repository ignores stays out of the commit, as it would for git add.
-		ignored, _ := Git(ctx, a.wt, append([]string{"check-ignore", "--"}, paths...)...)
+		ignored, _ := gitsafe.Run(ctx, a.wt, append([]string{"check-ignore", "--"}, paths...)...)
 		skip := map[string]bool{}
 		for _, p := range strings.Split(ignored, "\n") {
 			skip[p] = p != ""
@@ -387,12 +375,12 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 			}
 		}
 		if len(add) > 0 {
-			if _, err := Git(ctx, a.wt, append([]string{"add", "--"}, add...)...); err != nil {
+			if _, err := gitsafe.Run(ctx, a.wt, append([]string{"add", "--"}, add...)...); err != nil {
 				return err
 			}
 		}
 	}
-	names, err := Git(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--name-only", "-z", a.base)
+	names, err := gitsafe.Run(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--name-only", "-z", a.base)
 	if err != nil {
 		return err
 	}
@@ -410,9 +398,9 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	if shown := engine.Shown(a.baseline); shown != "" {
 		r.Detail("shown", shown)
 	}
-	stat, _ := Git(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--shortstat", a.base)
+	stat, _ := gitsafe.Run(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--shortstat", a.base)
 	r.Detail("diff_stat", strings.TrimSpace(stat))
-	if diff, err := Git(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", a.base); err == nil {
+	if diff, err := gitsafe.Run(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", a.base); err == nil {
 		w := hostWork(a.wt, files, diff)
 		// Done directly: each changed file read and edited, and the verify run once a round
 		// this run needed; delegated: the call, the review of the branch and its accept.
@@ -420,11 +408,11 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 		r.HostWork(w)
 	}
 	msg := fmt.Sprintf("locum agent: %s\n\n%s\n\nRun %s; verify `%s` exited 0.\n", firstLine(a.opts.Task, 60), strings.TrimSpace(summary), r.ID, a.opts.Verify)
-	args := append(identity(ctx, a.wt), "commit", "--quiet", "--no-verify", "-m", msg)
-	if _, err := Git(ctx, a.wt, args...); err != nil {
+	args := append(gitsafe.Identity(ctx, a.wt), "commit", "--quiet", "--no-verify", "-m", msg)
+	if _, err := gitsafe.Run(ctx, a.wt, args...); err != nil {
 		return err
 	}
-	sha, err := Git(ctx, a.wt, "rev-parse", "HEAD")
+	sha, err := gitsafe.Run(ctx, a.wt, "rev-parse", "HEAD")
 	if err != nil {
 		return err
 	}
@@ -445,15 +433,15 @@ func firstLine(s string, n int) string {
 	return s
 }
 
-// hostWork is what a host doing the agent's job itself would have spent: read the files the run
-// changed, write their changed lines (an edit tool's old and new text), and what it reviews of
-// the run's work, the diff without context.
 // directTurns are the host turns of doing an agent's job itself: each file read, then edited,
 // and the verify run once a round, each red round an edit more.
 func directTurns(files, rounds int) int64 {
 	return int64(2*files + max(rounds, 1) + 2*max(rounds-1, 0))
 }
 
+// hostWork is what a host doing the agent's job itself would have spent: read the files the run
+// changed, write their changed lines (an edit tool's old and new text), and what it reviews of
+// the run's work, the diff without context.
 func hostWork(wt string, files []string, diff string) engine.HostWork {
 	w := engine.HostWork{Review: int64(len(diff))}
 	for _, f := range files {

@@ -5,35 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/gitsafe"
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
-
-func gitRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	run := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	run("init", "-q", "-b", "main")
-	for name, content := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
-	}
-	run("add", ".")
-	run("commit", "-q", "-m", "base")
-	return root
-}
 
 func calls(name, args string) scripted.Reply {
 	return scripted.Reply{Calls: []scripted.Call{{Name: name, Arguments: json.RawMessage(args)}}}
@@ -42,7 +25,7 @@ func calls(name, args string) scripted.Reply {
 // A run through the engine: the calls in order, a line per call on the progress writer with the
 // model's text escaped, and the result's details.
 func TestRunThroughTheEngine(t *testing.T) {
-	root := gitRepo(t, map[string]string{"a.txt": "hello\n"})
+	root := gittest.Repo(t, map[string]string{"a.txt": "hello\n"})
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
@@ -67,7 +50,7 @@ func TestRunThroughTheEngine(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "a.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", string(data), "the user's tree is never touched")
-	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	out, err := gitsafe.Run(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
 }
@@ -75,7 +58,7 @@ func TestRunThroughTheEngine(t *testing.T) {
 // A reply with more tool calls than a turn runs: the first MaxCallsPerTurn run, the model is told
 // the rest did not, and the run goes on.
 func TestATurnRunsAtMostMaxCallsPerTurn(t *testing.T) {
-	root := gitRepo(t, map[string]string{"a.txt": "hello\n"})
+	root := gittest.Repo(t, map[string]string{"a.txt": "hello\n"})
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
@@ -105,7 +88,7 @@ func TestATurnRunsAtMostMaxCallsPerTurn(t *testing.T) {
 // What a verify leaves where git ignores it (build output, caches) stays for the next verify and
 // for the tools to read; what it changes of the files a commit could take is put back.
 func TestSettleKeepsIgnoredOutput(t *testing.T) {
-	root := gitRepo(t, map[string]string{"a.txt": "hello\n", ".gitignore": "out/\n"})
+	root := gittest.Repo(t, map[string]string{"a.txt": "hello\n", ".gitignore": "out/\n"})
 	s := scripted.New()
 	defer s.Close()
 	require.NoError(t, s.Mimic("lmstudio"))
@@ -127,7 +110,7 @@ func TestSettleKeepsIgnoredOutput(t *testing.T) {
 	reqs := s.RequestsTo("/v1/chat/completions")
 	assert.Contains(t, string(reqs[3].Body), "The verify command changed a.txt; locum put back")
 	assert.Contains(t, string(reqs[4].Body), `out/bin, lines 1-1 of 1:\n1\tbuilt`, "ignored output stays")
-	out, err := Git(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
+	out, err := gitsafe.Run(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
 }

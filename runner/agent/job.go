@@ -5,13 +5,17 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the agent mode: a verify-gated multi-file task in a worktree of its own.
 var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome}
 
-func init() { engine.RegisterMode(Mode) }
+func init() {
+	engine.RegisterMode(Mode)
+	review.Register(Mode.Name, Branch)
+}
 
 // Job is a request for one agent run.
 type Job struct {

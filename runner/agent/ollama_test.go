@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -42,17 +42,7 @@ func TestRealOllama(t *testing.T) {
 	require.NoError(t, err, "LOCUM_TEST_OLLAMA=1 asks for a real Ollama at %s", base)
 	require.True(t, info.Has(model), "%s does not serve %s (LOCUM_TEST_OLLAMA_MODEL)", base, model)
 
-	root := t.TempDir()
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	git("init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "greet.txt"), []byte("hello\n"), 0o644))
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	root := gittest.Repo(t, map[string]string{"greet.txt": "hello\n"})
 
 	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: s, Model: model, Routing: "operator",
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/atomicfile"
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/runner/engine"
 )
 
@@ -105,7 +106,7 @@ func (a *agent) settlePass(ctx context.Context, put map[string]bool) (int, error
 	// A .gitignore the verify created that ignores itself (a "*") would hide from status all
 	// else it created, and one ignored .gitattributes could change what the commit makes of the
 	// tools' bytes: neither comes from the checkout, so neither is left.
-	hidden, err := Git(ctx, w.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ":(glob)**/.gitignore", ":(glob)**/.gitattributes")
+	hidden, err := gitsafe.Run(ctx, w.root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ":(glob)**/.gitignore", ":(glob)**/.gitattributes")
 	if err != nil {
 		return n, err
 	}
@@ -151,12 +152,12 @@ func (a *agent) settlePass(ctx context.Context, put map[string]bool) (int, error
 		}
 	}
 	if index {
-		if _, err := Git(ctx, w.root, "read-tree", a.base); err != nil {
+		if _, err := gitsafe.Run(ctx, w.root, "read-tree", a.base); err != nil {
 			return n, err
 		}
 	}
 	if len(checkout) > 0 {
-		if _, err := Git(ctx, w.root, append([]string{"checkout-index", "-f", "-q", "--"}, checkout...)...); err != nil {
+		if _, err := gitsafe.Run(ctx, w.root, append([]string{"checkout-index", "-f", "-q", "--"}, checkout...)...); err != nil {
 			return n, err
 		}
 	}
@@ -170,7 +171,7 @@ type entry struct{ xy, path string }
 
 // status is what git sees changed in the worktree at dir, ignored files and submodules left out.
 func status(ctx context.Context, dir string) ([]entry, error) {
-	out, err := Git(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+	out, err := gitsafe.Run(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
 	if err != nil {
 		return nil, err
 	}

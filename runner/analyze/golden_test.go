@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/agent"
 	"github.com/locumdev/locum/runner/client"
@@ -118,18 +118,6 @@ func call(name, args string) scripted.Reply {
 	return scripted.Reply{Calls: []scripted.Call{{Name: name, Arguments: json.RawMessage(args)}}}
 }
 
-// gitInit makes root a repository with one commit of what is in it: the agent works in a
-// worktree of it.
-func gitInit(t *testing.T, root string) {
-	t.Helper()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "base"}} {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-}
-
 // dropVersionFields turns a journal into what locum wrote before journal version 1.
 func dropVersionFields(lines []string) []string {
 	out := make([]string, 0, len(lines))
@@ -199,7 +187,8 @@ func produce(t *testing.T, g golden) string {
 		var claims []summarize.Claim
 		steps = summarize.Steps(summarize.Options{File: file, Cwd: root, Root: root}, &claims)
 	case "agent":
-		gitInit(t, root)
+		gittest.Init(t, root)
+		gittest.CommitAll(t, root)
 		steps = agent.Steps(agent.Options{Task: "make Add add", Verify: g.verify, Root: root})
 	case "dedup":
 		spec.Model = "tiny-embed"

@@ -136,7 +136,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 	switch {
 	case method == "lexical":
 		d.lexical = true
-	case model != "" && s.Chosen(packs.EmbedModel):
+	case model != "" && s.OverridesBuiltin(packs.EmbedModel):
 	case model == "" && method == "auto":
 		d.lexical, d.result.Why = true, "no embedding model is configured"
 	default:
@@ -377,7 +377,6 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	return nil
 }
 
-// cacheProblem records a cache that failed: the run goes on without it, and says so.
 // lexicalScreens keys, in the embedding cache, the lexical screens a folder had: no embedding
 // key has an empty server kind and endpoint.
 var lexicalScreens = client.EmbeddingKey{Model: "lexical"}
@@ -406,6 +405,7 @@ func (d *dedup) seenLexical(r *engine.Run, threshold float64) bool {
 	return prev != nil && slices.Equal(prev.Entries, ids)
 }
 
+// cacheProblem records a cache that failed: the run goes on without it, and says so.
 func (d *dedup) cacheProblem(r *engine.Run, err error) {
 	if d.result.CacheProblem == "" {
 		d.result.CacheProblem = err.Error()

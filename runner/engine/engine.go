@@ -210,7 +210,7 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	r.Observe(ProgressEvent{Stage: StagePrefill, Step: step})
 	// The pack's default reply room gives way to a small context; one the user chose is kept,
 	// and refused when it does not fit.
-	if s := r.Spec.Settings; s != nil && !s.Chosen(packs.MaxOutputTokens) && req.MaxTokens <= s.Int(packs.MaxOutputTokens) {
+	if s := r.Spec.Settings; s != nil && !s.OverridesBuiltin(packs.MaxOutputTokens) && req.MaxTokens <= s.Int(packs.MaxOutputTokens) {
 		req.FitMaxTokens = true
 	}
 	res, err := r.Client.Chat(ctx, req)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/internal/runtest"
@@ -225,7 +226,7 @@ func TestJournalWhereGitKeepsIt(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "worktrees", "x", "HEAD"), []byte("ref: refs/heads/x\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(root, ".git", "worktrees", "x")+"\n"), 0o644))
 	real, _ := filepath.EvalSymlinks(filepath.Join(root, ".git", "worktrees", "x"))
-	assert.Equal(t, filepath.Join(real, "locum", "runs"), GitPath(wt, "locum/runs"))
+	assert.Equal(t, filepath.Join(real, "locum", "runs"), gitsafe.GitPath(wt, "locum/runs"))
 
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
 	dir, err = RunsDir(t.TempDir())
@@ -256,33 +257,9 @@ func TestListAndReadRuns(t *testing.T) {
 	assert.ErrorContains(t, err, "no run")
 }
 
-// A git directory the repository could have brought along is not written in: a .git file naming
-// a committed folder, a .git that is a link, a locum folder inside .git that links out, a gitdir
-// with no HEAD.
-func TestGitPathRefusesWhatARepositoryCouldPlant(t *testing.T) {
+// Outside a git repository, a .locum that links out is not written in either.
+func TestRepoStateDirRefusesALinkOut(t *testing.T) {
 	outside := t.TempDir()
-
-	committed := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(committed, "g"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(committed, "g", "HEAD"), []byte("ref: x\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(committed, ".git"), []byte("gitdir: g\n"), 0o644))
-	assert.Empty(t, GitPath(committed, "locum/runs"))
-
-	noHead := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(noHead, ".git"), []byte("gitdir: "+outside+"\n"), 0o644))
-	assert.Empty(t, GitPath(noHead, "locum/runs"))
-
-	linked := t.TempDir()
-	require.NoError(t, os.Symlink(outside, filepath.Join(linked, ".git")))
-	assert.Empty(t, GitPath(linked, "locum/runs"))
-
-	inner := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(inner, ".git"), 0o755))
-	require.NoError(t, os.Symlink(outside, filepath.Join(inner, ".git", "locum")))
-	assert.Empty(t, GitPath(inner, "locum/runs"))
-	assert.Empty(t, GitPath(inner, "locum/rollback"))
-
-	// Outside a git repository, a .locum that links out is not written in either.
 	plain := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(plain, ".locum")))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))

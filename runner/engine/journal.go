@@ -10,6 +10,7 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,67 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/untrusted"
 )
-
-// GitPath returns what `git rev-parse --git-path rel` prints for the repository at root, without
-// starting git: a path under the .git directory, or for a worktree or submodule under the
-// directory its .git file points to. It returns "" when there is no git directory locum can
-// trust to write in: the repository may have come as an archive with a .git of its own making.
-// So a .git that is a link is not used; a .git file is used only when it points outside the
-// working tree (never at a committed folder) to a directory with a HEAD; and the path returned
-// stays inside the git directory after symbolic links. (Paths git shares between worktrees, such
-// as refs/, are not asked for here.)
-func GitPath(root, rel string) string {
-	dir := trustedGitDir(root)
-	if dir == "" {
-		return ""
-	}
-	p, err := untrusted.Confine(dir, filepath.FromSlash(rel))
-	if err != nil {
-		return ""
-	}
-	return p
-}
-
-func trustedGitDir(root string) string {
-	dotgit := filepath.Join(root, ".git")
-	st, err := os.Lstat(dotgit)
-	switch {
-	case err != nil:
-		return ""
-	case st.IsDir():
-		return dotgit
-	case !st.Mode().IsRegular():
-		return ""
-	}
-	data, err := untrusted.ReadFile(dotgit, 4096)
-	if err != nil {
-		return ""
-	}
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	dir := strings.TrimSpace(target)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return ""
-	}
-	if realRoot, err := filepath.EvalSymlinks(root); err != nil {
-		return ""
-	} else if rel, err := filepath.Rel(realRoot, real); err == nil && filepath.IsLocal(rel) {
-		return "" // a folder of the working tree: committed, not git's
-	}
-	if head, err := os.Lstat(filepath.Join(real, "HEAD")); err != nil || !head.Mode().IsRegular() {
-		return ""
-	}
-	return real
-}
 
 // RepoStateDir is where locum keeps what it writes for a repository when it has no git directory
 // it can trust: root/.locum/rel, if that stays inside the repository after symbolic links, else
@@ -97,7 +41,7 @@ func RepoStateDir(root, rel string) string {
 // RunsDir is where run journals live: under the git directory in a repository, else in the
 // user's state directory.
 func RunsDir(root string) (string, error) {
-	if p := GitPath(root, "locum/runs"); p != "" {
+	if p := gitsafe.GitPath(root, "locum/runs"); p != "" {
 		return p, nil
 	}
 	state := os.Getenv("XDG_STATE_HOME")
@@ -117,6 +61,13 @@ func NewRunID(now time.Time) string {
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
+
+// runIDPattern is the shape NewRunID gives a run id. A branch name is made from it, so an id read
+// back from a journal's file name is checked against it first.
+var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
+
+// ValidRunID reports whether id has the shape of a run id.
+func ValidRunID(id string) bool { return runIDPattern.MatchString(id) }
 
 // JournalVersion is the format of the journal run_start names in journal_version. A journal
 // without the field predates it and reads as version 0: the same events, fewer fields.

@@ -257,10 +257,10 @@ func longEnd(tb testing.TB, n int, open, elem, close string) (dir, path string) 
 
 // One long line costs a reader about the line, whatever it holds: runs list reads the status of a
 // long run_end without building its other values, and runs show passes over a line whose decoded
-// cost is past what it keeps. The lines are 2 MiB, which -race reads in seconds; at the 16 MiB
-// cap, one run_end of "{}" cost runs list 596 MB before (peak RSS), and now 32 MB allocated
-// (BenchmarkListLongEnd). Before, 2 MiB of "{}" cost runs list and runs show 100 MB allocated
-// each, and 2 MiB of numbers 220 MB.
+// cost is past what it keeps. The lines are 2 MiB, which -race reads in seconds. At the 16 MiB
+// cap, one run_end of "{}" costs runs list 32 MB allocated (BenchmarkListLongEnd); decoded whole,
+// it costs 596 MB (peak RSS), and 2 MiB of "{}" costs runs list and runs show 100 MB allocated
+// each, 2 MiB of numbers 220 MB.
 func TestOneLongLineIsBoundedInMemory(t *testing.T) {
 	const line = 2 << 20
 	bound := uint64(2*line + 4<<20) // the line's buffer as it grows (twice the line), and a little

@@ -421,8 +421,9 @@ func TestKeptRunsNobodyJudgedAreWeighedByTheRightRate(t *testing.T) {
 
 // One long line costs the ledger and the break-even (locum ledger, status, the MCP instructions)
 // about the line, whatever it holds, and a sealed run of a long run_end still counts. The lines
-// are 2 MiB, which -race reads in seconds. Before, one run_end of "{}" just under the 16 MiB cap
-// cost locum ledger 542 MB and status 626 MB (peak RSS), and 2 MiB of it 100 MB allocated.
+// are 2 MiB, which -race reads in seconds. Decoded whole, one run_end of "{}" just under the
+// 16 MiB cap costs locum ledger 542 MB and status 626 MB (peak RSS), and 2 MiB of it 100 MB
+// allocated.
 func TestLongLineIsBoundedInMemory(t *testing.T) {
 	const size = 2 << 20
 	for _, tc := range []struct{ name, open, elem, close string }{

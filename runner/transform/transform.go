@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/editcheck"
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/client"
@@ -213,7 +214,7 @@ func (t *transform) guardFile(_ context.Context, r *engine.Run) error {
 // RollbackDir is where crash records live: under the git directory, or under .locum outside a
 // repository (see RepoStateDir).
 func RollbackDir(root string) string {
-	if p := engine.GitPath(root, "locum/rollback"); p != "" {
+	if p := gitsafe.GitPath(root, "locum/rollback"); p != "" {
 		return p
 	}
 	return engine.RepoStateDir(root, "rollback")
@@ -233,7 +234,7 @@ const (
 // replyRoom is the max_tokens an edit asks for.
 func (t *transform) replyRoom(s *packs.Settings) int64 {
 	ceiling := s.Int(packs.MaxOutputTokens)
-	if s.Chosen(packs.MaxOutputTokens) {
+	if s.OverridesBuiltin(packs.MaxOutputTokens) {
 		return ceiling
 	}
 	bytes := 0

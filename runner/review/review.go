@@ -1,4 +1,9 @@
-package agent
+// Package review is a run's branch under review: its diff shown, accepted (merged), or rejected
+// (dropped). The modes whose runs leave a branch register how it is named. A run is found
+// through its journal, which lives in the repository's git directory and so is not trusted: its
+// id must have a run id's shape before a branch name is made of it, and its base must be a full
+// commit id.
+package review
 
 import (
 	"cmp"
@@ -13,12 +18,11 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 )
 
-// A run's review: show its diff, accept it (merge its branch), or reject it (drop its branch).
-// The run is found through its journal, which lives in the repository's git directory and so is
-// not trusted: its id must have a run id's shape before a branch name is made of it, and its base
-// must be a full commit id.
+// StatusCompleted is the details.status of the run_end of a run whose verify passed: the only
+// run whose branch is accepted.
+const StatusCompleted = "completed"
 
-// Review is an agent run that left a branch.
+// Review is a run that left a branch.
 type Review struct {
 	Root   string
 	RunID  string
@@ -42,14 +46,14 @@ func (e *MovedBranchError) Error() string {
 
 func short(sha string) string { return sha[:min(12, len(sha))] }
 
-// NotAgentRunError is a run id that names no agent run with a branch.
-type NotAgentRunError struct {
+// NotReviewableError is a run id that names no run with a branch to review.
+type NotReviewableError struct {
 	Reason string
-	// NotARun is a name that is no agent run at all: a bad argument, not a refusal.
+	// NotARun is a name that is no run to review at all: a bad argument, not a refusal.
 	NotARun bool
 }
 
-func (e *NotAgentRunError) Error() string { return e.Reason }
+func (e *NotReviewableError) Error() string { return e.Reason }
 
 // DirtyTreeError is a working tree with uncommitted changes: accept will not merge into it.
 type DirtyTreeError struct{ Status string }
@@ -69,16 +73,16 @@ func (e *ConflictError) Error() string {
 }
 
 // reviewed are the modes whose runs leave a branch to review, each with how its branch is named
-// from a run id: the agent's own, and any a package above registers (RegisterReview).
+// from a run id.
 var (
 	reviewedMu sync.RWMutex
-	reviewed   = map[string]func(id string) string{Mode.Name: Branch}
+	reviewed   = map[string]func(id string) string{}
 )
 
-// RegisterReview makes the runs of mode, whose completed runs leave a branch named branch(id)
-// with the same journal events as an agent run (worktree with its base, commit, and run_end's
-// details.status), reviewable with runs show --diff, accept and reject.
-func RegisterReview(mode string, branch func(id string) string) {
+// Register makes the runs of mode, whose completed runs leave a branch named branch(id) with
+// these journal events: worktree with its base, commit, and run_end's details.status
+// (StatusCompleted when its verify passed), reviewable with runs show --diff, accept and reject.
+func Register(mode string, branch func(id string) string) {
 	reviewedMu.Lock()
 	defer reviewedMu.Unlock()
 	reviewed[mode] = branch
@@ -90,48 +94,48 @@ func reviewBranch(mode string) func(string) string {
 	return reviewed[mode]
 }
 
-// FindReview reads run id's journal (id may be a unique prefix) and names its branch.
-func FindReview(ctx context.Context, root, id string) (*Review, error) {
+// Find reads run id's journal (id may be a unique prefix) and names its branch.
+func Find(ctx context.Context, root, id string) (*Review, error) {
 	dir, err := engine.RunsDir(root)
 	if err != nil {
 		return nil, err
 	}
 	path, events, err := engine.ReadRun(dir, id)
 	if err != nil {
-		return nil, &NotAgentRunError{Reason: err.Error(), NotARun: true}
+		return nil, &NotReviewableError{Reason: err.Error(), NotARun: true}
 	}
 	runID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	if !ValidRunID(runID) {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
+	if !engine.ValidRunID(runID) {
+		return nil, &NotReviewableError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
 	}
 	rv := &Review{Root: root, RunID: runID}
-	agentRun := false
+	reviewable := false
 	for _, ev := range events {
 		switch ev["event"] {
 		case "run_start":
 			mode, _ := ev["mode"].(string)
 			if branch := reviewBranch(mode); branch != nil {
-				agentRun, rv.Branch = true, branch(runID)
+				reviewable, rv.Branch = true, branch(runID)
 			}
 		case "run_end":
 			if d, ok := ev["details"].(map[string]any); ok {
 				rv.Status, _ = d["status"].(string)
 			}
 		case "worktree":
-			if base, _ := ev["base"].(string); ValidSHA(base) {
+			if base, _ := ev["base"].(string); gitsafe.ValidSHA(base) {
 				rv.Base = base
 			}
 		case "commit":
-			if commit, _ := ev["commit"].(string); ValidSHA(commit) {
+			if commit, _ := ev["commit"].(string); gitsafe.ValidSHA(commit) {
 				rv.Commit = commit
 			}
 		}
 	}
-	if !agentRun {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s is not an agent or workflow run", runID), NotARun: true}
+	if !reviewable {
+		return nil, &NotReviewableError{Reason: fmt.Sprintf("run %s is not an agent or workflow run", runID), NotARun: true}
 	}
-	if _, err := Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch); err != nil {
-		return nil, &NotAgentRunError{Reason: fmt.Sprintf("run %s has no branch %s: it did not complete, or it was accepted or rejected", runID, rv.Branch)}
+	if _, err := gitsafe.Run(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch); err != nil {
+		return nil, &NotReviewableError{Reason: fmt.Sprintf("run %s has no branch %s: it did not complete, or it was accepted or rejected", runID, rv.Branch)}
 	}
 	return rv, nil
 }
@@ -141,13 +145,13 @@ func FindReview(ctx context.Context, root, id string) (*Review, error) {
 func (rv *Review) Diff(ctx context.Context) (string, error) {
 	base := rv.Base
 	if base == "" {
-		out, err := Git(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch)
+		out, err := gitsafe.Run(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch)
 		if err != nil {
 			return "", err
 		}
 		base = strings.TrimSpace(out)
 	}
-	return Git(ctx, rv.Root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "refs/heads/"+rv.Branch, "--")
+	return gitsafe.Run(ctx, rv.Root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "refs/heads/"+rv.Branch, "--")
 }
 
 // Accept merges the branch into the current branch: a fast-forward when it can, else a merge
@@ -155,9 +159,9 @@ func (rv *Review) Diff(ctx context.Context) (string, error) {
 // which it did.
 func (rv *Review) Accept(ctx context.Context) (string, error) {
 	if rv.Status != StatusCompleted {
-		return "", &NotAgentRunError{Reason: fmt.Sprintf("run %s did not complete (status %q); only a run whose verify passed is accepted. Read it with runs show --diff, or reject it", rv.RunID, rv.Status)}
+		return "", &NotReviewableError{Reason: fmt.Sprintf("run %s did not complete (status %q); only a run whose verify passed is accepted. Read it with runs show --diff, or reject it", rv.RunID, rv.Status)}
 	}
-	status, err := Git(ctx, rv.Root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all")
+	status, err := gitsafe.Run(ctx, rv.Root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all")
 	if err != nil {
 		return "", err
 	}
@@ -165,7 +169,7 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 		return "", &DirtyTreeError{Status: status}
 	}
 	if want := cmp.Or(rv.Commit, rv.Base); want != "" {
-		tip, err := Git(ctx, rv.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch+"^{commit}")
+		tip, err := gitsafe.Run(ctx, rv.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+rv.Branch+"^{commit}")
 		if err != nil {
 			return "", err
 		}
@@ -176,23 +180,23 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 	// A partial clone that lacks an object of either side, or of their base, is refused before
 	// the merge: git would fail part-way, with files of the work tree already changed.
 	commits := []string{"HEAD", "refs/heads/" + rv.Branch}
-	if out, err := Git(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch); err == nil {
+	if out, err := gitsafe.Run(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch); err == nil {
 		commits = append(commits, strings.TrimSpace(out))
 	}
 	if err := gitsafe.Complete(ctx, rv.Root, commits...); err != nil {
 		return "", err
 	}
 	how := "fast-forward"
-	if _, err := Git(ctx, rv.Root, "merge", "--ff-only", "--quiet", "refs/heads/"+rv.Branch); err != nil {
+	if _, err := gitsafe.Run(ctx, rv.Root, "merge", "--ff-only", "--quiet", "refs/heads/"+rv.Branch); err != nil {
 		var missing *gitsafe.MissingObjectsError
 		if errors.As(err, &missing) {
 			return "", err
 		}
 		how = "merge"
-		args := append(identity(ctx, rv.Root), "merge", "--no-ff", "--no-edit", "--quiet", "-m", "Merge "+rv.Branch, "refs/heads/"+rv.Branch)
-		if out, err := Git(ctx, rv.Root, args...); err != nil {
-			_, _ = Git(ctx, rv.Root, "merge", "--abort")
-			var ge *GitError
+		args := append(gitsafe.Identity(ctx, rv.Root), "merge", "--no-ff", "--no-edit", "--quiet", "-m", "Merge "+rv.Branch, "refs/heads/"+rv.Branch)
+		if out, err := gitsafe.Run(ctx, rv.Root, args...); err != nil {
+			_, _ = gitsafe.Run(ctx, rv.Root, "merge", "--abort")
+			var ge *gitsafe.Error
 			if errors.As(err, &ge) {
 				return "", &ConflictError{Branch: rv.Branch, Output: out}
 			}
@@ -202,7 +206,7 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 	if err := rv.removeWorktree(ctx); err != nil {
 		return how, err
 	}
-	_, err = Git(ctx, rv.Root, "branch", "-D", rv.Branch)
+	_, err = gitsafe.Run(ctx, rv.Root, "branch", "-D", rv.Branch)
 	return how, err
 }
 
@@ -211,15 +215,15 @@ func (rv *Review) Reject(ctx context.Context) error {
 	if err := rv.removeWorktree(ctx); err != nil {
 		return err
 	}
-	return DeleteBranch(ctx, rv.Root, rv.Branch)
+	return gitsafe.DeleteBranch(ctx, rv.Root, rv.Branch)
 }
 
 // removeWorktree removes the run's worktree if it kept one. Where the repository has no place
 // locum may write one, locum made none, and nothing is removed by following a link out.
 func (rv *Review) removeWorktree(ctx context.Context) error {
-	wt, err := WorktreeDir(rv.Root, rv.RunID)
+	wt, err := gitsafe.WorktreeDir(rv.Root, rv.RunID)
 	if err != nil {
 		return nil
 	}
-	return RemoveWorktree(ctx, rv.Root, wt)
+	return gitsafe.RemoveWorktree(ctx, rv.Root, wt)
 }
