@@ -141,7 +141,7 @@ func (w *run) carry(ctx context.Context) error {
 				return err
 			}
 		}
-		w.r.Event("item_carried", w.itemEvent(it))
+		w.r.Emit(engine.ItemCarriedEvent(w.itemEvent(it)))
 	}
 	return w.g.deleteItemRefs(ctx, w.resumedOf)
 }
