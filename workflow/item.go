@@ -190,6 +190,14 @@ func (w *run) itemEvent(it ItemResult) engine.ItemEndEvent {
 		Inputs: nilIfEmpty(it.Inputs), VerifyStrength: nilIfEmpty(it.VerifyStrength), Seal: nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
+// deref is a text an event may leave null, "" where it does.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func nilIfEmpty(s string) *string {
 	if s == "" {
 		return nil

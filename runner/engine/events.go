@@ -347,6 +347,8 @@ type AssistantEvent struct {
 type NudgeEvent struct {
 	Turn   int    `json:"turn"`
 	Reason string `json:"reason"`
+	// Class is never written: an older agent's journal named the nudge's reason here.
+	Class string `json:"class,omitempty"`
 }
 
 // ToolCallsDroppedEvent is a reply with more tool calls than a turn runs.
@@ -371,6 +373,8 @@ type GuardrailBlockEvent struct {
 	Name   string `json:"name"`
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
+	// Guardrail is never written: an older agent's journal named the refusal here.
+	Guardrail string `json:"guardrail,omitempty"`
 }
 
 // ToolResultEvent is what a tool call returned to the model.

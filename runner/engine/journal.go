@@ -278,12 +278,25 @@ func eventLine(now time.Time, runID, name string, fields any) []byte {
 	return line
 }
 
+// EventKind is the kind an event read back names, "" where it names none.
+func EventKind(ev map[string]any) string {
+	kind, _ := ev["event"].(string)
+	return kind
+}
+
+// EventTime is when an event read back says it was written; zero where it does not say.
+func EventTime(ev map[string]any) time.Time {
+	ts, _ := ev["ts"].(string)
+	t, _ := time.Parse(time.RFC3339Nano, ts)
+	return t
+}
+
 // DecodeEvent reads ev, an event as a journal reader keeps it, as an E: false where ev is of
 // another kind. A value of another JSON type than E's field is left zero, as the rest of the
 // event is still read: a journal is the repository's file, and an older locum's.
 func DecodeEvent[E Event](ev map[string]any) (E, bool) {
 	var e E
-	if name, _ := ev["event"].(string); name != e.Kind() {
+	if EventKind(ev) != e.Kind() {
 		return e, false
 	}
 	data, err := json.Marshal(ev)
