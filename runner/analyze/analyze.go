@@ -222,9 +222,10 @@ func (st *state) observe(ev map[string]any) {
 	case "attempt":
 		e, _ := engine.DecodeEvent[engine.AttemptEvent](ev)
 		st.attempt = e.Attempt
-		if e.EditError != "" {
+		switch {
+		case e.EditError != "":
 			st.fail(StageEditApply, e.EditError)
-		} else {
+		case e.Wrote():
 			st.wrote = true
 		}
 	case "verify":

@@ -109,7 +109,7 @@ func facts(events []map[string]any) *factList {
 			f.add(fmt.Sprintf("reply %d class", replies), class)
 		case "attempt":
 			e, _ := engine.DecodeEvent[engine.AttemptEvent](ev)
-			edit := "applied, <nil> lines"
+			edit := "not written"
 			switch {
 			case e.EditError != "":
 				edit = "not applied"
