@@ -221,7 +221,7 @@ func (o CaptureOptions) localArm(ctx context.Context, done map[string]Turn, writ
 					digests[m] = d
 				}
 			}
-			r.Event("digests", map[string]any{"digests": digests})
+			r.Emit(engine.DigestsEvent{Digests: digests})
 			return write(journalLine{Kind: "digests", Digests: digests})
 		}},
 	}

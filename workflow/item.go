@@ -40,7 +40,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		w.job.Progress(p)
 	}
 	ended := func(i int) {
-		w.r.Event("item_end", w.itemEvent(results[i]))
+		w.r.Emit(w.itemEvent(results[i]))
 		mu.Lock()
 		if results[i].Green() {
 			done++
@@ -87,7 +87,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		}
 		w.started = true
 		results[i].Server = w.pool.servers[srv].URL
-		w.r.Event("item_start", map[string]any{"step": st.Name, "index": i + 1, "item": list[i].Key, "server": results[i].Server})
+		w.r.Emit(engine.ItemStartEvent{Step: st.Name, Index: i + 1, Item: list[i].Key, Server: results[i].Server})
 		mu.Lock()
 		running++
 		mu.Unlock()
@@ -183,17 +183,25 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 	return in, nil
 }
 
-func (w *run) itemEvent(it ItemResult) map[string]any {
-	return map[string]any{"step": it.Step, "index": it.Index, "item": it.Item, "server": it.Server, "run_id": nilIfEmpty(it.RunID),
-		"status": it.Status, "outcome": it.Outcome, "commit": nilIfEmpty(it.Commit), "output": nilIfEmpty(it.Output),
-		"inputs": nilIfEmpty(it.Inputs), "verify_strength": nilIfEmpty(it.VerifyStrength), "seal": nilIfEmpty(w.seal.item(w.r.ID, it))}
+func (w *run) itemEvent(it ItemResult) engine.ItemEndEvent {
+	return engine.ItemEndEvent{Step: it.Step, Index: it.Index, Item: it.Item, Server: it.Server, RunID: nilIfEmpty(it.RunID),
+		Status: it.Status, Outcome: it.Outcome, Commit: nilIfEmpty(it.Commit), Output: nilIfEmpty(it.Output),
+		Inputs: nilIfEmpty(it.Inputs), VerifyStrength: nilIfEmpty(it.VerifyStrength), Seal: nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
-func nilIfEmpty(s string) any {
+// deref is a text an event may leave null, "" where it does.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func nilIfEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // runItem runs one item in a worktree of its own at the branch's head, through the job layer as

@@ -49,38 +49,27 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 		return "", nil, engine.Refusalf("--resume: %s: no operator key to check the journal of run %s with", oneLine(w.noSeal.Error()), id)
 	}
 	for _, ev := range events {
-		switch ev["event"] {
+		switch engine.EventKind(ev) {
 		case "run_start":
-			isWF = ev["mode"] == Mode.Name
+			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
+			isWF = e.Mode == Mode.Name
 		case "workflow":
-			name, _ = ev["name"].(string)
-			if ps, ok := ev["params"].(map[string]any); ok {
-				for k, v := range ps {
-					if s, ok := v.(string); ok {
-						params[k] = s
-					}
-				}
-			}
-			base, _ = ev["base"].(string)
-			def, _ = ev["definition"].(string)
-			got, _ := ev["seal"].(string)
-			sealed = gitsafe.ValidSHA(base) && w.seal.ok(got, w.seal.runFields(id, name, def, base, params)...)
+			e, _ := engine.DecodeEvent[engine.WorkflowEvent](ev)
+			name, base, def = e.Name, e.Base, e.Definition
+			maps.Copy(params, e.Params)
+			sealed = gitsafe.ValidSHA(base) && w.seal.ok(deref(e.Seal), w.seal.runFields(id, name, def, base, params)...)
 		case "item_end", "item_carried":
-			it := ItemResult{}
-			it.Step, _ = ev["step"].(string)
-			it.Item, _ = ev["item"].(string)
-			it.Status, _ = ev["status"].(string)
-			it.RunID, _ = ev["run_id"].(string)
-			it.Commit, _ = ev["commit"].(string)
-			it.Outcome, _ = ev["outcome"].(string)
-			it.Output, _ = ev["output"].(string)
-			it.Inputs, _ = ev["inputs"].(string)
-			idx, _ := ev["index"].(float64)
-			it.Index = int(idx)
+			e, ok := engine.DecodeEvent[engine.ItemEndEvent](ev)
+			if !ok {
+				carried, _ := engine.DecodeEvent[engine.ItemCarriedEvent](ev)
+				e = engine.ItemEndEvent(carried)
+			}
+			it := ItemResult{Step: e.Step, Index: e.Index, Item: e.Item, Status: e.Status, RunID: deref(e.RunID), Commit: deref(e.Commit),
+				Outcome: e.Outcome, Output: deref(e.Output), Inputs: deref(e.Inputs)}
 			if !it.Green() || it.Step == "" || it.Item == "" {
 				continue
 			}
-			if got, _ := ev["seal"].(string); !w.seal.ok(got, w.seal.itemFields(id, it)...) {
+			if !w.seal.ok(deref(e.Seal), w.seal.itemFields(id, it)...) {
 				continue
 			}
 			if it.Commit != "" && (!gitsafe.ValidSHA(it.Commit) || refCommit(ctx, w.place.Root, itemRef(id, it.Step, it.Index)) != it.Commit) {
@@ -89,9 +78,8 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			it.Output = capBytes(it.Output, maxOutputBytes)
 			prior[priorKey(it.Step, it.Item)] = it
 		case "run_end":
-			if d, ok := ev["details"].(map[string]any); ok {
-				ended, _ = d["status"].(string)
-			}
+			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
+			ended, _ = e.Details["status"].(string)
 			if ended == "" {
 				ended = "ended"
 			}
@@ -141,7 +129,7 @@ func (w *run) carry(ctx context.Context) error {
 				return err
 			}
 		}
-		w.r.Event("item_carried", w.itemEvent(it))
+		w.r.Emit(engine.ItemCarriedEvent(w.itemEvent(it)))
 	}
 	return w.g.deleteItemRefs(ctx, w.resumedOf)
 }

@@ -238,8 +238,8 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.resumedOf != "" {
 		r.Detail("resumed_from", w.resumedOf)
 	}
-	r.Event("workflow", map[string]any{"name": name, "pack": from, "definition": w.definition, "params": w.params, "base": w.base,
-		"resumed_from": nilIfEmpty(w.resumedOf), "seal": nilIfEmpty(w.seal.run(r.ID, name, w.definition, w.base, w.params))})
+	r.Emit(engine.WorkflowEvent{Name: name, Pack: from, Definition: w.definition, Params: w.params, Base: w.base,
+		ResumedFrom: nilIfEmpty(w.resumedOf), Seal: nilIfEmpty(w.seal.run(r.ID, name, w.definition, w.base, w.params))})
 	if w.resumedOf != "" {
 		if err := w.carry(ctx); err != nil {
 			return fmt.Errorf("keeping the green items of run %s: %w", w.resumedOf, err)
@@ -353,7 +353,7 @@ func (w *run) servers(ctx context.Context, r *engine.Run) error {
 		servers[i].Capacity = capacity(servers[i].Slots, jobs, len(servers))
 	}
 	w.pool = newPool(servers, jobs)
-	r.Event("servers", map[string]any{"servers": servers, "jobs": jobs})
+	r.Emit(engine.ServersEvent{Servers: servers, Jobs: jobs})
 	return nil
 }
 
@@ -377,7 +377,7 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 		for i, it := range list {
 			keys[i] = it.Key
 		}
-		r.Event("items", map[string]any{"step": st.Name, "mode": st.Mode, "count": len(list), "items": keys})
+		r.Emit(engine.ItemsEvent{Step: st.Name, Mode: st.Mode, Count: len(list), Items: keys})
 		files := map[string]bool{}
 		for _, it := range list {
 			files[cmp.Or(it.Vars["file"], it.Key)] = true
@@ -426,13 +426,13 @@ func (w *run) combineStep(ctx context.Context, st packs.WorkflowStep, results []
 				return err
 			}
 			w.combine = wt
-			w.r.Event("worktree", map[string]any{"path": wt, "branch": w.branch, "base": w.base})
+			w.r.Emit(engine.WorktreeEvent{Path: wt, Branch: w.branch, Base: w.base})
 		}
 		conflict, err := pick(ctx, w.combine, it.Commit)
 		if err != nil {
 			return fmt.Errorf("combining %s: %w", untrusted.Escape(it.Item), err)
 		}
-		w.r.Event("combine", map[string]any{"step": st.Name, "index": it.Index, "item": it.Item, "commit": it.Commit, "conflict": conflict})
+		w.r.Emit(engine.CombineEvent{Step: st.Name, Index: it.Index, Item: it.Item, Commit: it.Commit, Conflict: conflict})
 		if conflict {
 			it.Status = ItemConflict
 			it.Outcome = "its change does not apply on the branch after the items before it; left out: run it again on its own"
@@ -508,11 +508,11 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 		r.Detail("status", w.status)
 		return err
 	}
-	var exit any
+	var exit *int
 	if vr.Exited {
-		exit = vr.ExitCode
+		exit = &vr.ExitCode
 	}
-	r.Event("verify", map[string]any{"round": 1, "verdict": vr.Verdict(), "exit": exit, "duration_ms": time.Since(start).Milliseconds(), "tail": string(vr.Output)})
+	r.Emit(engine.VerifyRoundEvent{Round: 1, Verdict: vr.Verdict(), Exit: exit, DurationMs: time.Since(start).Milliseconds(), Tail: string(vr.Output)})
 	r.Detail("verify_exit", exit)
 	r.Detail("verify_verdict", vr.Verdict())
 	if !vr.Exited || vr.ExitCode != 0 {
@@ -532,7 +532,7 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 	r.Detail("status", w.status)
 	r.Detail("branch", w.branch)
 	r.Detail("commit", w.head)
-	r.Event("commit", map[string]any{"commit": w.head, "branch": w.branch})
+	r.Emit(engine.BranchCommitEvent{Commit: w.head, Branch: w.branch})
 	if red > 0 {
 		return &engine.RedError{Kind: "partial", Reason: fmt.Sprintf("%d of %d items did not end green; the branch holds the %d that did, and the final verify passed on it", red, len(w.items), kept)}
 	}

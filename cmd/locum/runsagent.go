@@ -136,7 +136,7 @@ func (e *env) recordVerdict(runID, verdict string) {
 	if err == nil {
 		var path string
 		if path, err = engine.FindRun(dir, runID); err == nil {
-			err = engine.AppendEvent(path, runID, "verdict", map[string]any{"verdict": verdict}, e.journalKey())
+			err = engine.AppendEvent(path, runID, engine.VerdictEvent{Verdict: verdict}, e.journalKey())
 		}
 	}
 	if err != nil {

@@ -88,7 +88,7 @@ func modelError(class rails.ReplyClass, detail string) error {
 type round struct {
 	Round   int    `json:"round"`
 	Verdict string `json:"verdict"`
-	Exit    any    `json:"exit"`
+	Exit    *int   `json:"exit"`
 }
 
 // agent is the state of one run.
@@ -216,7 +216,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	a.base = strings.TrimSpace(sha)
 	r.Detail("base", a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
-	r.Event("scope", map[string]any{"base": a.base, "verify": a.opts.Verify, "prompt_bytes": size(first)})
+	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first)})
 	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int(packs.MaxInputBytes); n > limit {
 		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
 	}
@@ -235,16 +235,16 @@ func (a *agent) connect(ctx context.Context, r *engine.Run) error {
 		}
 		window = info.ContextOf(r.Spec.Model)
 	}
-	r.Event("context", map[string]any{"context_window": nilIfZero(window)})
+	r.Emit(engine.ContextEvent{ContextWindow: nilIfZero(window)})
 	a.conv = newConversation(r.Spec.Settings, window)
 	return nil
 }
 
-func nilIfZero(n int64) any {
+func nilIfZero(n int64) *int64 {
 	if n == 0 {
 		return nil
 	}
-	return n
+	return &n
 }
 
 // BranchPrefix starts the name of every agent branch.
@@ -283,7 +283,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 	for _, e := range noise {
 		a.noise[e.path] = e.xy
 	}
-	r.Event("worktree", map[string]any{"path": a.wt, "branch": a.branch, "base": a.base})
+	r.Emit(engine.WorktreeEvent{Path: a.wt, Branch: a.branch, Base: a.base})
 	return nil
 }
 
@@ -338,14 +338,14 @@ func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResu
 		return vr, err
 	}
 	tail := string(vr.Output)
-	var exit any
+	var exit *int
 	if vr.Exited {
-		exit = vr.ExitCode
+		exit = &vr.ExitCode
 	}
 	a.rounds = append(a.rounds, round{Round: n, Verdict: vr.Verdict(), Exit: exit})
 	r.Detail("verify_rounds", a.rounds)
 	r.Detail("verify_tail", tail)
-	r.Event("verify", map[string]any{"round": n, "verdict": vr.Verdict(), "exit": exit, "duration_ms": time.Since(start).Milliseconds(), "tail": tail})
+	r.Emit(engine.VerifyRoundEvent{Round: n, Verdict: vr.Verdict(), Exit: exit, DurationMs: time.Since(start).Milliseconds(), Tail: tail})
 	if vr.Canceled {
 		return vr, nil
 	}
@@ -392,7 +392,7 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	}
 	r.Detail("files_changed", files)
 	if len(files) == 0 {
-		r.Event("commit", map[string]any{"commit": nil, "files": files})
+		r.Emit(engine.AgentCommitEvent{Files: files})
 		return &stop{status: StatusNoChange, err: &engine.RedError{Kind: StatusNoChange, Reason: "the verify passed, but the run changed no file: nothing was done"}}
 	}
 	if shown := engine.Shown(a.baseline); shown != "" {
@@ -418,7 +418,7 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 	}
 	a.committed = true
 	r.Detail("commit", strings.TrimSpace(sha))
-	r.Event("commit", map[string]any{"commit": strings.TrimSpace(sha), "files": files, "diff_stat": strings.TrimSpace(stat)})
+	r.Emit(engine.AgentCommitEvent{Commit: new(strings.TrimSpace(sha)), Files: files, DiffStat: strings.TrimSpace(stat)})
 	return nil
 }
 

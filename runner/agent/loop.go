@@ -103,7 +103,7 @@ func (c *conversation) add(u client.Usage) {
 // so throws away the server's prompt cache, so it should happen rarely, not every turn.
 //
 // The results of the latest turn are never folded: the model asked for them and has not seen them.
-func (c *conversation) fit(event func(string, map[string]any)) error {
+func (c *conversation) fit(emit func(engine.Event)) error {
 	before := size(c.msgs)
 	if before <= c.limit {
 		return nil
@@ -129,7 +129,7 @@ func (c *conversation) fit(event func(string, map[string]any)) error {
 		folded++
 	}
 	after := size(c.msgs)
-	event("fold", map[string]any{"turn": c.turns, "folded": folded, "before_bytes": before, "after_bytes": after, "limit_bytes": c.limit})
+	emit(engine.FoldEvent{Turn: c.turns, Folded: folded, BeforeBytes: before, AfterBytes: after, LimitBytes: c.limit})
 	if after > c.limit {
 		if c.window > 0 {
 			return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d that the model's %d-token loaded context leaves beside %d tokens kept for the reply, even with every old tool result folded; split the task or load the model with a larger context on the server", after, c.limit, c.window, c.maxTokens)
@@ -159,7 +159,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 		if c.turns-lastChange >= c.stall {
 			return red(StatusStalled, "%d turns in a row changed nothing (--stall-turns)", c.turns-lastChange)
 		}
-		if err := c.fit(r.Event); err != nil {
+		if err := c.fit(r.Emit); err != nil {
 			return err
 		}
 		c.turns++
@@ -179,15 +179,15 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 		if len(calls) == 0 && res.Class == rails.ClassAnswer {
 			calls, parsed = ParseTextCalls(res.Answer)
 		}
-		r.Event("assistant", map[string]any{"turn": c.turns, "class": res.Class, "content": capText(res.Answer, 16<<10),
-			"tool_calls": len(calls), "text_calls": parsed})
+		r.Emit(engine.AssistantEvent{Turn: c.turns, Class: string(res.Class), Content: capText(res.Answer, 16<<10),
+			ToolCalls: len(calls), TextCalls: parsed})
 		if len(calls) == 0 || res.Class == rails.ClassTruncated || res.Class == rails.ClassLostToThinking || res.Class == rails.ClassMalformed {
 			reason, nudge := classNudge(res)
 			if nudged {
 				return modelError(res.Class, "the model again gave no usable tool call after a nudge ("+reason+")")
 			}
 			nudged = true
-			r.Event("nudge", map[string]any{"turn": c.turns, "reason": reason})
+			r.Emit(engine.NudgeEvent{Turn: c.turns, Reason: reason})
 			if strings.TrimSpace(res.Answer) != "" {
 				c.msgs = append(c.msgs, client.Message{Role: "assistant", Content: res.Answer})
 			}
@@ -201,7 +201,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			// turn runs the first MaxCallsPerTurn and tells the model the rest did not run.
 			dropped = len(calls) - MaxCallsPerTurn
 			calls = calls[:MaxCallsPerTurn]
-			r.Event("tool_calls_dropped", map[string]any{"turn": c.turns, "ran": MaxCallsPerTurn, "dropped": dropped})
+			r.Emit(engine.ToolCallsDroppedEvent{Turn: c.turns, Ran: MaxCallsPerTurn, Dropped: dropped})
 		}
 		for i := range calls {
 			if calls[i].ID == "" {
@@ -216,7 +216,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 		c.msgs = append(c.msgs, client.Message{Role: "assistant", Content: content, ToolCalls: calls})
 		finished, summary := false, ""
 		for _, tc := range calls {
-			r.Event("tool_call", map[string]any{"turn": c.turns, "id": tc.ID, "name": tc.Name, "arguments": capText(tc.Arguments, 4<<10)})
+			r.Emit(engine.ToolCallEvent{Turn: c.turns, ID: tc.ID, Name: tc.Name, Arguments: capText(tc.Arguments, 4<<10)})
 			progress(r, c.turns, tc)
 			out, fold, changed, done, err := a.call(ctx, r, tc, seen)
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -295,7 +295,7 @@ func (a *agent) call(ctx context.Context, r *engine.Run, tc client.ToolCall, see
 		var be *BlockError
 		if errors.As(err, &be) {
 			out = "refused: " + be.Reason
-			r.Event("guardrail_block", map[string]any{"turn": a.conv.turns, "id": tc.ID, "name": tc.Name, "rule": be.Rule, "reason": be.Reason})
+			r.Emit(engine.GuardrailBlockEvent{Turn: a.conv.turns, ID: tc.ID, Name: tc.Name, Rule: be.Rule, Reason: be.Reason})
 		}
 		if len(out) > maxResult {
 			out = out[:maxResult] + "\n[cut]"
@@ -303,7 +303,7 @@ func (a *agent) call(ctx context.Context, r *engine.Run, tc client.ToolCall, see
 		if fold == "" {
 			fold = fmt.Sprintf("[folded: %s %s, %d bytes]", tc.Name, capText(oneLine(tc.Arguments), 120), len(out))
 		}
-		r.Event("tool_result", map[string]any{"turn": a.conv.turns, "id": tc.ID, "name": tc.Name, "ok": ok, "bytes": len(out), "changed": changed, "result": capText(out, 4<<10)})
+		r.Emit(engine.ToolResultEvent{Turn: a.conv.turns, ID: tc.ID, Name: tc.Name, OK: ok, Bytes: len(out), Changed: changed, Result: capText(out, 4<<10)})
 	}()
 	args, err := ParseArgs(tc.Name, tc.Arguments)
 	if err != nil {

@@ -25,8 +25,8 @@ func (c *conversation) turn(n int) {
 func TestFoldOnceNotEveryTurn(t *testing.T) {
 	c := &conversation{folds: map[int]string{}, limit: 10000}
 	c.msgs = []client.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}
-	var events []map[string]any
-	record := func(_ string, f map[string]any) { events = append(events, f) }
+	var events []engine.Event
+	record := func(ev engine.Event) { events = append(events, ev) }
 	folds := 0
 	var prefix []client.Message
 	for i := 0; i < 40; i++ {
@@ -78,7 +78,7 @@ func TestFoldCannotFitIsContextExhausted(t *testing.T) {
 	c := &conversation{folds: map[int]string{}, limit: 500}
 	c.msgs = []client.Message{{Role: "system", Content: "s"}}
 	c.turn(600)
-	err := c.fit(func(string, map[string]any) {})
+	err := c.fit(func(engine.Event) {})
 	var s *stop
 	require.ErrorAs(t, err, &s)
 	assert.Equal(t, StatusContextExhausted, s.status)

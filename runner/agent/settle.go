@@ -63,7 +63,7 @@ func (a *agent) settle(ctx context.Context, r *engine.Run, after string) ([]stri
 	}
 	slices.Sort(files)
 	if len(files) > 0 {
-		r.Event("verify_undone", map[string]any{"after": after, "files": files})
+		r.Emit(engine.VerifyUndoneEvent{After: after, Files: files})
 		r.Detail("verify_undone", a.undoneList())
 	}
 	return files, nil

@@ -162,7 +162,7 @@ func AnalyzeFile(path string, key []byte) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	if !slices.ContainsFunc(j.Events, func(ev map[string]any) bool { return ev["event"] == "run_start" }) {
+	if !slices.ContainsFunc(j.Events, func(ev map[string]any) bool { return engine.EventKind(ev) == "run_start" }) {
 		return Run{}, &NotJournalError{Path: path}
 	}
 	return AnalyzeJournal(strings.TrimSuffix(filepath.Base(path), ".jsonl"), j), nil
@@ -178,158 +178,171 @@ func AnalyzeJournal(id string, j engine.RunJournal) Run {
 // observe reads one event. Every mode's events go through this one switch: a mode that journals a
 // new kind of trouble adds a case here.
 func (st *state) observe(ev map[string]any) {
-	switch str(ev["event"]) {
+	switch engine.EventKind(ev) {
 	case "run_start":
-		st.run.JournalVersion = int(num(ev["journal_version"]))
-		st.run.Mode = str(ev["mode"])
-		st.run.Model = str(ev["model"])
-		st.run.Start, _ = time.Parse(time.RFC3339Nano, str(ev["ts"]))
-		if parent, ok := ev["parent"].(map[string]any); ok {
-			st.run.Parent = str(parent["run"])
+		e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
+		st.run.JournalVersion = e.JournalVersion
+		st.run.Mode, st.run.Model = e.Mode, e.Model
+		st.run.Start = engine.EventTime(ev)
+		if e.Parent != nil {
+			st.run.Parent = e.Parent.Run
 		}
 	case "item_end":
-		st.run.Items = append(st.run.Items, Item{Step: str(ev["step"]), Index: int(num(ev["index"])), Item: str(ev["item"]),
-			Status: str(ev["status"]), RunID: str(ev["run_id"]), Commit: str(ev["commit"])})
+		e, _ := engine.DecodeEvent[engine.ItemEndEvent](ev)
+		st.run.Items = append(st.run.Items, Item{Step: e.Step, Index: e.Index, Item: e.Item,
+			Status: e.Status, RunID: deref(e.RunID), Commit: deref(e.Commit)})
 	case "combine":
 		// A green item whose change did not apply on the branch ends a conflict.
-		if conflict, _ := ev["conflict"].(bool); conflict {
+		if e, _ := engine.DecodeEvent[engine.CombineEvent](ev); e.Conflict {
 			for i := range st.run.Items {
-				if it := &st.run.Items[i]; it.Step == str(ev["step"]) && it.Index == int(num(ev["index"])) {
+				if it := &st.run.Items[i]; it.Step == e.Step && it.Index == e.Index {
 					it.Status = "CONFLICT"
 				}
 			}
 		}
 	case "scope":
-		if m, ok := engine.LookupMode(st.run.Mode); ok && m.EditsInPlace {
-			if f := str(ev["file"]); f != "" {
-				st.edited = []string{f}
-			}
+		// A file mode's scope and an agent's both name the verify.
+		e, _ := engine.DecodeEvent[engine.FileScopeEvent](ev)
+		if m, ok := engine.LookupMode(st.run.Mode); ok && m.EditsInPlace && e.File != "" {
+			st.edited = []string{e.File}
 		}
-		if v, ok := ev["verify"].(string); ok {
-			st.verify, st.verifySeen = v, true
+		if e.Verify != nil {
+			st.verify, st.verifySeen = *e.Verify, true
 		}
 	case "request":
 		st.requests++
 		// A reply belongs to the attempt its request opened: a reply that fails before the
 		// attempt event (cut off, malformed) is that attempt's, not the one before.
-		if step := str(ev["step"]); step == "edit" || step == "digest" {
+		if e, _ := engine.DecodeEvent[engine.RequestEvent](ev); e.Step == "edit" || e.Step == "digest" {
 			st.stepRequests++
 			st.attempt = st.stepRequests
 		}
 	case "reply":
 		st.reply(ev)
 	case "attempt":
-		st.attempt = int(num(ev["attempt"]))
-		if e := str(ev["edit_error"]); e != "" {
-			st.fail(StageEditApply, e)
-		} else {
+		e, _ := engine.DecodeEvent[engine.AttemptEvent](ev)
+		st.attempt = e.Attempt
+		switch {
+		case e.EditError != "":
+			st.fail(StageEditApply, e.EditError)
+		case e.Wrote():
 			st.wrote = true
 		}
 	case "verify":
 		st.verdict(ev)
 	case "digest_unusable":
-		st.attempt = int(num(ev["attempt"]))
-		st.fail(StageReply+":malformed", str(ev["error"]))
+		e, _ := engine.DecodeEvent[engine.DigestUnusableEvent](ev)
+		st.attempt = e.Attempt
+		st.fail(StageReply+":malformed", e.Error)
 	case "response_format_refused":
 		// The digest is asked again without the schema: the same attempt.
 		st.stepRequests--
 		st.note("schema_refused")
 	case "gate":
-		if num(ev["supported"]) == 0 {
+		e, _ := engine.DecodeEvent[engine.GateEvent](ev)
+		if e.Supported == 0 {
 			st.fail(StageGate, "no claim backed by the file")
-		} else if num(ev["unsupported"]) > 0 {
+		} else if e.Unsupported > 0 {
 			st.note("unsupported_claims")
 		}
 	case "guardrail_block":
 		// The agent's transcript: a refusal returned to the model as a tool result.
-		st.fail(StageGuardrail, firstOf(ev, "guardrail", "rule", "reason"))
+		e, _ := engine.DecodeEvent[engine.GuardrailBlockEvent](ev)
+		st.fail(StageGuardrail, orDefault(e.Guardrail, orDefault(e.Rule, e.Reason)))
 	case "nudge":
-		st.fail(StageReply+":"+orDefault(firstOf(ev, "class", "reason"), "nudged"), "")
+		e, _ := engine.DecodeEvent[engine.NudgeEvent](ev)
+		st.fail(StageReply+":"+orDefault(e.Class, orDefault(e.Reason, "nudged")), "")
 	case "step_failed":
-		st.failedStep = str(ev["step"])
+		e, _ := engine.DecodeEvent[engine.StepFailedEvent](ev)
+		st.failedStep = e.Step
 	case "guard_failed":
-		st.fail(StageRestore, str(ev["error"]))
+		e, _ := engine.DecodeEvent[engine.GuardFailedEvent](ev)
+		st.fail(StageRestore, e.Error)
 	case "run_end":
-		st.ended = true
-		st.run.Status = str(ev["status"])
-		// The end says which model ran: none (null) for a lexical dedup that started with an
-		// embedding model configured.
-		if m, ok := ev["model"]; ok {
-			st.run.Model = str(m)
-		}
-		if e, ok := ev["error"].(map[string]any); ok {
-			st.errKind = str(e["kind"])
-		}
-		if d, ok := ev["details"].(map[string]any); ok {
-			st.run.Shown = str(d["shown"])
-			st.run.VerifyStrength = str(d["verify_strength"])
-			// The agent's result names every file it changed.
-			if files, ok := d["files_changed"].([]any); ok {
-				st.edited = st.edited[:0]
-				for _, f := range files {
-					if name := str(f); name != "" {
-						st.edited = append(st.edited, name)
-					}
+		st.runEnd(ev)
+	}
+}
+
+func (st *state) runEnd(ev map[string]any) {
+	e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
+	st.ended = true
+	st.run.Status = string(e.Status)
+	// The end says which model ran: none (null) for a lexical dedup that started with an
+	// embedding model configured. A journal from before run_end named it leaves the start's.
+	if _, named := ev["model"]; named {
+		st.run.Model = deref(e.Model)
+	}
+	if e.Error != nil {
+		st.errKind = e.Error.Kind
+	}
+	if d := e.Details; d != nil {
+		st.run.Shown = str(d["shown"])
+		st.run.VerifyStrength = str(d["verify_strength"])
+		// The agent's result names every file it changed.
+		if files, ok := d["files_changed"].([]any); ok {
+			st.edited = st.edited[:0]
+			for _, f := range files {
+				if name := str(f); name != "" {
+					st.edited = append(st.edited, name)
 				}
-				st.wrote = len(st.edited) > 0
 			}
+			st.wrote = len(st.edited) > 0
 		}
-		if h, ok := ev["host"].(map[string]any); ok {
-			if est, ok := ledger.Recorded(h); ok {
-				st.run.Host = &est
-			}
+	}
+	// The host estimate is read as the ledger reads it: its parts, each once, never its sums.
+	if h, ok := ev["host"].(map[string]any); ok {
+		if est, ok := ledger.Recorded(h); ok {
+			st.run.Host = &est
 		}
-		if m := receiptAttempts.FindStringSubmatch(str(ev["receipt"])); m != nil {
-			st.receiptAttempts, _ = strconv.Atoi(m[1])
-			st.hasReceiptAttempts = true
-		}
+	}
+	if m := receiptAttempts.FindStringSubmatch(e.Receipt); m != nil {
+		st.receiptAttempts, _ = strconv.Atoi(m[1])
+		st.hasReceiptAttempts = true
 	}
 }
 
 func (st *state) reply(ev map[string]any) {
 	// A request the engine never sent (a failed probe, a prompt over the context) and a request
 	// that got no reply have no figures; run_end says where they left the run.
-	if sent, ok := ev["sent"].(bool); ok && !sent {
+	if failed, _ := engine.DecodeEvent[engine.ReplyFailedEvent](ev); failed.Sent != nil && !*failed.Sent {
 		return
 	}
-	if str(ev["class"]) == "" && ev["error"] != nil {
+	e, _ := engine.DecodeEvent[engine.ReplyEvent](ev)
+	if e.Class == "" && e.Error != nil {
 		return
 	}
 	st.replies++
-	if v, ok := ev["in_tokens"].(float64); ok {
-		st.in += int64(v)
+	if e.InTokens != nil {
+		st.in += *e.InTokens
 	} else {
 		st.inOK = false
 	}
-	if v, ok := ev["out_tokens"].(float64); ok {
-		st.out += int64(v)
-		if ttft, ok := ev["ttft_ms"].(float64); ok {
+	if e.OutTokens != nil {
+		st.out += *e.OutTokens
+		if e.TTFTms != nil {
 			if st.run.Figures.TTFTms == nil {
-				t := int64(ttft)
-				st.run.Figures.TTFTms = &t
+				st.run.Figures.TTFTms = new(*e.TTFTms)
 			}
-			if el := num(ev["elapsed_ms"]); el > ttft {
-				st.decodeMs += int64(el - ttft)
-				st.decodeOut += int64(v)
+			if e.ElapsedMs > *e.TTFTms {
+				st.decodeMs += e.ElapsedMs - *e.TTFTms
+				st.decodeOut += *e.OutTokens
 			}
 		}
 	} else {
 		st.outOK = false
 	}
-	class := str(ev["class"])
-	if class != "" && class != "answer" {
-		st.fail(StageReply+":"+class, str(ev["error"]))
+	if e.Class != "" && e.Class != "answer" {
+		st.fail(StageReply+":"+e.Class, deref(e.Error))
 	}
 }
 
 func (st *state) verdict(ev map[string]any) {
-	v := str(ev["verdict"])
-	if v == "" {
-		if code, ok := ev["exit_code"].(float64); ok {
-			v = "exit " + itoa(int64(code))
-		}
+	e, _ := engine.DecodeEvent[engine.VerifyEvent](ev)
+	v := e.Verdict
+	if v == "" && e.ExitCode != nil {
+		v = "exit " + itoa(int64(*e.ExitCode))
 	}
-	st.lastTail = str(ev["tail"])
+	st.lastTail = e.Tail
 	switch v {
 	case "exit 0", "stopped":
 		// A verify stopped by a signal is the signal's failure, which run_end names.
@@ -516,18 +529,12 @@ func str(v any) string {
 	return s
 }
 
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
-}
-
-func firstOf(ev map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s := str(ev[k]); s != "" {
-			return s
-		}
+// deref is a text a journal may leave null, "" where it does.
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	return ""
+	return *s
 }
 
 func orDefault(s, d string) string {

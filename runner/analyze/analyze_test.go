@@ -398,3 +398,32 @@ func TestAgentContextExhausted(t *testing.T) {
 		`{"event":"run_end","status":"RED","error":{"kind":"context_exhausted","message":"the conversation needs 9000 bytes"}}`))
 	assert.Equal(t, StageBudget, r.Final)
 }
+
+// Only an attempt that wrote its edit changed the file: one whose reply left the span as it
+// was, repeated a rejected reply, failed the checks or could not be applied wrote nothing, so a
+// verify that cannot see the file leaves no gap in what the run changed.
+func TestOnlyWrittenAttemptsCountAsWrites(t *testing.T) {
+	tests := []struct {
+		name     string
+		attempts []string
+		gap      string
+	}{
+		{"written", []string{`{"event":"attempt","attempt":1,"span_lines":3}`}, GapFound},
+		{"written after unchanged", []string{`{"event":"attempt","attempt":1,"unchanged":true}`, `{"event":"attempt","attempt":2,"span_lines":0}`}, GapFound},
+		{"unchanged", []string{`{"event":"attempt","attempt":1,"unchanged":true}`}, GapNA},
+		{"repeated and unchanged", []string{`{"event":"attempt","attempt":1,"edit_error":"no block"}`,
+			`{"event":"attempt","attempt":2,"repeated":1}`, `{"event":"attempt","attempt":3,"unchanged":true}`}, GapNA},
+		{"failed the checks", []string{`{"event":"attempt","attempt":1,"checks":"not one declaration"}`}, GapNA},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := append([]string{
+				`{"event":"run_start","mode":"transform","model":"m","ts":"2026-11-30T10:00:00Z"}`,
+				`{"event":"scope","file":"calc.go","verify":"true","lines":"1-3"}`,
+			}, tt.attempts...)
+			lines = append(lines, `{"event":"run_end","status":"OK","exit_code":0,"receipt":"OK mode=transform"}`)
+			r := Analyze("run", events(t, lines...))
+			assert.Equal(t, tt.gap, r.Gap.State, "%+v", r.Gap)
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // DiffRow is one thing two runs are compared on.
@@ -65,59 +67,70 @@ func facts(events []map[string]any) *factList {
 	f := &factList{vals: map[string]string{}}
 	requests, replies, verifies := 0, 0, 0
 	for _, ev := range events {
-		switch str(ev["event"]) {
+		switch engine.EventKind(ev) {
 		case "run_start":
-			f.add("mode", str(ev["mode"]))
-			f.add("model", str(ev["model"]))
-			f.add("routing", str(ev["routing"]))
-			f.add("version", str(ev["version"]))
-			f.add("task", taskHash(ev["args"]))
-			if list, ok := ev["settings"].([]any); ok {
-				for _, s := range list {
-					m, _ := s.(map[string]any)
-					if k := str(m["key"]); k != "" {
-						f.add("setting "+k, str(m["value"])+" ("+str(m["source"])+")")
-					}
+			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
+			f.add("mode", e.Mode)
+			f.add("model", e.Model)
+			f.add("routing", e.Routing)
+			f.add("version", e.Version)
+			f.add("task", taskHash(e.Args))
+			for _, s := range e.Settings {
+				if s.Key != "" {
+					f.add("setting "+s.Key, s.Value+" ("+s.Source+")")
 				}
 			}
 		case "scope":
-			for _, k := range []string{"file", "lines", "verify"} {
-				if v, ok := ev[k]; ok {
-					f.add(k, fmt.Sprint(v))
-				}
+			e, _ := engine.DecodeEvent[engine.FileScopeEvent](ev)
+			if e.File != "" {
+				f.add("file", e.File)
+			}
+			if e.Lines != "" {
+				f.add("lines", e.Lines)
+			}
+			if e.Verify != nil {
+				f.add("verify", *e.Verify)
 			}
 		case "request":
 			requests++
-			h := str(ev["prompt_sha256"])
+			e, _ := engine.DecodeEvent[engine.RequestEvent](ev)
+			h := e.PromptSHA256
 			if len(h) > 12 {
 				h = h[:12]
 			}
-			f.add(fmt.Sprintf("request %d prompt", requests), fmt.Sprintf("%s %v bytes", orDefault(h, "?"), ev["prompt_bytes"]))
+			f.add(fmt.Sprintf("request %d prompt", requests), fmt.Sprintf("%s %d bytes", orDefault(h, "?"), e.PromptBytes))
 		case "reply":
 			replies++
-			class := str(ev["class"])
-			if class == "" && ev["error"] != nil {
+			e, _ := engine.DecodeEvent[engine.ReplyEvent](ev)
+			class := e.Class
+			if class == "" && e.Error != nil {
 				class = "error"
 			}
 			f.add(fmt.Sprintf("reply %d class", replies), class)
 		case "attempt":
-			if e := str(ev["edit_error"]); e != "" {
-				f.add(fmt.Sprintf("attempt %v edit", ev["attempt"]), "not applied")
-			} else {
-				f.add(fmt.Sprintf("attempt %v edit", ev["attempt"]), fmt.Sprintf("applied, %v lines", ev["span_lines"]))
+			e, _ := engine.DecodeEvent[engine.AttemptEvent](ev)
+			edit := "not written"
+			switch {
+			case e.EditError != "":
+				edit = "not applied"
+			case e.Wrote():
+				edit = fmt.Sprintf("applied, %d lines", *e.SpanLines)
 			}
+			f.add(fmt.Sprintf("attempt %d edit", e.Attempt), edit)
 		case "verify":
 			verifies++
-			f.add(fmt.Sprintf("verify %d", verifies), str(ev["verdict"]))
+			e, _ := engine.DecodeEvent[engine.VerifyEvent](ev)
+			f.add(fmt.Sprintf("verify %d", verifies), e.Verdict)
 		case "run_end":
-			f.add("status", str(ev["status"]))
+			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
+			f.add("status", string(e.Status))
 		}
 	}
 	return f
 }
 
 // taskHash stands for the task in a comparison: tasks can be long and are the user's text.
-func taskHash(args any) string {
+func taskHash(args []string) string {
 	data, _ := json.Marshal(args)
 	if args == nil {
 		return "?"

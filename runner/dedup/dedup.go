@@ -154,7 +154,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 			s.Set(packs.EmbedModel, picked, client.PickedEmbedSource)
 			r.Spec.Model = picked
 			d.result.Picked = picked
-			r.Event("embed_model", map[string]any{"model": picked, "source": client.PickedEmbedSource})
+			r.Emit(engine.EmbedModelEvent{Model: picked, Source: client.PickedEmbedSource})
 		default:
 			why = fmt.Sprintf("the server at %s lists no embedding model (none named %s, and no name marks one)", r.Client.BaseURL(), model)
 		}
@@ -169,7 +169,7 @@ func (d *dedup) choose(ctx context.Context, r *engine.Run) error {
 	}
 	if d.lexical {
 		r.Spec.Model = ""
-		r.Event("method", map[string]any{"method": "lexical", "why": d.result.Why})
+		r.Emit(engine.MethodEvent{Method: "lexical", Why: d.result.Why})
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ func (d *dedup) entries(_ context.Context, r *engine.Run) error {
 		read += int64(len(t))
 	}
 	r.HostWork(HostWork(read, engine.HostParams(r.Spec.Settings)))
-	r.Event("entries", map[string]any{"dir": d.opts.Dir, "files": len(names)})
+	r.Emit(engine.EntriesEvent{Dir: d.opts.Dir, Files: len(names)})
 	return nil
 }
 
@@ -297,7 +297,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 	if !d.opts.NoCache && d.opts.Cache.Path != "" {
 		cache = d.opts.Cache
 		key = r.Client.EmbeddingKey(ctx, model)
-		r.Event("cache", map[string]any{"server": key.Kind, "endpoint": key.Endpoint, "model": key.Model, "digest": key.Digest, "file": cache.Path})
+		r.Emit(engine.CacheEvent{Server: string(key.Kind), Endpoint: key.Endpoint, Model: key.Model, Digest: key.Digest, File: cache.Path})
 	}
 	start := time.Now()
 	// The texts' hashes key the cache and, with the names, the folder's screen: only a cache
@@ -341,7 +341,7 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 			d.cacheProblem(r, err)
 		}
 		if evicted > 0 {
-			r.Event("cache_evicted", map[string]any{"vectors": evicted, "max_bytes": cache.MaxBytes})
+			r.Emit(engine.CacheEvictedEvent{Vectors: evicted, MaxBytes: cache.MaxBytes})
 		}
 	}()
 	for start := 0; start < len(missing); start += batch {
@@ -351,14 +351,14 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 			inputs[k] = d.texts[i]
 		}
 		r.Observe(engine.ProgressEvent{Stage: engine.StageEmbed, Step: "embed", Done: start, Total: len(missing), Elapsed: time.Since(start0)})
-		r.Event("request", map[string]any{"step": "embed", "model": model, "inputs": len(inputs)})
+		r.Emit(engine.EmbedRequestEvent{Step: "embed", Model: model, Inputs: len(inputs)})
 		res, err := r.Client.Embed(ctx, model, inputs)
 		if err != nil {
 			r.AddUsage(client.Usage{}, 0)
 			return err
 		}
 		r.AddUsage(res.Usage, res.Elapsed)
-		r.Event("reply", map[string]any{"step": "embed", "vectors": len(res.Vectors), "base64": res.Base64, "in_tokens": res.Usage.In, "elapsed_ms": res.Elapsed.Milliseconds()})
+		r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
 		for k, i := range idx {
 			d.vectors[i] = res.Vectors[k]
 			if cache.Path != "" {
@@ -410,7 +410,7 @@ func (d *dedup) cacheProblem(r *engine.Run, err error) {
 	if d.result.CacheProblem == "" {
 		d.result.CacheProblem = err.Error()
 	}
-	r.Event("cache_error", map[string]any{"error": err.Error()})
+	r.Emit(engine.CacheErrorEvent{Error: err.Error()})
 }
 
 // threshold is the screen's threshold: the one set, else the method's default.
@@ -525,6 +525,6 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	if d.result.Reused > 0 {
 		r.Detail("reused", d.result.Reused)
 	}
-	r.Event("scored", map[string]any{"files": len(d.names), "pairs": total, "groups": len(groups), "cached": d.result.Cached, "reused": d.result.Reused, "method": method})
+	r.Emit(engine.ScoredEvent{Files: len(d.names), Pairs: total, Groups: len(groups), Cached: d.result.Cached, Reused: d.result.Reused, Method: method})
 	return nil
 }

@@ -65,7 +65,7 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 	}
 	if s.Bool(packs.NoBaseline) {
 		r.baseline = BaselineSkipped
-		r.Event("baseline", map[string]any{"verdict": BaselineSkipped})
+		r.Emit(BaselineSkippedEvent{Verdict: BaselineSkipped})
 		return r.baseline, nil
 	}
 	r.Observe(ProgressEvent{Stage: StageVerify, Step: "baseline"})
@@ -78,7 +78,7 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 		return "", err
 	}
 	tail := string(vr.Output)
-	r.Event("baseline", map[string]any{"verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
+	r.Emit(BaselineEvent{Verdict: vr.Verdict(), DurationMs: vr.Duration.Milliseconds(), Tail: tail})
 	switch {
 	case vr.Canceled:
 		return "", context.Cause(ctx)

@@ -140,8 +140,8 @@ func (r *Run) JournalDetail(key string, v any) {
 	r.journalDetails[key] = v
 }
 
-// Event appends a mode event to the journal.
-func (r *Run) Event(name string, fields map[string]any) { r.Journal.Event(name, fields) }
+// Emit appends a mode's event to the journal.
+func (r *Run) Emit(ev Event) { r.Journal.Emit(ev) }
 
 // Connect checks the endpoint against the loopback rail and makes the client. It is the step
 // every mode that talks to a model runs first, so a refused endpoint is refused before any
@@ -185,25 +185,19 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	journaled := false
 	journalRequest := func(sent int64) {
 		journaled = true
-		ev := map[string]any{"step": step, "model": req.Model, "prompt_bytes": size,
-			"prompt_sha256": promptHash(req.Messages), "max_tokens": sent, "effort": req.Effort, "stream": req.Stream}
+		ev := RequestEvent{Step: step, Model: req.Model, PromptBytes: size, PromptSHA256: promptHash(req.Messages),
+			MaxTokens: sent, Effort: req.Effort, Stream: req.Stream, Temperature: req.Temperature, Seed: req.Seed}
 		if sent != asked {
-			ev["max_tokens_asked"] = asked
+			ev.MaxTokensAsked = new(asked)
 		}
-		if req.Temperature != nil {
-			ev["temperature"] = *req.Temperature
-		}
-		if req.Seed != nil {
-			ev["seed"] = *req.Seed
-		}
-		r.Journal.Event("request", ev)
+		r.Journal.Emit(ev)
 	}
 	req.BeforeSend = journalRequest
 	// A probe that fails, or a prompt refused for the context, sends no chat request: it is not
 	// an attempt.
 	if _, err := r.Client.Probe(ctx); err != nil {
 		journalRequest(asked)
-		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		r.Journal.Emit(ReplyFailedEvent{Step: step, Error: errString(err), Sent: new(false)})
 		return nil, err
 	}
 	r.step = step
@@ -220,24 +214,24 @@ func (r *Run) Chat(ctx context.Context, step string, req client.ChatRequest) (*c
 	var refused *client.ContextError
 	var noTools *client.ToolsUnsupportedError
 	if errors.As(err, &refused) || errors.As(err, &noTools) {
-		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err), "sent": false})
+		r.Journal.Emit(ReplyFailedEvent{Step: step, Error: errString(err), Sent: new(false)})
 		return nil, err
 	}
 	r.calls++
 	if res == nil {
-		r.Journal.Event("reply", map[string]any{"step": step, "error": errString(err)})
+		r.Journal.Emit(ReplyFailedEvent{Step: step, Error: errString(err)})
 		return nil, err
 	}
 	r.add(res)
 	if res.CapabilitiesError != "" {
-		r.Journal.Event("capabilities", map[string]any{"step": step, "model": req.Model, "capabilities": "unknown", "error": res.CapabilitiesError})
+		r.Journal.Emit(CapabilitiesEvent{Step: step, Model: req.Model, Capabilities: "unknown", Error: res.CapabilitiesError})
 	}
-	r.Journal.Event("reply", map[string]any{
-		"step": step, "class": res.Class, "finish_reason": res.FinishReason,
-		"in_tokens": res.Usage.In, "out_tokens": res.Usage.Out,
-		"answer_bytes": len(res.Answer), "thinking_bytes": len(res.Thinking), "response_bytes": res.Bytes,
-		"ttft_ms": msOrNil(res.TTFT, res.Streamed), "elapsed_ms": res.Elapsed.Milliseconds(),
-		"thinking_switch": res.Sent, "prompt_fit": res.Fit, "answer": capText(res.Answer, 16<<10), "error": errString(err),
+	r.Journal.Emit(ReplyEvent{
+		Step: step, Class: string(res.Class), FinishReason: res.FinishReason,
+		InTokens: res.Usage.In, OutTokens: res.Usage.Out,
+		AnswerBytes: len(res.Answer), ThinkingBytes: len(res.Thinking), ResponseBytes: res.Bytes,
+		TTFTms: msOrNil(res.TTFT, res.Streamed), ElapsedMs: res.Elapsed.Milliseconds(),
+		ThinkingSwitch: res.Sent, PromptFit: res.Fit, Answer: capText(res.Answer, 16<<10), Error: errString(err),
 	})
 	return res, err
 }
@@ -296,8 +290,8 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	if spec.Settings != nil {
 		settings = spec.Settings.All()
 	}
-	run.Journal.Event("run_start", map[string]any{"journal_version": JournalVersion, "mode": spec.Mode, "model": spec.Model, "routing": spec.Routing,
-		"settings": settings, "args": spec.Args, "version": spec.Version, "root": spec.Root, "parent": spec.Parent})
+	run.Journal.Emit(RunStartEvent{JournalVersion: JournalVersion, Mode: spec.Mode, Model: spec.Model, Routing: spec.Routing,
+		Settings: settings, Args: spec.Args, Version: spec.Version, Root: spec.Root, Parent: spec.Parent})
 
 	err := run.steps(ctx, steps)
 	if gerr := run.runGuards(); gerr != nil {
@@ -318,8 +312,8 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		details = maps.Clone(details)
 		maps.Copy(details, run.journalDetails)
 	}
-	run.Journal.Event("run_end", map[string]any{"status": res.Status, "exit_code": res.ExitCode, "error": res.Error,
-		"model": res.Model, "receipt": res.Receipt(), "details": details, "host": res.Host, "wall_ms": time.Since(start).Milliseconds()})
+	run.Journal.Emit(RunEndEvent{Status: res.Status, ExitCode: res.ExitCode, Error: res.Error,
+		Model: res.Model, Receipt: res.Receipt(), Details: details, Host: res.Host, WallMs: time.Since(start).Milliseconds()})
 	if jerr := run.Journal.Err(); jerr != nil && spec.Stderr != nil {
 		fmt.Fprintf(spec.Stderr, "locum: warning: the run journal %s could not be written: %v\n", run.Journal.Path(), jerr)
 	}
@@ -356,9 +350,9 @@ func (r *Run) steps(ctx context.Context, steps []Step) (err error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return context.Cause(ctx)
 		}
-		r.Journal.Event("step", map[string]any{"step": s.Name})
+		r.Journal.Emit(StepEvent{Step: s.Name})
 		if err := s.Run(ctx, r); err != nil {
-			r.Journal.Event("step_failed", map[string]any{"step": s.Name, "error": err.Error()})
+			r.Journal.Emit(StepFailedEvent{Step: s.Name, Error: err.Error()})
 			return err
 		}
 	}
@@ -371,10 +365,10 @@ func (r *Run) runGuards() error {
 	for i := len(r.guards) - 1; i >= 0; i-- {
 		g := r.guards[i]
 		if err := runGuard(g); err != nil {
-			r.Journal.Event("guard_failed", map[string]any{"guard": g.name, "error": err.Error()})
+			r.Journal.Emit(GuardFailedEvent{Guard: g.name, Error: err.Error()})
 			errs = append(errs, fmt.Errorf("%s: %w", g.name, err))
 		} else {
-			r.Journal.Event("guard", map[string]any{"guard": g.name})
+			r.Journal.Emit(GuardEvent{Guard: g.name})
 		}
 	}
 	r.guards = nil
@@ -458,18 +452,18 @@ func promptHash(msgs []client.Message) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func msOrNil(d time.Duration, known bool) any {
+func msOrNil(d time.Duration, known bool) *int64 {
 	if !known || d <= 0 {
 		return nil
 	}
-	return d.Milliseconds()
+	return new(d.Milliseconds())
 }
 
-func errString(err error) any {
+func errString(err error) *string {
 	if err == nil {
 		return nil
 	}
-	return err.Error()
+	return new(err.Error())
 }
 
 func capText(s string, n int) string {

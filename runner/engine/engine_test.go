@@ -239,8 +239,8 @@ func TestListAndReadRuns(t *testing.T) {
 	for _, id := range []string{"20261130T100000Z-aaaaaa", "20261130T110000Z-bbbbbb"} {
 		j, err := OpenJournal(filepath.Join(dir, id+".jsonl"), id)
 		require.NoError(t, err)
-		j.Event("run_start", map[string]any{"mode": "transform", "model": "m"})
-		j.Event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
+		j.event("run_start", map[string]any{"mode": "transform", "model": "m"})
+		j.event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
 		require.NoError(t, j.Close())
 	}
 	runs, err := ListRuns(dir, nil)

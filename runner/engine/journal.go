@@ -123,7 +123,7 @@ func (j *Journal) Seal(key []byte) {
 // such as a person's verdict. Where the journal is sealed under key, the event is sealed too: a
 // new seal after it covers the file as it now stands. An unsealed journal, or no key, gets the
 // event alone. The file must be a regular file already (a link is not followed).
-func AppendEvent(path, runID, name string, fields map[string]any, key []byte) error {
+func AppendEvent(path, runID string, ev Event, key []byte) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func AppendEvent(path, runID, name string, fields map[string]any, key []byte) er
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file", untrusted.Escape(path))
 	}
-	out := append(eventLine(time.Now(), runID, name, fields), '\n')
+	out := append(eventLine(time.Now(), runID, ev.Kind(), ev), '\n')
 	if len(key) > 0 {
 		s, err := scan(f, filepath.Base(path), key, nil)
 		if err != nil {
@@ -177,8 +177,11 @@ func SealJournal(path, runID string, key []byte) error {
 // Path is the journal file.
 func (j *Journal) Path() string { return j.path }
 
-// Event appends one event with its fields. Field names are the JSON keys.
-func (j *Journal) Event(name string, fields map[string]any) {
+// Emit appends one event.
+func (j *Journal) Emit(ev Event) { j.event(ev.Kind(), ev) }
+
+// event appends one event of kind name with fields, an object's JSON.
+func (j *Journal) event(name string, fields any) {
 	if j == nil {
 		return
 	}
@@ -203,20 +206,60 @@ func (j *Journal) write(line []byte) {
 	}
 }
 
-// eventLine is one event as the journal has it, without its newline.
-func eventLine(now time.Time, runID, name string, fields map[string]any) []byte {
-	rec := make(map[string]any, len(fields)+3)
-	for k, v := range fields {
-		rec[k] = v
+// eventLine is one event as the journal has it, without its newline: the fields' own keys and
+// ts, run and event, sorted as encoding/json sorts a map's keys, each value as its type encodes
+// it. A line's shape so depends on its fields' names alone, never on the order they are declared.
+func eventLine(now time.Time, runID, name string, fields any) []byte {
+	ts := now.UTC().Format(time.RFC3339Nano)
+	rec := map[string]json.RawMessage{}
+	data, err := json.Marshal(fields)
+	if err == nil && string(data) != "null" {
+		err = json.Unmarshal(data, &rec)
 	}
-	rec["ts"] = now.UTC().Format(time.RFC3339Nano)
-	rec["run"] = runID
-	rec["event"] = name
-	line, err := json.Marshal(rec)
+	var line []byte
+	if err == nil {
+		rec["ts"], _ = json.Marshal(ts)
+		rec["run"], _ = json.Marshal(runID)
+		rec["event"], _ = json.Marshal(name)
+		line, err = json.Marshal(rec)
+	}
 	if err != nil {
-		line, _ = json.Marshal(map[string]any{"ts": rec["ts"], "run": runID, "event": name, "journal_error": err.Error()})
+		line, _ = json.Marshal(map[string]any{"ts": ts, "run": runID, "event": name, "journal_error": err.Error()})
 	}
 	return line
+}
+
+// EventKind is the kind an event read back names, "" where it names none.
+func EventKind(ev map[string]any) string {
+	kind, _ := ev["event"].(string)
+	return kind
+}
+
+// EventTime is when an event read back says it was written; zero where it does not say.
+func EventTime(ev map[string]any) time.Time {
+	ts, _ := ev["ts"].(string)
+	t, _ := time.Parse(time.RFC3339Nano, ts)
+	return t
+}
+
+// DecodeEvent reads ev, an event as a journal reader keeps it, as an E: false where ev is of
+// another kind. A value of another JSON type than E's field is left zero, as the rest of the
+// event is still read: a journal is the repository's file, and an older locum's.
+func DecodeEvent[E Event](ev map[string]any) (E, bool) {
+	var e E
+	if EventKind(ev) != e.Kind() {
+		return e, false
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return e, false
+	}
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(data, &e); err != nil && !errors.As(err, &typeErr) {
+		var zero E
+		return zero, false
+	}
+	return e, true
 }
 
 // Err is the first error writing the journal, if any.

@@ -26,9 +26,9 @@ func sealedJournal(t *testing.T, dir, id string, key []byte) string {
 	j, err := OpenJournal(path, id)
 	require.NoError(t, err)
 	j.Seal(key)
-	j.Event("run_start", map[string]any{"mode": "transform", "model": "m"})
-	j.Event("reply", map[string]any{"answer": "x"})
-	j.Event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
+	j.event("run_start", map[string]any{"mode": "transform", "model": "m"})
+	j.event("reply", map[string]any{"answer": "x"})
+	j.event("run_end", map[string]any{"status": "OK", "receipt": "OK mode=transform"})
 	require.NoError(t, j.Close())
 	return path
 }
@@ -89,7 +89,7 @@ func TestAppendEventKeepsTheSeal(t *testing.T) {
 	dir := t.TempDir()
 	id := "20261130T100000Z-aaaaaa"
 	path := sealedJournal(t, dir, id, testKey)
-	require.NoError(t, AppendEvent(path, id, "verdict", map[string]any{"verdict": "accepted"}, testKey))
+	require.NoError(t, AppendEvent(path, id, VerdictEvent{Verdict: "accepted"}, testKey))
 	j, err := LoadJournal(path, testKey, nil)
 	require.NoError(t, err)
 	assert.True(t, j.Sealed)
@@ -97,7 +97,7 @@ func TestAppendEventKeepsTheSeal(t *testing.T) {
 
 	plain := filepath.Join(dir, "20261130T110000Z-bbbbbb.jsonl")
 	require.NoError(t, os.WriteFile(plain, []byte(`{"event":"run_start","mode":"transform"}`+"\n"), 0o644))
-	require.NoError(t, AppendEvent(plain, "20261130T110000Z-bbbbbb", "verdict", map[string]any{"verdict": "accepted"}, testKey))
+	require.NoError(t, AppendEvent(plain, "20261130T110000Z-bbbbbb", VerdictEvent{Verdict: "accepted"}, testKey))
 	assert.False(t, sealOf(t, plain, testKey).Sealed)
 
 	// A link named like a journal is not followed.
@@ -105,7 +105,7 @@ func TestAppendEventKeepsTheSeal(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, nil, 0o644))
 	link := filepath.Join(dir, "20261130T120000Z-cccccc.jsonl")
 	require.NoError(t, os.Symlink(target, link))
-	require.Error(t, AppendEvent(link, "20261130T120000Z-cccccc", "verdict", nil, testKey))
+	require.Error(t, AppendEvent(link, "20261130T120000Z-cccccc", VerdictEvent{}, testKey))
 	data, _ := os.ReadFile(target)
 	assert.Empty(t, data)
 }
@@ -118,7 +118,7 @@ func TestSealRefusesAFileWithBytes(t *testing.T) {
 	j, err := OpenJournal(path, "20261130T100000Z-aaaaaa")
 	require.NoError(t, err)
 	j.Seal(testKey)
-	j.Event("run_start", map[string]any{"mode": "transform"})
+	j.event("run_start", map[string]any{"mode": "transform"})
 	require.NoError(t, j.Close())
 	assert.False(t, sealOf(t, path, testKey).Sealed)
 }
@@ -147,10 +147,10 @@ func TestLongLines(t *testing.T) {
 	j, err := OpenJournal(path, id)
 	require.NoError(t, err)
 	j.Seal(testKey)
-	j.Event("run_start", map[string]any{"mode": "transform"})
-	j.Event("big", map[string]any{"text": strings.Repeat("x", 200<<10)})
-	j.Event("huge", map[string]any{"text": strings.Repeat("y", maxLine)})
-	j.Event("run_end", map[string]any{"status": "OK"})
+	j.event("run_start", map[string]any{"mode": "transform"})
+	j.event("big", map[string]any{"text": strings.Repeat("x", 200<<10)})
+	j.event("huge", map[string]any{"text": strings.Repeat("y", maxLine)})
+	j.event("run_end", map[string]any{"status": "OK"})
 	require.NoError(t, j.Close())
 	rj, err := LoadJournal(path, testKey, nil)
 	require.NoError(t, err)

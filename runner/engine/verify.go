@@ -33,7 +33,7 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 	}
 	if vr.SandboxWhy != "" && !r.sandboxWhy {
 		r.sandboxWhy = true
-		r.Event("sandbox", map[string]any{"sandbox": vr.Sandbox, "why": vr.SandboxWhy})
+		r.Emit(SandboxEvent{Sandbox: vr.Sandbox, Why: vr.SandboxWhy})
 	}
 	var noSandbox *rails.NoSandboxError
 	var planted *rails.PlantedGitError

@@ -111,23 +111,23 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 	rv := &Review{Root: root, RunID: runID}
 	reviewable := false
 	for _, ev := range events {
-		switch ev["event"] {
+		switch engine.EventKind(ev) {
 		case "run_start":
-			mode, _ := ev["mode"].(string)
-			if branch := reviewBranch(mode); branch != nil {
+			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
+			if branch := reviewBranch(e.Mode); branch != nil {
 				reviewable, rv.Branch = true, branch(runID)
 			}
 		case "run_end":
-			if d, ok := ev["details"].(map[string]any); ok {
-				rv.Status, _ = d["status"].(string)
-			}
+			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
+			rv.Status, _ = e.Details["status"].(string)
 		case "worktree":
-			if base, _ := ev["base"].(string); gitsafe.ValidSHA(base) {
-				rv.Base = base
+			if e, _ := engine.DecodeEvent[engine.WorktreeEvent](ev); gitsafe.ValidSHA(e.Base) {
+				rv.Base = e.Base
 			}
 		case "commit":
-			if commit, _ := ev["commit"].(string); gitsafe.ValidSHA(commit) {
-				rv.Commit = commit
+			// An agent's commit names the commit as a workflow's does; only its type differs.
+			if e, _ := engine.DecodeEvent[engine.BranchCommitEvent](ev); gitsafe.ValidSHA(e.Commit) {
+				rv.Commit = e.Commit
 			}
 		}
 	}

@@ -26,10 +26,10 @@ func TestFindNamesTheBranchOfARegisteredMode(t *testing.T) {
 	journal := func(name, mode string) {
 		j, err := engine.OpenJournal(filepath.Join(dir, name+".jsonl"), name)
 		require.NoError(t, err)
-		j.Event("run_start", map[string]any{"mode": mode})
-		j.Event("worktree", map[string]any{"base": base})
-		j.Event("commit", map[string]any{"commit": "not-a-sha"})
-		j.Event("run_end", map[string]any{"details": map[string]any{"status": StatusCompleted}})
+		j.Emit(engine.RunStartEvent{Mode: mode})
+		j.Emit(engine.WorktreeEvent{Base: base})
+		j.Emit(engine.BranchCommitEvent{Commit: "not-a-sha"})
+		j.Emit(engine.RunEndEvent{Details: map[string]any{"status": StatusCompleted}})
 		require.NoError(t, j.Close())
 	}
 	journal(id, "test-branching")

@@ -105,8 +105,8 @@ func Measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 	res, err := measure(ctx, r, o)
 	res.Duration = time.Since(start)
 	if err == nil {
-		r.Event("verify_strength", map[string]any{"strength": res.String(), "made": res.Made, "run": res.Run, "rejected": res.Rejected,
-			"survivors": res.Survivors, "unknown": res.Unknown, "control_ms": res.Control.Milliseconds(), "duration_ms": res.Duration.Milliseconds()})
+		r.Emit(engine.VerifyStrengthEvent{Strength: res.String(), Made: res.Made, Run: res.Run, Rejected: res.Rejected,
+			Survivors: res.Survivors, Unknown: res.Unknown, ControlMs: res.Control.Milliseconds(), DurationMs: res.Duration.Milliseconds()})
 	}
 	return res, err
 }
@@ -197,7 +197,7 @@ func measure(ctx context.Context, r *engine.Run, o Options) (Result, error) {
 		if timedOut {
 			verdict = "timed out after " + limit.Round(time.Millisecond).String()
 		}
-		r.Event("mutant", map[string]any{"kind": m.Kind, "line": m.Line, "desc": m.Desc, "verdict": verdict, "rejected": rejected})
+		r.Emit(engine.MutantEvent{Mutation: m.Kind, Line: m.Line, Desc: m.Desc, Verdict: verdict, Rejected: rejected})
 		res.Run++
 		if rejected {
 			res.Rejected++

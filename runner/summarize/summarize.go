@@ -147,7 +147,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 			if useSchema && refusesSchema(err) {
 				// The instruction in the prompt asks for the same object.
 				useSchema = false
-				r.Event("response_format_refused", map[string]any{"error": err.Error()})
+				r.Emit(engine.ResponseFormatRefusedEvent{Error: err.Error()})
 				attempt--
 				continue
 			}
@@ -158,7 +158,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 			*s.claims = Gate(claims, s.scope.Text.Lines, s.scope.Range)
 			return s.report(r)
 		}
-		r.Event("digest_unusable", map[string]any{"attempt": attempt, "error": perr.Error()})
+		r.Emit(engine.DigestUnusableEvent{Attempt: attempt, Error: perr.Error()})
 		if attempt == 2 {
 			return &rails.ReplyError{Class: rails.ClassMalformed, Detail: "the digest is not the JSON object asked for, twice: " + perr.Error()}
 		}
@@ -329,7 +329,7 @@ func (s *summarize) report(r *engine.Run) error {
 	// The digest stands in for reading the span, one turn either way; it writes nothing the
 	// host would have. What it saves is the span's bytes kept out of the host's context.
 	r.HostWork(engine.HostWork{Read: int64(spanBytes), Turns: cost.Turns{Direct: 1, Delegated: 1}})
-	r.Event("gate", map[string]any{"supported": supported, "unsupported": unsupported})
+	r.Emit(engine.GateEvent{Supported: supported, Unsupported: unsupported})
 	if len(claims) == 0 {
 		return &engine.RedError{Reason: "the digest is empty: the model made no claim about the span; read the span instead"}
 	}

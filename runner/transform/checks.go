@@ -79,7 +79,7 @@ func (t *transform) measure(ctx context.Context, r *engine.Run, written []byte) 
 	if t.commentsOnly(written) {
 		// Mutants of the code around the edit would say nothing of it.
 		res.CommentsOnly = true
-		r.Event("verify_strength", map[string]any{"strength": res.String(), "comments_only": true})
+		r.Emit(engine.CommentsOnlyEvent{Strength: res.String(), CommentsOnly: true})
 	} else {
 		var err error
 		res, err = strength.Measure(ctx, r, strength.Options{Verify: t.opts.Verify, Root: t.opts.Root, Max: n,

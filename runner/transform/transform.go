@@ -110,7 +110,7 @@ func (t *transform) runBaseline(ctx context.Context, r *engine.Run) (err error) 
 		return err
 	}
 	changed := &engine.VerifyWroteError{Command: t.opts.Verify, Files: []string{t.display}, Before: true}
-	r.Event("verify_wrote", map[string]any{"step": "baseline", "files": changed.Files})
+	r.Emit(engine.VerifyWroteEvent{Step: "baseline", Files: changed.Files})
 	if rerr := t.guard.Restore(); rerr != nil {
 		t.restoreFailed = true
 		r.Detail("outcome", "restore_failed")
@@ -158,7 +158,7 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 		}
 	}
 	prompt := t.prompt(r.Spec.Settings.String(packs.EditFormat), "")
-	r.Event("scope", map[string]any{"file": t.display, "verify": t.opts.Verify, "lines": t.orig.String(), "file_lines": len(t.text.Lines), "prompt_bytes": scope.PromptBytes(prompt)})
+	r.Emit(engine.FileScopeEvent{File: t.display, Verify: new(t.opts.Verify), Lines: t.orig.String(), FileLines: len(t.text.Lines), PromptBytes: scope.PromptBytes(prompt)})
 	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int(packs.MaxInputBytes))
 }
 
@@ -274,25 +274,25 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		}
 		repl, err := t.parse(format, res.Answer)
 		if err != nil {
-			r.Event("attempt", map[string]any{"attempt": attempt, "edit_error": err.Error()})
+			r.Emit(engine.AttemptEvent{Attempt: attempt, EditError: err.Error()})
 			feedback = "Your reply could not be applied: " + err.Error()
 			continue
 		}
 		if reason, retry := t.shapeReply(format, repl); reason != "" {
 			checked = reason
-			r.Event("attempt", map[string]any{"attempt": attempt, "checks": reason})
+			r.Emit(engine.AttemptEvent{Attempt: attempt, Checks: reason})
 			feedback = retry
 			continue
 		}
 		if format == "span" {
 			if kept := t.keepDoc(repl); len(kept) != len(repl) {
-				r.Event("doc_kept", map[string]any{"attempt": attempt, "lines": len(t.doc)})
+				r.Emit(engine.DocKeptEvent{Attempt: attempt, Lines: len(t.doc)})
 				repl = kept
 			}
 		}
 		edit := strings.Join(repl, "\n")
 		if earlier, ok := rejected[edit]; ok {
-			r.Event("attempt", map[string]any{"attempt": attempt, "repeated": earlier})
+			r.Emit(engine.AttemptEvent{Attempt: attempt, Repeated: earlier})
 			if toldRepeat {
 				return &engine.RedError{Kind: "repeated", Reason: fmt.Sprintf("attempt %d repeated the edit of attempt %d, which the verify rejected, after being told; the file was restored", attempt, earlier)}
 			}
@@ -302,7 +302,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		}
 		if slices.Equal(repl, t.span()) || slices.Equal(repl, t.origSpan) {
 			unchanged++
-			r.Event("attempt", map[string]any{"attempt": attempt, "unchanged": true})
+			r.Emit(engine.AttemptEvent{Attempt: attempt, Unchanged: true})
 			feedback = "Your reply leaves the span as it was before the task. Change it to do the task."
 			continue
 		}
@@ -310,7 +310,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		written := []byte(next.Join())
 		if reason, retry := t.guardEdit(s, written); reason != "" {
 			checked = reason
-			r.Event("attempt", map[string]any{"attempt": attempt, "checks": reason})
+			r.Emit(engine.AttemptEvent{Attempt: attempt, Checks: reason})
 			feedback = retry
 			continue
 		}
@@ -320,7 +320,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			return fmt.Errorf("writing %s: %w", t.display, err)
 		}
 		t.text, t.n = next, len(repl)
-		r.Event("attempt", map[string]any{"attempt": attempt, "span_lines": t.n})
+		r.Emit(engine.AttemptEvent{Attempt: attempt, SpanLines: new(t.n)})
 
 		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: attempt})
 		vr, err := r.Verify(ctx, t.opts.Verify, t.opts.Root)
@@ -328,7 +328,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 		tail := string(vr.Output)
-		r.Event("verify", map[string]any{"attempt": attempt, "verdict": vr.Verdict(), "duration_ms": vr.Duration.Milliseconds(), "tail": tail})
+		r.Emit(engine.VerifyEvent{Attempt: attempt, Verdict: vr.Verdict(), DurationMs: vr.Duration.Milliseconds(), Tail: tail})
 		lastTail = tail
 		r.Detail("verify_tail", tail)
 		switch {
@@ -339,7 +339,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			// The verdict is on the edit as it was written; what the verify left in the file (a
 			// formatter's bytes, an appended line) is its output, not the edit, and is not kept.
 			if !t.guard.Holds(written) {
-				r.Event("verify_wrote", map[string]any{"step": "edit", "attempt": attempt, "files": []string{t.display}})
+				r.Emit(engine.VerifyWroteEvent{Step: "edit", Attempt: attempt, Files: []string{t.display}})
 				if err := t.guard.Write(written); err != nil {
 					return fmt.Errorf("putting the edit back in %s after the verify changed it: %w", t.display, err)
 				}

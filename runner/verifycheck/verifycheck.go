@@ -49,7 +49,7 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 	if err != nil {
 		return err
 	}
-	r.Event("scope", map[string]any{"file": sc.Display, "verify": j.Verify, "lines": sc.Range.String(), "file_lines": len(sc.Text.Lines)})
+	r.Emit(engine.FileScopeEvent{File: sc.Display, Verify: new(j.Verify), Lines: sc.Range.String(), FileLines: len(sc.Text.Lines)})
 	r.Detail("file", sc.Display)
 	r.Detail("lines", sc.Range.String())
 	// Checking the verify is work a host would not do without locum: it saves it nothing by
