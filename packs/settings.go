@@ -21,26 +21,38 @@ import (
 // declare another mode too, one registered with RegisterMode.
 var Modes = []string{"transform", "summarize", "dedup", "eval", "agent", "workflow", "verify-check"}
 
+// ModeSpec is what packs knows of a registered mode.
+type ModeSpec struct {
+	Name string
+	// Settings are the declared settings the mode takes beyond those every mode takes; a mode of
+	// the contract's own has them in the settings table.
+	Settings []Key
+	// Step says a workflow step may run the mode; EditsInPlace that such a step edits files, so
+	// its workflow must have a verify.
+	Step, EditsInPlace bool
+}
+
 var (
 	registeredMu sync.RWMutex
-	// registered are the modes outside the contract's own, with the settings each takes beyond
-	// those every mode takes.
-	registered = map[string][]Key{}
+	// registered are the modes the running locum knows, each as its package registered it.
+	registered = map[string]ModeSpec{}
 )
 
-// RegisterMode makes a mode outside the contract's own one a pack may declare, taking settings
-// (declared settings, such as MaxInputBytes) beyond those every mode takes. A contract mode, or a
-// second registration of a name, is a programming error.
-func RegisterMode(name string, settings []Key) {
-	if slices.Contains(Modes, name) {
-		panic(fmt.Sprintf("packs: %q is a mode of the pack contract; its settings are in the settings table", name))
+// RegisterMode makes a mode known: a pack may declare one outside the contract's own, taking
+// m.Settings (declared settings, such as MaxInputBytes) beyond those every mode takes, and a
+// workflow step may run one that says Step. A contract mode that lists settings, or a second
+// registration of a name, is a programming error.
+func RegisterMode(m ModeSpec) {
+	if slices.Contains(Modes, m.Name) && len(m.Settings) > 0 {
+		panic(fmt.Sprintf("packs: %q is a mode of the pack contract; its settings are in the settings table", m.Name))
 	}
 	registeredMu.Lock()
 	defer registeredMu.Unlock()
-	if _, dup := registered[name]; dup {
-		panic(fmt.Sprintf("packs: mode %q registered twice", name))
+	if _, dup := registered[m.Name]; dup {
+		panic(fmt.Sprintf("packs: mode %q registered twice", m.Name))
 	}
-	registered[name] = slices.Clone(settings)
+	m.Settings = slices.Clone(m.Settings)
+	registered[m.Name] = m
 }
 
 // KnownMode says a pack may declare mode: one of the contract's, or a registered one.
@@ -48,17 +60,21 @@ func KnownMode(mode string) bool {
 	if slices.Contains(Modes, mode) {
 		return true
 	}
+	_, ok := registeredMode(mode)
+	return ok
+}
+
+func registeredMode(mode string) (ModeSpec, bool) {
 	registeredMu.RLock()
 	defer registeredMu.RUnlock()
-	_, ok := registered[mode]
-	return ok
+	m, ok := registered[mode]
+	return m, ok
 }
 
 // registeredTakes says a registered mode takes key; false for a mode not registered.
 func registeredTakes(mode string, key Key) bool {
-	registeredMu.RLock()
-	defer registeredMu.RUnlock()
-	return slices.Contains(registered[mode], key)
+	m, _ := registeredMode(mode)
+	return slices.Contains(m.Settings, key)
 }
 
 type valueKind int

@@ -23,7 +23,6 @@ import (
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -269,7 +268,7 @@ func (w *run) checkVerifies() error {
 			if err := check("step "+st.Name+"'s verify", v, item); err != nil {
 				return err
 			}
-		} else if st.Mode == transform.Mode.Name {
+		} else if packs.StepEdits(st.Mode) {
 			if err := check("the verify of step "+st.Name+"'s items", w.wf.Verify, item); err != nil {
 				return err
 			}

@@ -44,6 +44,37 @@ type Mode struct {
 	// Unit what its break-even counts ("span lines"); a zero Prior has no break-even by size.
 	Prior cost.History
 	Unit  string
+	// Step, when set, makes the mode one a workflow step may run: it builds one item's job from
+	// what the step gives it.
+	Step func(StepItem) (StepJob, error)
+}
+
+// StepItem is what a workflow step gives the job of one of its items.
+type StepItem struct {
+	// With are the step's inputs, expanded for the item; Vars the item's own names (item, file,
+	// symbol or line, as its list gives them).
+	With, Vars map[string]string
+	// Verify is the workflow's verify expanded for the item, given to a mode that edits in place
+	// when the step names no verify of its own.
+	Verify string
+}
+
+// Input is the step's input key, else the item's name fallback ("" names none).
+func (s StepItem) Input(key, fallback string) string {
+	if v, ok := s.With[key]; ok {
+		return v
+	}
+	return s.Vars[fallback]
+}
+
+// StepJob is the job of one workflow item and what it gives the workflow.
+type StepJob struct {
+	Job Job
+	// Args are settings the step's inputs set, applied as a tool call's arguments are, so they
+	// may narrow a rail and never widen it.
+	Args map[string]string
+	// Output, when set, is what the item passes to the steps after it once its run is green.
+	Output func() string
 }
 
 var (
@@ -63,11 +94,7 @@ func RegisterMode(m Mode) {
 	if _, dup := modes[m.Name]; dup {
 		panic(fmt.Sprintf("engine: mode %q registered twice", m.Name))
 	}
-	if !slices.Contains(packs.Modes, m.Name) {
-		packs.RegisterMode(m.Name, m.Settings)
-	} else if len(m.Settings) > 0 {
-		panic(fmt.Sprintf("engine: mode %q of the pack contract lists settings; the settings table has them", m.Name))
-	}
+	packs.RegisterMode(packs.ModeSpec{Name: m.Name, Settings: m.Settings, Step: m.Step != nil, EditsInPlace: m.EditsInPlace})
 	modes[m.Name] = m
 }
 
