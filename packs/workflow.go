@@ -226,11 +226,11 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 		for _, m := range templateRef.FindAllStringSubmatch(wf.Verify, -1) {
 			named[m[1]] = true
 		}
-		// Whether a workflow edits is known only when this locum registers each step's mode; a
-		// step of another is refused when it runs.
+		// Whether a workflow edits is known only when this locum registers each step's mode as
+		// one a step runs; a step of another is refused when it runs.
 		edits, registeredAll := false, true
 		for _, st := range wf.Steps {
-			if _, ok := registeredMode(st.Mode); !ok {
+			if m, ok := registeredMode(st.Mode); !ok || !m.Step {
 				registeredAll = false
 			}
 		}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
@@ -13,7 +14,8 @@ import (
 // Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
 var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
-	Prior: cost.ReadPrior(9, 400), Step: stepJob}
+	Prior: cost.ReadPrior(9, 400), Step: stepJob,
+	Settings: slices.Concat(packs.HostSettings, []packs.Key{packs.EmbedModel, packs.Threshold, packs.Method, packs.Exact, packs.BatchSize, packs.Glob, packs.CacheMaxMiB})}
 
 func init() { engine.RegisterMode(Mode) }
 

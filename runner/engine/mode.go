@@ -30,9 +30,9 @@ type Mode struct {
 	Model ModelKind
 	// EditsInPlace says the run edits the file its scope event names, in the user's tree.
 	EditsInPlace bool
-	// Settings are the declared settings a mode outside the pack contract's own takes, beyond
-	// those every mode takes (the endpoint, timeout, max_input_bytes); the contract's modes have
-	// theirs in the settings table.
+	// Settings are the declared settings the mode takes beyond those every mode takes (the
+	// endpoint, timeout, max_input_bytes): its flags, its tool's arguments and what a pack may set
+	// for it.
 	Settings []packs.Key
 	// Outcome, when set, words a run's result in one line for a person or a host, after the
 	// run and before the receipt: what it did and where (Result.Outcome).
@@ -82,9 +82,10 @@ var (
 	modes   = map[string]Mode{}
 )
 
-// RegisterMode makes a mode known to the layers above the modes, and to packs: a mode outside
-// the pack contract's own may then be declared by a pack, with its Settings. A mode's package
-// calls it once, from init; a second registration of a name is a programming error.
+// RegisterMode makes a mode known to the layers above the modes, and to packs: its Settings
+// resolve for its runs, and a mode outside the pack contract's own may be declared by a pack. A
+// mode's package calls it once, from init; a second registration of a name is a programming
+// error.
 func RegisterMode(m Mode) {
 	if m.Name == "" {
 		panic("engine: a mode with no name")

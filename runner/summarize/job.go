@@ -2,8 +2,10 @@ package summarize
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 )
@@ -11,7 +13,8 @@ import (
 // Mode is the summarize mode: a digest of a span whose every claim the evidence gate checks.
 var Mode = engine.Mode{Name: "summarize", Model: engine.ChatModel,
 	// A digest of 150 words comes back as about 1,000 bytes of claims.
-	Prior: cost.ReadPrior(8, 1000), Unit: "span lines", Step: stepJob}
+	Prior: cost.ReadPrior(8, 1000), Unit: "span lines", Step: stepJob,
+	Settings: slices.Concat(packs.ChatSettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxWords})}
 
 func init() { engine.RegisterMode(Mode) }
 

@@ -3,6 +3,7 @@ package transform
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
@@ -12,7 +13,9 @@ import (
 
 // Mode is the transform mode: a verify-gated edit of one span, by a chat model.
 var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome,
-	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob}
+	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob,
+	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxAttempts,
+		packs.EditGuard, packs.EditFormat, packs.Mutants, packs.ExpectRed, packs.NoBaseline, packs.HostHoldsSpan, packs.DelegateWhen})}
 
 func init() { engine.RegisterMode(Mode) }
 
