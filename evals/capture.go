@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -474,6 +475,6 @@ func BinarySHA256() string {
 }
 
 // Mode is the eval mode: screens and A/B captures, each turn asked of a chat model.
-var Mode = engine.Mode{Name: "eval", Model: engine.ChatModel}
+var Mode = engine.Mode{Name: "eval", Model: engine.ChatModel, Settings: slices.Concat(packs.ChatSettings, []packs.Key{packs.K})}
 
 func init() { engine.RegisterMode(Mode) }

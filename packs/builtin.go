@@ -2,10 +2,58 @@
 // every mode runs with. The packs locum ships are data in this folder, embedded in the binary.
 package packs
 
-import "embed"
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+)
 
 //go:embed all:tools
 var builtinFS embed.FS
 
 // DefaultPack is composed alone when a workspace names no packs.
 const DefaultPack = "tools/local-llm"
+
+// Modes are the pack contract's own modes: those the default pack declares, in its order, which
+// is the order every list of modes keeps. The contract's schema checks their settings; a pack may
+// declare another mode too, one registered with RegisterMode.
+var Modes = defaultPackModes()
+
+func defaultPackModes() []string {
+	data, err := builtinFS.ReadFile(DefaultPack + "/pack.json")
+	if err != nil {
+		panic(fmt.Sprintf("packs: the default pack: %v", err))
+	}
+	var m struct {
+		Contributes struct {
+			Modes objectKeys `json:"modes"`
+		} `json:"contributes"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		panic(fmt.Sprintf("packs: the default pack's modes: %v", err))
+	}
+	return m.Contributes.Modes
+}
+
+// objectKeys are a JSON object's keys in the order it writes them.
+type objectKeys []string
+
+func (k *objectKeys) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		*k = append(*k, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -17,30 +17,40 @@ import (
 	"github.com/locumdev/locum/schema"
 )
 
-// Modes are the pack contract's own modes, whose settings the settings table lists. A pack may
-// declare another mode too, one registered with RegisterMode.
-var Modes = []string{"transform", "summarize", "dedup", "eval", "agent", "workflow", "verify-check"}
+// ModeSpec is what packs knows of a registered mode.
+type ModeSpec struct {
+	Name string
+	// Settings are the declared settings the mode takes beyond those every mode takes (the
+	// endpoint, timeout, max_input_bytes).
+	Settings []Key
+	// Step says a workflow step may run the mode; EditsInPlace that such a step edits files, so
+	// its workflow must have a verify.
+	Step, EditsInPlace bool
+}
 
 var (
 	registeredMu sync.RWMutex
-	// registered are the modes outside the contract's own, with the settings each takes beyond
-	// those every mode takes.
-	registered = map[string][]Key{}
+	// registered are the modes the running locum knows, each as its package registered it.
+	registered = map[string]ModeSpec{}
 )
 
-// RegisterMode makes a mode outside the contract's own one a pack may declare, taking settings
-// (declared settings, such as MaxInputBytes) beyond those every mode takes. A contract mode, or a
-// second registration of a name, is a programming error.
-func RegisterMode(name string, settings []Key) {
-	if slices.Contains(Modes, name) {
-		panic(fmt.Sprintf("packs: %q is a mode of the pack contract; its settings are in the settings table", name))
+// RegisterMode makes a mode known: it takes m.Settings (declared settings, such as MaxAttempts)
+// beyond those every mode takes, a pack may declare one outside the contract's own, and a
+// workflow step may run one that says Step. A setting every mode takes, or a second registration
+// of a name, is a programming error.
+func RegisterMode(m ModeSpec) {
+	for _, k := range m.Settings {
+		if s, ok := specOf(k.name); !ok || !s.perMode {
+			panic(fmt.Sprintf("packs: mode %q lists %s, which is no setting a mode chooses to take", m.Name, k))
+		}
 	}
 	registeredMu.Lock()
 	defer registeredMu.Unlock()
-	if _, dup := registered[name]; dup {
-		panic(fmt.Sprintf("packs: mode %q registered twice", name))
+	if _, dup := registered[m.Name]; dup {
+		panic(fmt.Sprintf("packs: mode %q registered twice", m.Name))
 	}
-	registered[name] = slices.Clone(settings)
+	m.Settings = slices.Clone(m.Settings)
+	registered[m.Name] = m
 }
 
 // KnownMode says a pack may declare mode: one of the contract's, or a registered one.
@@ -48,17 +58,39 @@ func KnownMode(mode string) bool {
 	if slices.Contains(Modes, mode) {
 		return true
 	}
+	_, ok := registeredMode(mode)
+	return ok
+}
+
+func registeredMode(mode string) (ModeSpec, bool) {
 	registeredMu.RLock()
 	defer registeredMu.RUnlock()
-	_, ok := registered[mode]
+	m, ok := registered[mode]
+	return m, ok
+}
+
+// Registered says a mode of that name is registered.
+func Registered(mode string) bool {
+	_, ok := registeredMode(mode)
 	return ok
+}
+
+// PerModeSettings are the settings a mode may choose to take (ModeSpec.Settings), in the table's
+// order.
+func PerModeSettings() []Key {
+	var out []Key
+	for _, s := range keySpecs {
+		if s.perMode {
+			out = append(out, s.key)
+		}
+	}
+	return out
 }
 
 // registeredTakes says a registered mode takes key; false for a mode not registered.
 func registeredTakes(mode string, key Key) bool {
-	registeredMu.RLock()
-	defer registeredMu.RUnlock()
-	return slices.Contains(registered[mode], key)
+	m, _ := registeredMode(mode)
+	return slices.Contains(m.Settings, key)
 }
 
 type valueKind int
@@ -138,19 +170,32 @@ var (
 	Servers           = Key{"servers"}
 )
 
+// The settings a kind of mode takes, for the modes' registrations to share.
+var (
+	// ChatSettings are taken by a mode that asks a chat model.
+	ChatSettings = []Key{FirstTokenTimeout, MaxOutputTokens, Effort}
+	// VerifySettings are taken by a mode that runs a verify command.
+	VerifySettings = []Key{VerifyTimeout, VerifyNetwork, SandboxSetting, VerifyHome, VerifyCaches}
+	// HostSettings are taken by a mode a host delegates to, for the host-cost estimate.
+	HostSettings = []Key{HostTurnsLeft, HostContextTokens}
+)
+
 // LedgerSettings names the settings only `locum ledger` (and the MCP ledger tool) resolves: no
 // mode of the contract, so no run resolves them.
 const LedgerSettings = "ledger"
 
 // keySpec is one setting: its built-in default, the environment variable and flag that override
-// it, and the modes it applies to (none: every mode).
+// it, and whether every mode takes it or only the modes that register it.
 type keySpec struct {
-	key   Key
-	kind  valueKind
-	def   string
-	env   string
-	flag  string
-	modes []string
+	key  Key
+	kind valueKind
+	def  string
+	env  string
+	flag string
+	// perMode settings are taken only by the modes whose registration lists them (ModeSpec.Settings).
+	perMode bool
+	// ledger settings are resolved by the ledger alone (LedgerSettings), never by a mode's run.
+	ledger bool
 	// global settings come from the workspace's endpoint, not from per-mode defaults.
 	global bool
 	max    int64
@@ -170,31 +215,31 @@ var keySpecs = []keySpec{
 	{key: BaseURL, kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
 	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, operatorOnly: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	{key: Timeout, kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
-	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", modes: []string{"transform", "summarize", "eval", "agent"}, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", perMode: true, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: MaxOutputTokens, kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", modes: []string{"transform", "summarize", "eval", "agent"}, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
-	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", modes: []string{"transform", "summarize", "eval", "agent"}, doc: "thinking cap: none, low, medium or high"},
-	{key: RoleSetting, kind: kindSlug, flag: "role", modes: []string{"transform", "summarize", "agent"}, doc: "route to the model a signed A/B record earned for this role"},
-	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", modes: []string{"transform"}, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
-	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", modes: []string{"transform"}, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
-	{key: EditGuard, kind: kindEditGuard, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", modes: []string{"transform"}, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},
-	{key: Mutants, kind: kindCountOrZero, def: "4", env: "LOCUM_MUTANTS", flag: "mutants", global: true, operatorOnly: true, modes: []string{"transform", "workflow", "verify-check"}, max: 20, doc: "after a kept edit, run the verify against at most this many small changes to the span, in a scratch copy of the tree, and report how many it rejected (verify_strength=K/N); 0 for none"},
-	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", modes: []string{"transform", "agent", "workflow", "verify-check"}, ceiling: true, doc: "deadline for each run of the verify command"},
-	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", modes: []string{"transform", "agent"}, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
-	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", modes: []string{"transform", "agent"}, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
-	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
-	{key: VerifyRounds, kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", modes: []string{"agent"}, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
-	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", modes: []string{"agent"}, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
-	{key: MaxWords, kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", modes: []string{"summarize"}, doc: "the length of the digest in words"},
-	{key: EmbedModel, kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", modes: []string{"dedup"}, doc: "the embedding model"},
-	{key: Threshold, kind: kindCosine, env: "LOCUM_THRESHOLD", flag: "threshold", modes: []string{"dedup"}, doc: "join files whose score is at or above this, a plain decimal from -1 to 1; unset, 0.8 for an embedding cosine and 0.5 for a lexical score"},
-	{key: Method, kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", modes: []string{"dedup"}, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
-	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", modes: []string{"dedup"}, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
-	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", modes: []string{"dedup"}, doc: "inputs per embeddings request"},
-	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", modes: []string{"dedup"}, doc: "which files of the folder are entries"},
+	{key: MaxOutputTokens, kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", perMode: true, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
+	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", perMode: true, doc: "thinking cap: none, low, medium or high"},
+	{key: RoleSetting, kind: kindSlug, flag: "role", perMode: true, doc: "route to the model a signed A/B record earned for this role"},
+	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", perMode: true, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
+	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", perMode: true, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
+	{key: EditGuard, kind: kindEditGuard, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", perMode: true, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},
+	{key: Mutants, kind: kindCountOrZero, def: "4", env: "LOCUM_MUTANTS", flag: "mutants", global: true, operatorOnly: true, perMode: true, max: 20, doc: "after a kept edit, run the verify against at most this many small changes to the span, in a scratch copy of the tree, and report how many it rejected (verify_strength=K/N); 0 for none"},
+	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", perMode: true, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", perMode: true, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
+	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", perMode: true, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
+	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", perMode: true, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: VerifyRounds, kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", perMode: true, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", perMode: true, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
+	{key: MaxWords, kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", perMode: true, doc: "the length of the digest in words"},
+	{key: EmbedModel, kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", perMode: true, doc: "the embedding model"},
+	{key: Threshold, kind: kindCosine, env: "LOCUM_THRESHOLD", flag: "threshold", perMode: true, doc: "join files whose score is at or above this, a plain decimal from -1 to 1; unset, 0.8 for an embedding cosine and 0.5 for a lexical score"},
+	{key: Method, kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", perMode: true, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", perMode: true, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
+	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", perMode: true, doc: "inputs per embeddings request"},
+	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", perMode: true, doc: "which files of the folder are entries"},
 	// The embedding cache is the operator's file, shared by every repository: its size is theirs
 	// to choose.
-	{key: CacheMaxMiB, kind: kindCount, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, modes: []string{"dedup"}, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
+	{key: CacheMaxMiB, kind: kindCount, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, perMode: true, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
 	// What the host pays is the operator's to say: no repository file prices their tokens.
 	{key: HostFamily, kind: kindHostFamily, def: "claude", env: "LOCUM_HOST_FAMILY", flag: "host-family", global: true, operatorOnly: true, doc: "the host's model family, whose list prices weigh the host-cost estimate: claude, gemini or gpt"},
 	{key: HostPriceIn, kind: kindPrice, env: "LOCUM_HOST_PRICE_IN", flag: "host-price-in", global: true, operatorOnly: true, doc: "what the host pays per million input tokens, in US dollars; unset, its family's list price"},
@@ -203,32 +248,29 @@ var keySpecs = []keySpec{
 	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
 	// Like the context, the turns the host has left are the host's to say, or the operator's:
 	// global, so no repository file sets them.
-	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow", "verify-check"}, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
+	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, perMode: true, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
 	// What the host's context holds is the host's to say, or the operator's: global, so no
 	// repository file sets it.
-	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, modes: []string{"transform", "summarize", "dedup", "agent", "workflow", "verify-check"}, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
-	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, modes: []string{"transform"}, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
-	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, modes: []string{"transform", "workflow"}, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
+	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, perMode: true, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
+	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, perMode: true, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
+	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, perMode: true, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
 	// The host's transcripts are the operator's files, outside every repository: only the
 	// operator names them, and only the ledger reads them. Its one "mode", the ledger (no mode
 	// of the contract), keeps it out of every run's settings and so out of every journal.
-	{key: HostTranscripts, kind: kindText, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, modes: []string{LedgerSettings}, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
-	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", modes: []string{"workflow"}, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
-	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, modes: []string{"workflow"}, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
-	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", modes: []string{"eval"}, doc: "turns per task and arm of an A/B capture"},
+	{key: HostTranscripts, kind: kindText, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, ledger: true, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
+	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", perMode: true, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
+	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, perMode: true, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
+	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", perMode: true, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
-	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
-	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
-	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
-	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, modes: []string{"transform", "agent", "workflow", "verify-check"}, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
+	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, perMode: true, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
+	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, perMode: true, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, perMode: true, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
+	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, perMode: true, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
 }
 
 func (s keySpec) appliesTo(mode string) bool {
-	if len(s.modes) == 0 {
-		return true
-	}
-	if slices.Contains(s.modes, mode) {
+	if !s.perMode && !s.ledger {
 		return true
 	}
 	return registeredTakes(mode, s.key)
@@ -690,7 +732,7 @@ type FlagSpec struct {
 func SettingFlags(mode string) []FlagSpec {
 	return flagSpecs(func(s keySpec) bool {
 		if mode == "" {
-			return s.global && len(s.modes) == 0
+			return s.global && !s.perMode && !s.ledger
 		}
 		return s.appliesTo(mode)
 	})
@@ -698,7 +740,7 @@ func SettingFlags(mode string) []FlagSpec {
 
 // LedgerFlags lists the flags of the settings only the ledger takes (LedgerSettings).
 func LedgerFlags() []FlagSpec {
-	return flagSpecs(func(s keySpec) bool { return s.global && slices.Contains(s.modes, LedgerSettings) })
+	return flagSpecs(func(s keySpec) bool { return s.global && s.ledger })
 }
 
 // ServeFlags lists the flags a server of tool calls takes from its operator: the shared settings
@@ -707,7 +749,7 @@ func LedgerFlags() []FlagSpec {
 // user config.
 func ServeFlags() []FlagSpec {
 	return flagSpecs(func(s keySpec) bool {
-		return s.global && (len(s.modes) == 0 || s.operatorOnly)
+		return s.global && (!s.perMode && !s.ledger || s.operatorOnly)
 	})
 }
 

@@ -2,7 +2,6 @@ package packs
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -70,15 +69,25 @@ var ItemVars = map[string][]string{
 // templateRef is one {{name}} in a template.
 var templateRef = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.-]*)\s*\}\}`)
 
-// stepModes are the modes a workflow step runs (the schema's list), with whether each edits
-// files; the workflow package holds this to the modes' own registrations.
-var stepModes = map[string]bool{"transform": true, "summarize": false, "dedup": false}
-
 // StepEdits says a workflow step of mode edits files, so its workflow must have a verify.
-func StepEdits(mode string) bool { return stepModes[mode] }
+func StepEdits(mode string) bool {
+	m, ok := registeredMode(mode)
+	return ok && m.Step && m.EditsInPlace
+}
 
-// StepModes are the modes a workflow step may run.
-func StepModes() []string { return slices.Sorted(maps.Keys(stepModes)) }
+// StepModes are the registered modes a workflow step may run, sorted.
+func StepModes() []string {
+	registeredMu.RLock()
+	defer registeredMu.RUnlock()
+	var out []string
+	for name, m := range registered {
+		if m.Step {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // StepOutput is the template name of an earlier step's output.
 func StepOutput(step string) string { return "steps." + step + ".output" }
@@ -217,7 +226,14 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 		for _, m := range templateRef.FindAllStringSubmatch(wf.Verify, -1) {
 			named[m[1]] = true
 		}
-		edits := false
+		// Whether a workflow edits is known only when this locum registers each step's mode as
+		// one a step runs; a step of another is refused when it runs.
+		edits, registeredAll := false, true
+		for _, st := range wf.Steps {
+			if m, ok := registeredMode(st.Mode); !ok || !m.Step {
+				registeredAll = false
+			}
+		}
 		for i, st := range wf.Steps {
 			if !StepEdits(st.Mode) {
 				continue
@@ -235,6 +251,7 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 			}
 		}
 		switch {
+		case !registeredAll:
 		case edits && strings.TrimSpace(wf.Verify) == "":
 			add(base, "workflow %s edits files (a transform step) but declares no verify: its combined result could not be judged", name)
 		case !edits && strings.TrimSpace(wf.Verify) != "":

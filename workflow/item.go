@@ -17,10 +17,7 @@ import (
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/client"
-	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/runner/summarize"
-	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -167,7 +164,7 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 		}
 		in.with[k] = v
 	}
-	if _, own := st.With["verify"]; !own && st.Mode == transform.Mode.Name {
+	if _, own := st.With["verify"]; !own && packs.StepEdits(st.Mode) {
 		v, err := packs.ExpandCommand(w.wf.Verify, iv, asWritten)
 		if err != nil {
 			return in, engine.BadInputf("verify: %v", err)
@@ -303,59 +300,19 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 // itemJob is the job of a step's mode for one item, the settings its inputs set (dedup's glob),
 // and what the item passes forward once its run is green.
 func itemJob(st packs.WorkflowStep, with, vars map[string]string, verify string) (engine.Job, map[string]string, func() string, error) {
-	pick := func(key, fallback string) string {
-		if v, ok := with[key]; ok {
-			return v
-		}
-		return vars[fallback]
+	mode, ok := engine.LookupMode(st.Mode)
+	if !ok || mode.Step == nil {
+		return nil, nil, nil, engine.BadInputf("step %s: a workflow runs %s steps, not %s", st.Name, strings.Join(packs.StepModes(), ", "), untrusted.Escape(st.Mode))
 	}
-	build, ok := builders[st.Mode]
-	if !ok {
-		return nil, nil, nil, engine.BadInputf("step %s: a workflow runs transform, summarize and dedup steps, not %s", st.Name, untrusted.Escape(st.Mode))
+	sj, err := mode.Step(engine.StepItem{With: with, Vars: vars, Verify: verify})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return build(pick, verify)
-}
-
-type fieldFunc func(key, fallback string) string
-
-// builders make each mode's job from a step's inputs; a mode a step names must have one.
-var builders = map[string]func(field fieldFunc, verify string) (engine.Job, map[string]string, func() string, error){
-	transform.Mode.Name: func(field fieldFunc, verify string) (engine.Job, map[string]string, func() string, error) {
-		j := transform.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol"),
-			Verify: cmp.Or(field("verify", ""), verify), Task: field("task", "")}
-		// The step's guard narrows what its edits may change; a call may narrow it, never widen it.
-		var args map[string]string
-		if g := field(packs.EditGuard.String(), ""); g != "" {
-			args = map[string]string{packs.EditGuard.String(): g}
-		}
-		return j, args, func() string { return "" }, nil
-	},
-	summarize.Mode.Name: func(field fieldFunc, _ string) (engine.Job, map[string]string, func() string, error) {
-		j := &summarize.Job{File: field("file", "file"), Lines: field("lines", ""), Symbol: field("symbol", "symbol")}
-		return j, nil, func() string {
-			var b strings.Builder
-			for _, c := range j.Claims {
-				if c.Supported() {
-					fmt.Fprintf(&b, "- %s (lines %d-%d)\n", c.Text, c.Lines[0], c.Lines[1])
-				}
-			}
-			return b.String()
-		}, nil
-	},
-	dedup.Mode.Name: func(field fieldFunc, _ string) (engine.Job, map[string]string, func() string, error) {
-		j := &dedup.Job{Dir: field("dir", "")}
-		var args map[string]string
-		if g := field("glob", ""); g != "" {
-			args = map[string]string{packs.Glob.String(): g}
-		}
-		return j, args, func() string {
-			var b strings.Builder
-			for i, g := range j.Found.Groups {
-				fmt.Fprintf(&b, "group %d: %s\n", i+1, strings.Join(g.Files, " "))
-			}
-			return b.String()
-		}, nil
-	},
+	out := sj.Output
+	if out == nil {
+		out = func() string { return "" }
+	}
+	return sj.Job, sj.Args, out, nil
 }
 
 // stepOutput is what a step passes to the steps after it: its one item's output, or each green

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/runner/engine"
 )
 
 func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
@@ -157,15 +156,4 @@ func TestItemInputsFingerprint(t *testing.T) {
 	in, err = w.inputs(st, it, vars)
 	require.NoError(t, err)
 	assert.Equal(t, `grep -qF 'x'\'' $(id >> pwned) '\''' 'calc/a.go'`, in.with["verify"])
-}
-
-func TestStepModesAreTheRegisteredOnes(t *testing.T) {
-	for _, name := range packs.StepModes() {
-		m, ok := engine.LookupMode(name)
-		require.True(t, ok, name)
-		assert.Equal(t, m.EditsInPlace, packs.StepEdits(name), name)
-		_, built := builders[name]
-		assert.True(t, built, "a workflow builds %s jobs", name)
-	}
-	assert.Len(t, builders, len(packs.StepModes()))
 }

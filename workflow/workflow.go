@@ -24,12 +24,12 @@ import (
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/review"
-	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the workflow mode: it asks no model itself; its items do.
-var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome, Counts: "items"}
+var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome, Counts: "items",
+	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants, packs.DelegateWhen, packs.Jobs, packs.Servers})}
 
 func init() {
 	engine.RegisterMode(Mode)
@@ -270,7 +270,7 @@ func (w *run) checkVerifies() error {
 			if err := check("step "+st.Name+"'s verify", v, item); err != nil {
 				return err
 			}
-		} else if st.Mode == transform.Mode.Name {
+		} else if packs.StepEdits(st.Mode) {
 			if err := check("the verify of step "+st.Name+"'s items", w.wf.Verify, item); err != nil {
 				return err
 			}

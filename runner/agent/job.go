@@ -2,15 +2,18 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the agent mode: a verify-gated multi-file task in a worktree of its own.
-var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome}
+var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome,
+	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.ExpectRed, packs.NoBaseline, packs.MaxTurns, packs.VerifyRounds, packs.StallTurns})}
 
 func init() {
 	engine.RegisterMode(Mode)

@@ -1,7 +1,10 @@
 package dedup
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
@@ -11,7 +14,8 @@ import (
 // Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
 var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
-	Prior: cost.ReadPrior(9, 400)}
+	Prior: cost.ReadPrior(9, 400), Step: stepJob,
+	Settings: slices.Concat(packs.HostSettings, []packs.Key{packs.EmbedModel, packs.Threshold, packs.Method, packs.Exact, packs.BatchSize, packs.Glob, packs.CacheMaxMiB})}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -39,6 +43,23 @@ func (j *Job) Steps(p engine.Place) []engine.Step {
 		opts.Cache = VectorCache{Path: filepath.Join(p.CacheDir, CacheFileName), MaxBytes: p.Settings.Int(packs.CacheMaxMiB) << 20}
 	}
 	return Steps(opts, &j.Found)
+}
+
+// stepJob is a workflow item's screen of the folder the step's inputs name, with their glob; it
+// passes forward the groups it found, one line each.
+func stepJob(it engine.StepItem) (engine.StepJob, error) {
+	j := &Job{Dir: it.Input("dir", "")}
+	var args map[string]string
+	if g := it.Input(packs.Glob.String(), ""); g != "" {
+		args = map[string]string{packs.Glob.String(): g}
+	}
+	return engine.StepJob{Job: j, Args: args, Output: func() string {
+		var b strings.Builder
+		for i, g := range j.Found.Groups {
+			fmt.Fprintf(&b, "group %d: %s\n", i+1, strings.Join(g.Files, " "))
+		}
+		return b.String()
+	}}, nil
 }
 
 // ScriptBytes is the script a host would write to screen a folder itself, the cheapest way it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
+	"github.com/locumdev/locum/runner/internal/runtest"
 )
 
 // Every family the host_family setting accepts has its prices, and HostParams takes them: the
@@ -77,6 +78,7 @@ func TestHostTurns(t *testing.T) {
 }
 
 func TestGateParamsNeverRaiseTheContext(t *testing.T) {
+	runtest.StandIn("transform")
 	builtin, err := packs.LoadBuiltin(packs.DefaultPack)
 	require.NoError(t, err)
 	c := &packs.Composition{Packs: []*packs.Pack{builtin}}

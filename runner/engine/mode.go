@@ -30,9 +30,9 @@ type Mode struct {
 	Model ModelKind
 	// EditsInPlace says the run edits the file its scope event names, in the user's tree.
 	EditsInPlace bool
-	// Settings are the declared settings a mode outside the pack contract's own takes, beyond
-	// those every mode takes (the endpoint, timeout, max_input_bytes); the contract's modes have
-	// theirs in the settings table.
+	// Settings are the declared settings the mode takes beyond those every mode takes (the
+	// endpoint, timeout, max_input_bytes): its flags, its tool's arguments and what a pack may set
+	// for it.
 	Settings []packs.Key
 	// Outcome, when set, words a run's result in one line for a person or a host, after the
 	// run and before the receipt: what it did and where (Result.Outcome).
@@ -44,6 +44,37 @@ type Mode struct {
 	// Unit what its break-even counts ("span lines"); a zero Prior has no break-even by size.
 	Prior cost.History
 	Unit  string
+	// Step, when set, makes the mode one a workflow step may run: it builds one item's job from
+	// what the step gives it.
+	Step func(StepItem) (StepJob, error)
+}
+
+// StepItem is what a workflow step gives the job of one of its items.
+type StepItem struct {
+	// With are the step's inputs, expanded for the item; Vars the item's own names (item, file,
+	// symbol or line, as its list gives them).
+	With, Vars map[string]string
+	// Verify is the workflow's verify expanded for the item, given to a mode that edits in place
+	// when the step names no verify of its own.
+	Verify string
+}
+
+// Input is the step's input key, else the item's name fallback ("" names none).
+func (s StepItem) Input(key, fallback string) string {
+	if v, ok := s.With[key]; ok {
+		return v
+	}
+	return s.Vars[fallback]
+}
+
+// StepJob is the job of one workflow item and what it gives the workflow.
+type StepJob struct {
+	Job Job
+	// Args are settings the step's inputs set, applied as a tool call's arguments are, so they
+	// may narrow a rail and never widen it.
+	Args map[string]string
+	// Output, when set, is what the item passes to the steps after it once its run is green.
+	Output func() string
 }
 
 var (
@@ -51,9 +82,10 @@ var (
 	modes   = map[string]Mode{}
 )
 
-// RegisterMode makes a mode known to the layers above the modes, and to packs: a mode outside
-// the pack contract's own may then be declared by a pack, with its Settings. A mode's package
-// calls it once, from init; a second registration of a name is a programming error.
+// RegisterMode makes a mode known to the layers above the modes, and to packs: its Settings
+// resolve for its runs, and a mode outside the pack contract's own may be declared by a pack. A
+// mode's package calls it once, from init; a second registration of a name is a programming
+// error.
 func RegisterMode(m Mode) {
 	if m.Name == "" {
 		panic("engine: a mode with no name")
@@ -63,11 +95,7 @@ func RegisterMode(m Mode) {
 	if _, dup := modes[m.Name]; dup {
 		panic(fmt.Sprintf("engine: mode %q registered twice", m.Name))
 	}
-	if !slices.Contains(packs.Modes, m.Name) {
-		packs.RegisterMode(m.Name, m.Settings)
-	} else if len(m.Settings) > 0 {
-		panic(fmt.Sprintf("engine: mode %q of the pack contract lists settings; the settings table has them", m.Name))
-	}
+	packs.RegisterMode(packs.ModeSpec{Name: m.Name, Settings: m.Settings, Step: m.Step != nil, EditsInPlace: m.EditsInPlace})
 	modes[m.Name] = m
 }
 

@@ -1,8 +1,11 @@
 package transform
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
+	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
@@ -10,7 +13,9 @@ import (
 
 // Mode is the transform mode: a verify-gated edit of one span, by a chat model.
 var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome,
-	Prior: cost.EditPrior(), Unit: "span lines"}
+	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob,
+	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxAttempts,
+		packs.EditGuard, packs.EditFormat, packs.Mutants, packs.ExpectRed, packs.NoBaseline, packs.HostHoldsSpan, packs.DelegateWhen})}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -35,6 +40,20 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 	}
 	return Steps(Options{File: j.File, Lines: j.Lines, Symbol: j.Symbol, Verify: j.Verify, Task: j.Task,
 		Cwd: p.Cwd, Root: p.Root, RollbackKey: key, PayGate: p.PayGate})
+}
+
+// stepJob is a workflow item's transform: its span, task and verify from the step's inputs, the
+// item's verify the workflow's where the step gives none. It passes nothing forward: what it did
+// is its commit.
+func stepJob(it engine.StepItem) (engine.StepJob, error) {
+	j := Job{File: it.Input("file", "file"), Lines: it.Input("lines", ""), Symbol: it.Input("symbol", "symbol"),
+		Verify: cmp.Or(it.Input("verify", ""), it.Verify), Task: it.Input("task", "")}
+	// The step's guard narrows what its edits may change; a call may narrow it, never widen it.
+	var args map[string]string
+	if g := it.Input(packs.EditGuard.String(), ""); g != "" {
+		args = map[string]string{packs.EditGuard.String(): g}
+	}
+	return engine.StepJob{Job: j, Args: args}, nil
 }
 
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""

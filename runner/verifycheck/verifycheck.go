@@ -7,6 +7,7 @@ package verifycheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locumdev/locum/packs"
@@ -18,7 +19,8 @@ import (
 )
 
 // Mode is the verify-check mode: no model, the verify run against mutants of a span.
-var Mode = engine.Mode{Name: "verify-check", Model: engine.NoModel, Outcome: outcome}
+var Mode = engine.Mode{Name: "verify-check", Model: engine.NoModel, Outcome: outcome,
+	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants})}
 
 func init() { engine.RegisterMode(Mode) }
 

@@ -14,10 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stepBuilderArrows are the imports of one mode's package by another that stand until each
-// mode's descriptor carries the builder of its workflow step's job: workflow builds a
-// transform's, a summarize's and a dedup's job itself. Those builders empty it.
-var stepBuilderArrows = map[string][]string{
+// testLinkedModes are the modes a mode's tests may link as the binary does: workflow's tests run
+// real steps, so they link the modes a step runs. The code itself imports none of them.
+var testLinkedModes = map[string][]string{
 	"workflow": {"runner/transform", "runner/summarize", "runner/dedup"},
 }
 
@@ -82,26 +81,34 @@ func modePackages(t *testing.T, root string) []string {
 	return out
 }
 
-// modeArrows lists each import, by a mode's package or its tests, of another mode's package that
-// allowed does not name. Only direct imports count: every package above the job layer reaches
+// modeArrows lists each import of another mode's package by a mode's package, or by its tests
+// where testsMay does not name it. Only direct imports count: every package above the job layer reaches
 // evals (a mode itself) through routing, for the fingerprints of its shipped tasks, and that is
 // no mode building on another.
-func modeArrows(g, tests graph, modes []string, allowed map[string][]string) []string {
+func modeArrows(g, tests graph, modes []string, testsMay map[string][]string) []string {
 	isMode := map[string]bool{}
 	for _, m := range modes {
 		isMode[m] = true
 	}
 	var out []string
 	for _, m := range modes {
-		ok := map[string]bool{}
-		for _, a := range allowed[m] {
-			ok[a] = true
+		testOK := map[string]bool{}
+		for _, a := range testsMay[m] {
+			testOK[a] = true
 		}
 		seen := map[string]bool{}
-		for _, q := range append(append([]string(nil), g[m]...), tests[m]...) {
-			if isMode[q] && q != m && !ok[q] && !seen[q] {
+		add := func(q string) {
+			if isMode[q] && q != m && !seen[q] {
 				seen[q] = true
 				out = append(out, m+" imports the mode "+q)
+			}
+		}
+		for _, q := range g[m] {
+			add(q)
+		}
+		for _, q := range tests[m] {
+			if !testOK[q] {
+				add(q)
 			}
 		}
 	}
@@ -117,25 +124,27 @@ func TestNoModeImportsAnother(t *testing.T) {
 	// The finder must see the modes it guards, or the check below passes on nothing.
 	require.Subset(t, modes, []string{"runner/transform", "runner/summarize", "runner/dedup", "runner/agent", "runner/verifycheck", "evals", "workflow"})
 	g, tests := moduleGraph(t, root)
-	assert.Empty(t, modeArrows(g, tests, modes, stepBuilderArrows))
+	assert.Empty(t, modeArrows(g, tests, modes, testLinkedModes))
 }
 
 // The check itself, on graphs made to break it.
 func TestModeArrowsFindsEachBreak(t *testing.T) {
 	modes := []string{"runner/agent", "runner/dedup", "runner/transform", "workflow"}
 	base := graph{
-		"workflow":         {"job", "runner/engine", "gitsafe", "runner/review", "runner/transform", "runner/dedup"},
+		"workflow":         {"job", "runner/engine", "gitsafe", "runner/review"},
 		"runner/agent":     {"runner/engine", "runner/review"},
 		"runner/transform": {"runner/engine"},
 		"runner/dedup":     {"runner/engine"},
 	}
-	require.Empty(t, modeArrows(base, graph{}, modes, stepBuilderArrows), "the step builders' arrows are allowed")
+	baseTests := graph{"workflow": {"runner/transform", "runner/dedup"}}
+	require.Empty(t, modeArrows(base, baseTests, modes, testLinkedModes), "workflow's tests may link the step modes")
 	cases := []struct {
 		name, from, to string
 		test           bool
 		want           string
 	}{
 		{"workflow imports the agent", "workflow", "runner/agent", false, "workflow imports the mode runner/agent"},
+		{"workflow's code imports a step mode", "workflow", "runner/transform", false, "workflow imports the mode runner/transform"},
 		{"a mode imports another", "runner/agent", "runner/transform", false, "runner/agent imports the mode runner/transform"},
 		{"a mode's test imports another", "runner/dedup", "workflow", true, "runner/dedup imports the mode workflow"},
 	}
@@ -145,12 +154,15 @@ func TestModeArrowsFindsEachBreak(t *testing.T) {
 			for k, v := range base {
 				g[k] = append([]string(nil), v...)
 			}
+			for k, v := range baseTests {
+				tg[k] = append([]string(nil), v...)
+			}
 			if tc.test {
-				tg[tc.from] = []string{tc.to}
+				tg[tc.from] = append(tg[tc.from], tc.to)
 			} else {
 				g[tc.from] = append(g[tc.from], tc.to)
 			}
-			assert.Equal(t, []string{tc.want}, modeArrows(g, tg, modes, stepBuilderArrows))
+			assert.Equal(t, []string{tc.want}, modeArrows(g, tg, modes, testLinkedModes))
 		})
 	}
 }

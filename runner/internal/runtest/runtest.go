@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,24 @@ import (
 	"github.com/locumdev/locum/runner/scripted"
 )
 
-// Settings is the built-in pack's settings for mode, with flags given as on the command line.
+var standInMu sync.Mutex
+
+// StandIn registers mode, where the test binary links no mode of that name, as a stand-in that
+// takes every setting a mode may take: the tests of the packages below the modes run a mode's
+// settings without its package.
+func StandIn(mode string) {
+	standInMu.Lock()
+	defer standInMu.Unlock()
+	if !packs.Registered(mode) {
+		packs.RegisterMode(packs.ModeSpec{Name: mode, Settings: packs.PerModeSettings()})
+	}
+}
+
+// Settings is the built-in pack's settings for mode, with flags given as on the command line; a
+// mode the test binary does not link is a stand-in (StandIn).
 func Settings(t testing.TB, mode string, flags map[string]string) *packs.Settings {
 	t.Helper()
+	StandIn(mode)
 	p, err := packs.LoadBuiltin(packs.DefaultPack)
 	require.NoError(t, err)
 	c := &packs.Composition{Packs: []*packs.Pack{p}}
