@@ -51,7 +51,7 @@ var (
 	lineKinds = []string{DeleteLine, ChangeLiteral}
 )
 
-// kindDocs is the one description of each kind, quoted by Describe for help text and the README.
+// kindDocs is the one description of each kind, quoted by Describe for help text (`locum verify-check --help`).
 var kindDocs = map[string]string{
 	ZeroReturn:      "Go: a function or method body in the span replaced by a return of zero values (`return *new(T)` for each result; an empty body when there are none).",
 	NegateCondition: "Go: an if or for condition c in the span becomes !(c) (a condition that is already !c becomes c).",

@@ -281,7 +281,7 @@ func (e *env) rootCommand() *cli.Command {
 		},
 		HideHelpCommand:       true,
 		EnableShellCompletion: true,
-		// urfave/cli hides its completion command; locum lists it, since the README tells users to run it.
+		// urfave/cli hides its completion command; locum lists it, since docs/commands.md tells users to run it.
 		ConfigureShellCompletionCommand: func(c *cli.Command) {
 			c.Hidden = false
 			c.Usage = "print the shell completion script for bash, zsh or fish"

@@ -87,7 +87,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		return time.Since(start)
 	}
 	// The four are interleaved, one of each per iteration, so that a change in the machine's load
-	// during the run weighs on all of them alike: their ratios are what the README quotes.
+	// during the run weighs on all of them alike: their ratios are what docs/performance.md quotes.
 	var wall, server, shell, curlTime, nodeTime time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -140,7 +140,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 // where strace is installed, the write(2) calls of the printed run.
 //
 // The folder has 500 notes (124,750 pairs); LOCUM_BENCH_PAIRS_FILES sets another size, such as
-// the README's 2000 (1,999,000 pairs: the four runs take about half a minute on a 2-core machine,
+// docs/performance.md's 2000 (1,999,000 pairs: the four runs take about half a minute on a 2-core machine,
 // and one of them up to 800 MiB).
 func BenchmarkDedupManyPairs(b *testing.B) {
 	files := 500

@@ -233,6 +233,11 @@ func TestDocsListTheServedTools(t *testing.T) {
 	for name := range documented {
 		assert.True(t, slices.Contains(served, name), "docs/mcp.md lists %s, which locum mcp does not serve", name)
 	}
+	// `locum mcp --help` names the tools too.
+	help := (&env{}).mcpCommand().Description
+	for _, name := range served {
+		assert.Contains(t, help, " "+name, "locum mcp --help does not name the tool %s", name)
+	}
 }
 
 // TestDocsLinksResolve holds every relative link of the README and docs/ to a file that exists

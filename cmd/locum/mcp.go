@@ -19,10 +19,10 @@ func (e *env) mcpCommand() *cli.Command {
 		Name:  "mcp",
 		Usage: "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
 		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
-			"writes the host's .mcp.json). Its tools are status, transform, summarize, dedup, run, runs_show\n" +
-			"and ledger: the same runs as the commands, with the same rails, journal and receipt. A call's\n" +
-			"arguments are the flags in snake_case, and a call may only narrow a rail: the flags below that\n" +
-			"no call takes (the endpoint's reach, the pool of servers, the sandbox, the host's prices) are\n" +
+			"writes the host's .mcp.json). Its tools are status, transform, verify_check, summarize, dedup,\n" +
+			"run, runs_show and ledger: the same runs as the commands, with the same rails, journal and\n" +
+			"receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
+			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the host's prices) are\n" +
 			"the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
 			"SIGTERM, SIGINT or SIGHUP stops every call in flight at once, as it stops a command (each\n" +

@@ -162,7 +162,7 @@ func BenchmarkDedupWarm(b *testing.B) {
 // budget, shingle, find the candidates, score them) of generated notes at the default threshold,
 // in a process of its own so its peak RSS is the screen's alone, and holds what it lists to the
 // reference (exactLexicalPairs): recall and precision, with the seconds and the peak RSS.
-// LOCUM_BENCH_FILES sets the number of notes (default 20,000); the README quotes 50,000 and
+// LOCUM_BENCH_FILES sets the number of notes (default 20,000); docs/performance.md quotes 50,000 and
 // 100,000.
 func BenchmarkLexicalScreen(b *testing.B) {
 	n := 20000

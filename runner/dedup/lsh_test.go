@@ -68,7 +68,7 @@ func pairKeys(p []Pair) map[string]float64 {
 // TestApproximateRecall measures recall against exact scoring on 5,000 vectors of 64 dimensions
 // (1,000 under -short), and fails below 0.99. Every pair it lists is a true pair with its exact
 // score. LOCUM_RECALL_FILES and LOCUM_RECALL_DIM measure other sizes: 20000 and 64 is the size
-// the README's recall figure quotes, 100000 and 768 a large screen's.
+// docs/performance.md's recall figure quotes, 100000 and 768 a large screen's.
 func TestApproximateRecall(t *testing.T) {
 	n, dim := 5000, 64
 	if testing.Short() {

@@ -170,7 +170,7 @@ func pairFlops(n, dim int) float64 { return float64(n) * float64(n-1) / 2 * floa
 // the same tiles with vek's dot product alone, gonum's (the kernel locum had) and the plain nested
 // loop. The heap peak includes the input vectors (about 6 MiB per 1,000 files).
 //
-// It scores 1,000 files; LOCUM_BENCH_SCORE_FILES adds a size, such as the README's 10000, where
+// It scores 1,000 files; LOCUM_BENCH_SCORE_FILES adds a size, such as docs/performance.md's 10000, where
 // the nested loop alone takes about a minute on a quiet 2-core machine and three on a busy one.
 func BenchmarkScore(b *testing.B) {
 	sizes := []int{1000}

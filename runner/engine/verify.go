@@ -49,7 +49,7 @@ func (r *Run) Verify(ctx context.Context, command, dir string) (rails.ShellResul
 // itself, or a worktree of it), runs in under s. The repository's verify caches are its own, and
 // locum's state, cache and config directories are out of the verify's sight: the state holds the
 // operator's keys, the cache every other repository's verify caches, the config the operator's
-// settings and, where the README suggests, the key that signs routing. That key is hidden
+// settings and, where docs/concepts.md suggests, the key that signs routing. That key is hidden
 // wherever the user config (or LOCUM_SIGNING_KEY) puts it: with it a repository could sign the
 // routing that earns its model a role.
 func VerifySandbox(s *packs.Settings, repo, dir string) *rails.Sandbox {

@@ -111,7 +111,7 @@ func sum(s string) string {
 }
 
 // BenchmarkMeasure is what the measure adds to a kept edit, against one run of the same verify:
-// the README quotes the ratio. The verify is a check of the file's every byte, in the sandbox
+// docs/performance.md quotes the ratio. The verify is a check of the file's every byte, in the sandbox
 // where there is one; the run's own setting up is in both.
 func BenchmarkMeasure(b *testing.B) {
 	verify := `test "$(sha256sum < calc.go)" = "` + sum(clamp) + `"`
