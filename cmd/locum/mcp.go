@@ -22,8 +22,8 @@ func (e *env) mcpCommand() *cli.Command {
 			"writes the host's .mcp.json). Its tools are status, transform, verify_check, summarize, dedup,\n" +
 			"run, runs_show and ledger: the same runs as the commands, with the same rails, journal and\n" +
 			"receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
-			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the host's prices) are\n" +
-			"the operator's, with the environment and the user config.\n" +
+			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the\n" +
+			"host's prices) are the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
 			"SIGTERM, SIGINT or SIGHUP stops every call in flight at once, as it stops a command (each\n" +
 			"verify stopped, each file restored), whether or not the host still holds stdin open.\n\n" +
