@@ -182,3 +182,47 @@ func TestDedupEmbeddingOnARealModel(t *testing.T) {
 	}
 	t.Log("\n" + table.String())
 }
+
+// TestDedupFitsLongFilesOnARealModel screens files longer than all-MiniLM-L6-v2's 512 tokens
+// (the Go distribution's container/ring and its test, BSD licence, in testdata/ring), which the
+// server refuses whole: each is embedded in pieces and pooled, the screen completes, and a copy
+// of the test with one function renamed is found as its near-duplicate.
+func TestDedupFitsLongFilesOnARealModel(t *testing.T) {
+	s := shared
+	repo := t.TempDir()
+	notes := filepath.Join(repo, "notes")
+	require.NoError(t, os.MkdirAll(notes, 0o755))
+	src := filepath.Join("testdata", "ring")
+	ring, err := os.ReadFile(filepath.Join(src, "ring.go"))
+	require.NoError(t, err)
+	test, err := os.ReadFile(filepath.Join(src, "ring_test.go"))
+	require.NoError(t, err)
+	renamed := strings.Replace(string(test), "func TestLink1(", "func TestLinkOne(", 1)
+	require.NotEqual(t, string(test), renamed, "the copy differs from the test")
+	for name, text := range map[string]string{"ring.go.txt": string(ring), "ring_test.go.txt": string(test), "ring_test_copy.go.txt": renamed} {
+		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
+	}
+	gittest.Init(t, repo)
+	r := s.locumIn(t, repo, t.TempDir(), "dedup", "--dir", "notes", "--glob", "*.txt", "--method", "embedding", "--model", embedModel,
+		"--base-url", s.embed.BaseURL(), "--json", "--pairs", "--no-cache")
+	require.Equal(t, 0, r.exit, r.stderr)
+	var res struct {
+		Details struct {
+			Fitted int
+			Pairs  []struct {
+				Score float64
+				A, B  string
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	fmt.Fprintf(os.Stderr, "realmodel: dedup of 3 files of %d to %d bytes: %d embedded in pieces; pairs %v\n", len(ring), len(test), res.Details.Fitted, res.Details.Pairs)
+	assert.GreaterOrEqual(t, res.Details.Fitted, 2, "the files over 512 tokens were embedded in pieces")
+	found := false
+	for _, p := range res.Details.Pairs {
+		if strings.HasPrefix(p.A, "ring_test") && strings.HasPrefix(p.B, "ring_test") {
+			found = true
+		}
+	}
+	assert.True(t, found, "the renamed copy pairs with the test: %v", res.Details.Pairs)
+}

@@ -94,6 +94,9 @@ func (e *env) dedup(ctx context.Context, cmd *cli.Command) error {
 		}
 		fmt.Fprintln(stderr, found.Summary(keep))
 		fmt.Fprintln(stderr, found.Figures())
+		if found.Fitted > 0 {
+			fmt.Fprintf(stderr, "dedup: %d of %d entries embedded in pieces, longer than the embedding model takes at once\n", found.Fitted, len(found.Files))
+		}
 		if !cmd.Bool("no-cache") && found.Method != "lexical" {
 			if found.CacheProblem != "" {
 				fmt.Fprintf(stderr, "dedup cache: not used: %s\n", untrusted.Escape(found.CacheProblem))

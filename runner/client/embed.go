@@ -69,7 +69,7 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) (*Emb
 	var raw []byte
 	_, err := c.embeddings.New(ctx, params, option.WithResponseBodyInto(&raw))
 	var he *HTTPError
-	if err != nil && !floatsOnly && errors.As(err, &he) && (he.Status == http.StatusBadRequest || he.Status == http.StatusUnprocessableEntity) {
+	if err != nil && !floatsOnly && errors.As(err, &he) && (he.Status == http.StatusBadRequest || he.Status == http.StatusUnprocessableEntity) && !inputTooLong.MatchString(he.Message) {
 		c.mu.Lock()
 		c.embedFloats = true
 		c.mu.Unlock()
@@ -78,7 +78,7 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) (*Emb
 		_, err = c.embeddings.New(ctx, params, option.WithResponseBodyInto(&raw))
 	}
 	if err != nil {
-		return nil, c.transportError(err, http.MethodPost, c.BaseURL()+"/embeddings")
+		return nil, embedInputTooLong(c.transportError(err, http.MethodPost, c.BaseURL()+"/embeddings"))
 	}
 	res, err := DecodeEmbeddings(raw, len(inputs))
 	if err != nil {
@@ -209,4 +209,30 @@ func decodeVector(raw json.RawMessage) ([]float32, bool, error) {
 		body = body[end+1:]
 	}
 	return vec, false, nil
+}
+
+// EmbedInputTooLongError is an embeddings request the server refused because an input is longer
+// than the model takes in one piece: llama-server's "input (545 tokens) is too large to
+// process" (its physical batch), vLLM's and LM Studio's context refusal. Which input of a batch
+// it was, the server does not say.
+type EmbedInputTooLongError struct {
+	Err *HTTPError
+}
+
+func (e *EmbedInputTooLongError) Error() string {
+	return "an input is longer than the embedding model takes: " + e.Err.Error()
+}
+
+func (e *EmbedInputTooLongError) Unwrap() error { return e.Err }
+
+// inputTooLong matches the servers' words for an embedding input over the model's limit.
+var inputTooLong = regexp.MustCompile(`(?i)too (large|long) to process|input .{0,40}too (large|long)|maximum context length|exceeds? (the )?(model'?s? )?(context|maximum|max)`)
+
+// embedInputTooLong reads an HTTP error as an input over the model's limit, where it says so.
+func embedInputTooLong(err error) error {
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status >= 400 && he.Status < 600 && inputTooLong.MatchString(he.Message) {
+		return &EmbedInputTooLongError{Err: he}
+	}
+	return err
 }

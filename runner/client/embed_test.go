@@ -164,3 +164,39 @@ func TestDecodeBase64WithEscapedSlash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{math.Float32frombits(0x3ffffffc)}, res.Vectors[0])
 }
+
+// An input over the embedding model's limit is told apart from other refusals, in each server's
+// words, and a 400 that says so is not taken for a refusal of base64.
+func TestEmbedInputTooLong(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   bool
+	}{
+		{"llama-server, recorded", 500, "", true},
+		{"llama-server, newer", 500, `{"error":{"code":500,"message":"input (545 tokens) is too large to process. increase the physical batch size (current batch size: 512)","type":"server_error"}}`, true},
+		{"vLLM", 400, `{"object":"error","message":"This model's maximum context length is 512 tokens. However, you requested 545 tokens in the input for embedding generation. Please reduce the length of the input.","type":"BadRequestError","code":400}`, true},
+		{"a context exceeded", 400, `{"error":"the input length exceeds the context length"}`, true},
+		{"another 500", 500, `{"error":{"message":"failed to load model"}}`, false},
+		{"no such model", 404, `{"error":"model \"m\" not found"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scripted.New()
+			defer s.Close()
+			reply := scripted.MustFixture("llama-server-embeddings/err_too_long_embed")
+			if tc.body != "" {
+				reply = scripted.Reply{Status: tc.status, JSON: json.RawMessage(tc.body)}
+			}
+			s.On("POST", "/v1/embeddings", reply)
+			_, err := clientFor(t, s).Embed(context.Background(), "m", []string{"a"})
+			var tooLong *EmbedInputTooLongError
+			assert.Equal(t, tc.want, errors.As(err, &tooLong), "got %v", err)
+			var he *HTTPError
+			assert.True(t, errors.As(err, &he), "the server's answer stays readable: %v", err)
+			if tc.status == 400 && tc.want {
+				assert.Len(t, s.RequestsTo("/v1/embeddings"), 1, "not asked again for arrays")
+			}
+		})
+	}
+}

@@ -68,6 +68,9 @@ type Result struct {
 	Total     int
 	Threshold float64
 	Cached    int
+	// Fitted counts the entries longer than the embedding model takes at once, embedded in
+	// pieces whose vectors were pooled.
+	Fitted int
 	// Picked is the embedding model chosen from the server's list, when none was configured that
 	// the server lists; "" otherwise.
 	Picked string
@@ -353,16 +356,27 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 		r.Observe(engine.ProgressEvent{Stage: engine.StageEmbed, Step: "embed", Done: start, Total: len(missing), Elapsed: time.Since(start0)})
 		r.Emit(engine.EmbedRequestEvent{Step: "embed", Model: model, Inputs: len(inputs)})
 		res, err := r.Client.Embed(ctx, model, inputs)
-		if err != nil {
+		var tooLong *client.EmbedInputTooLongError
+		if errors.As(err, &tooLong) {
+			// The server does not say which input was too long: each is asked for alone, and
+			// one too long for the model is embedded in pieces.
+			r.AddUsage(client.Usage{}, 0)
+			if err := d.embedEach(ctx, r, model, idx); err != nil {
+				return err
+			}
+		} else if err != nil {
 			r.AddUsage(client.Usage{}, 0)
 			return err
+		} else {
+			r.AddUsage(res.Usage, res.Elapsed)
+			r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
+			for k, i := range idx {
+				d.vectors[i] = res.Vectors[k]
+			}
 		}
-		r.AddUsage(res.Usage, res.Elapsed)
-		r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
-		for k, i := range idx {
-			d.vectors[i] = res.Vectors[k]
-			if cache.Path != "" {
-				added = append(added, Entry{Hash: hashes[i], Vector: res.Vectors[k]})
+		if cache.Path != "" {
+			for _, i := range idx {
+				added = append(added, Entry{Hash: hashes[i], Vector: d.vectors[i]})
 			}
 		}
 	}
@@ -490,7 +504,7 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 	if set.group != nil {
 		groups = set.group.groups(d.names)
 	}
-	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation, CacheProblem: d.result.CacheProblem, Reused: d.result.Reused}
+	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Fitted: d.result.Fitted, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation, CacheProblem: d.result.CacheProblem, Reused: d.result.Reused}
 	r.Detail("method", method)
 	r.Detail("dir", d.opts.Dir)
 	r.Detail("files", len(d.names))
@@ -516,6 +530,9 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		r.Detail("separation", separation)
 	}
 	r.Detail("cached", d.result.Cached)
+	if d.result.Fitted > 0 {
+		r.Detail("fitted", d.result.Fitted)
+	}
 	if unchanged || plan != nil && len(plan.changed) == 0 {
 		// The folder is as the last screen found it: the host has this answer already, so the
 		// screen saves it nothing new.

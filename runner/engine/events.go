@@ -109,6 +109,15 @@ type EmbedReplyEvent struct {
 	ElapsedMs int64  `json:"elapsed_ms"`
 }
 
+// EmbedFittedEvent is an input longer than the embedding model takes at once, embedded in pieces
+// whose vectors were pooled into one.
+type EmbedFittedEvent struct {
+	Step   string `json:"step"`
+	File   string `json:"file"`
+	Pieces int    `json:"pieces"`
+	Bytes  int    `json:"bytes"`
+}
+
 // CapabilitiesEvent says the server could not say what the model does.
 type CapabilitiesEvent struct {
 	Step         string `json:"step"`
@@ -492,6 +501,7 @@ func (EmbedRequestEvent) Kind() string          { return "request" }
 func (ReplyEvent) Kind() string                 { return "reply" }
 func (ReplyFailedEvent) Kind() string           { return "reply" }
 func (EmbedReplyEvent) Kind() string            { return "reply" }
+func (EmbedFittedEvent) Kind() string           { return "embed_fitted" }
 func (CapabilitiesEvent) Kind() string          { return "capabilities" }
 func (BaselineEvent) Kind() string              { return "baseline" }
 func (BaselineSkippedEvent) Kind() string       { return "baseline" }
