@@ -20,20 +20,20 @@ import (
 
 func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
 	f := newFixture(t, true)
-	digest := `{"digest":[{"text":"Add subtracts.","lines":[3,5],"quote":"return a - b"},{"text":"It caches.","lines":[1,1],"quote":"cache"}]}`
+	digest := `{"digest":[{"text":"Add returns a - b.","lines":[3,5],"quote":"return a - b"},{"text":"It caches.","lines":[1,1],"quote":"cache"}]}`
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
 	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "model": "m"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	// The claims are the structured content's: the text is one line that does not repeat them.
 	assert.NotContains(t, text(res), "\n")
-	assert.NotContains(t, text(res), "Add subtracts.")
+	assert.NotContains(t, text(res), "Add returns a - b.")
 	assert.Regexp(t, `^OK: summarize; saved=[-+]\$[0-9.]+\(est\) run=\S+$`, text(res))
 	details := structured(t, res)["details"].(map[string]any)
 	assert.EqualValues(t, 1, details["supported"])
 	claims := details["claims"].([]any)
 	require.Len(t, claims, 2)
-	assert.Equal(t, "Add subtracts.", claims[0].(map[string]any)["text"])
+	assert.Equal(t, "Add returns a - b.", claims[0].(map[string]any)["text"])
 	assert.Equal(t, calc, f.file(t), "summarize never edits")
 }
 
@@ -174,12 +174,12 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // refused, as on the command line.
 func TestSummarizeBySymbol(t *testing.T) {
 	f := newFixture(t, true)
-	digest := `{"digest":[{"text":"Add subtracts.","lines":[3,5],"quote":"return a - b"}]}`
+	digest := `{"digest":[{"text":"Add returns a - b.","lines":[3,5],"quote":"return a - b"}]}`
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
 	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "model": "m"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
-	assert.Equal(t, "Add subtracts.", structured(t, res)["details"].(map[string]any)["claims"].([]any)[0].(map[string]any)["text"])
+	assert.Equal(t, "Add returns a - b.", structured(t, res)["details"].(map[string]any)["claims"].([]any)[0].(map[string]any)["text"])
 	assert.Equal(t, "3-5", structured(t, res)["details"].(map[string]any)["lines"])
 
 	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "m"}, nil)

@@ -37,7 +37,7 @@ var (
 	badEdit  = fence("func Add(a, b int) int {\n\treturn a * b\n}")
 	badEdit2 = fence("func Add(a, b int) int {\n\treturn b - a\n}")
 	noBlock  = "Sure! Change the minus to a plus."
-	digestOK = `{"digest":[{"text":"Get looks a key up.","lines":[8,9],"quote":"func (c *Cache) Get"}]}`
+	digestOK = `{"digest":[{"text":"Get finds the value of a key.","lines":[8,9]}]}`
 	invented = `{"digest":[{"text":"It uses Redis.","lines":[4,5],"quote":"redis.Client"}]}`
 )
 

@@ -1,5 +1,5 @@
 // Package summarize is locum's summarize mode: a digest of a file span whose every claim cites
-// lines and quotes them, checked by an evidence gate.
+// the lines it rests on, checked against them by an evidence gate.
 package summarize
 
 import (
@@ -7,10 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
@@ -32,8 +29,9 @@ type Options struct {
 // Claim is one sentence of a digest and the gate's verdict on it. The verdict is the gate's
 // alone: whatever the model says about its own claims is ignored.
 type Claim struct {
-	Text    string `json:"text"`
-	Lines   [2]int `json:"lines"`
+	Text  string `json:"text"`
+	Lines [2]int `json:"lines"`
+	// Quote is the cited lines as one short line, taken from the file by the gate.
 	Quote   string `json:"quote"`
 	Verdict string `json:"verdict"` // supported or unsupported
 	Reason  string `json:"reason,omitempty"`
@@ -43,7 +41,9 @@ type Claim struct {
 func (c Claim) Supported() bool { return c.Verdict == "supported" }
 
 // digestSchema is the structured output asked of the model, with at most maxClaims claims: a
-// small model under a grammar otherwise repeats claims until max_tokens.
+// small model under a grammar otherwise repeats claims until max_tokens. A claim is its text and
+// the lines it rests on; locum takes the quote from those lines itself, since a small model asked
+// to copy one exactly rarely does.
 func digestSchema(maxClaims int) map[string]any {
 	return map[string]any{
 		"type":                 "object",
@@ -57,11 +57,10 @@ func digestSchema(maxClaims int) map[string]any {
 				"items": map[string]any{
 					"type":                 "object",
 					"additionalProperties": false,
-					"required":             []string{"text", "lines", "quote"},
+					"required":             []string{"text", "lines"},
 					"properties": map[string]any{
 						"text":  map[string]any{"type": "string"},
 						"lines": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "minItems": 2, "maxItems": 2},
-						"quote": map[string]any{"type": "string"},
 					},
 				},
 			},
@@ -69,19 +68,33 @@ func digestSchema(maxClaims int) map[string]any {
 	}
 }
 
-// MaxClaims is how many claims a digest of maxWords words may hold: one per five words, from 3
-// to 40.
+// MaxClaims is how many claims a digest of maxWords words may hold: one per twelve words, from 3
+// to 20.
 func MaxClaims(maxWords int64) int {
-	return int(min(max(maxWords/5, 3), 40))
+	return int(min(max(maxWords/12, 3), 20))
+}
+
+// replyRoom is the max_tokens a digest asks for: room for its words (two tokens a word, as code's
+// words are split finer than prose's), each claim's JSON and line numbers, and the object's own,
+// within max_output_tokens. A model that goes on writing past what was asked stops there rather
+// than after the thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose
+// is the room asked for.
+func replyRoom(s *packs.Settings) int64 {
+	ceiling := s.Int(packs.MaxOutputTokens)
+	if s.OverridesBuiltin(packs.MaxOutputTokens) {
+		return ceiling
+	}
+	words := s.Int(packs.MaxWords)
+	return min(ceiling, max(256, 2*words+24*int64(MaxClaims(words))+64))
 }
 
 // placeholderText is the claim text the instruction shows as its example. A small model copies it
-// as the claim itself, quoting a real line; such a claim says nothing, however good its quote.
+// as the claim itself; such a claim says nothing, however good its lines.
 const placeholderText = "one sentence"
 
 const digestInstruction = `Summarize the numbered lines of a file for a reader who will not read them. Reply with one JSON object and nothing else:
-{"digest": [{"text": "` + placeholderText + `", "lines": [first, last], "quote": "a short excerpt copied exactly from those lines"}]}
-Each claim says in your own words what the lines say, cites the first and last line number it rests on and quotes them exactly. Use at most %d claims and %d words of text in all.`
+{"digest": [{"text": "` + placeholderText + `", "lines": [first, last]}]}
+Each claim says in one sentence, using the file's own names and terms, what a few lines say, and cites the first and last number of those lines (at most 8 lines). Do not write line numbers in the text. Use at most %d claims and %d words of text in all.`
 
 type summarize struct {
 	opts   Options
@@ -137,7 +150,7 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: set.Int(packs.MaxOutputTokens), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
+		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: replyRoom(set), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
 		req.Temperature, req.Seed = engine.RetrySampling(attempt)
 		if useSchema {
 			req.ResponseSchema = digestSchema(MaxClaims(set.Int(packs.MaxWords)))
@@ -176,7 +189,8 @@ func refusesSchema(err error) bool {
 }
 
 // ParseDigest reads the model's digest: a JSON object (a code fence around it is tolerated) with
-// a digest array of claims, each with text, two line numbers and a quote.
+// a digest array of claims, each with text and two line numbers. A quote the model adds is read
+// and dropped: the gate takes the quote from the lines.
 func ParseDigest(answer string) ([]Claim, error) {
 	text := strings.TrimSpace(answer)
 	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
@@ -196,108 +210,16 @@ func ParseDigest(answer string) ([]Claim, error) {
 		var c struct {
 			Text  *string `json:"text"`
 			Lines []int   `json:"lines"`
-			Quote *string `json:"quote"`
 		}
 		if err := json.Unmarshal(raw, &c); err != nil {
-			return nil, fmt.Errorf("claim %d is not {text, lines, quote}: %v", i+1, err)
+			return nil, fmt.Errorf("claim %d is not {text, lines}: %v", i+1, err)
 		}
-		if c.Text == nil || strings.TrimSpace(*c.Text) == "" || c.Quote == nil || len(c.Lines) != 2 {
-			return nil, fmt.Errorf("claim %d lacks a text, two line numbers or a quote", i+1)
+		if c.Text == nil || strings.TrimSpace(*c.Text) == "" || len(c.Lines) != 2 {
+			return nil, fmt.Errorf("claim %d lacks a text or two line numbers", i+1)
 		}
-		out = append(out, Claim{Text: strings.TrimSpace(*c.Text), Lines: [2]int{c.Lines[0], c.Lines[1]}, Quote: *c.Quote})
+		out = append(out, Claim{Text: strings.TrimSpace(*c.Text), Lines: [2]int{c.Lines[0], c.Lines[1]}})
 	}
 	return out, nil
-}
-
-// Gate is the evidence gate: a claim is supported only when it says something of its own (its
-// text has words beyond the instruction's example and beyond its quote: a claim that only names
-// the heading it quotes says nothing), its lines lie inside the span and its quote occurs within
-// those lines of the file, whitespace-normalised, or else once markdown's markup is taken out of
-// both (a model that copies a line drops its backticks and bold marks).
-func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
-	out := make([]Claim, len(claims))
-	for i, c := range claims {
-		a, b := c.Lines[0], c.Lines[1]
-		c.Verdict, c.Reason = "unsupported", ""
-		quote := normalizeSpace(c.Quote)
-		text := strings.ToLower(strings.Trim(normalizeSpace(c.Text), ".!;: "))
-		switch {
-		case text == "":
-			c.Reason = "no claim text"
-		case text == placeholderText:
-			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", placeholderText)
-		case len(ownWords(c.Text, c.Quote)) == 0:
-			c.Reason = "the text says nothing beyond its quote"
-		case a < span.Start || b > span.End || a > b:
-			c.Reason = fmt.Sprintf("lines %d-%d are outside the span %d-%d", a, b, span.Start, span.End)
-		case quote == "":
-			c.Reason = "no quote"
-		case !quoted(quote, fileLines[a-1:b]):
-			c.Reason = fmt.Sprintf("the quote is not in lines %d-%d", a, b)
-		default:
-			c.Verdict = "supported"
-		}
-		out[i] = c
-	}
-	return out
-}
-
-func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// quoted says the whitespace-normalised quote occurs in lines, as they are or with markdown's
-// markup taken out of both.
-func quoted(quote string, lines []string) bool {
-	if strings.Contains(normalizeSpace(strings.Join(lines, " ")), quote) {
-		return true
-	}
-	plain := make([]string, len(lines))
-	for i, l := range lines {
-		plain[i] = plainMarkdown(l)
-	}
-	q := normalizeSpace(plainMarkdown(quote))
-	return q != "" && strings.Contains(normalizeSpace(strings.Join(plain, " ")), q)
-}
-
-var (
-	// lineMarkup is what starts a markdown line without being its text: quote markers, a heading's
-	// hashes, a list item's bullet or number.
-	lineMarkup = regexp.MustCompile(`^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+|[0-9]+[.)]\s+)?`)
-	// link is [text](target), whose text is what a reader reads.
-	link = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
-	// emphasis is the inline markup that cannot be code: code spans and bold marks. A single * or
-	// __ stays, as a multiplication or a Python name holds them.
-	emphasis = strings.NewReplacer("`", "", "**", "")
-)
-
-// plainMarkdown is a line with markdown's markup taken out.
-func plainMarkdown(s string) string {
-	s = lineMarkup.ReplaceAllString(s, "")
-	s = link.ReplaceAllString(s, "$1")
-	return emphasis.Replace(s)
-}
-
-// placeholderWords are the words of the instruction's example text.
-var placeholderWords = wordsOf(placeholderText)
-
-// ownWords are the words of a claim's text that are neither in the instruction's example nor in
-// its quote: what the claim says beyond the line it points at.
-func ownWords(text, quote string) []string {
-	inQuote := map[string]bool{}
-	for _, w := range wordsOf(quote) {
-		inQuote[w] = true
-	}
-	var out []string
-	for _, w := range wordsOf(text) {
-		if !inQuote[w] && !slices.Contains(placeholderWords, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// wordsOf is s's words, lower-cased: its runs of letters and digits.
-func wordsOf(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 func (s *summarize) report(r *engine.Run) error {

@@ -17,31 +17,55 @@ import (
 func TestGate(t *testing.T) {
 	file := []string{"package x", "", "// Add sums two numbers.", "func Add(a, b int) int {", "\treturn a + b", "}"}
 	span := scope.LineRange{Start: 3, End: 6}
-	claims := []Claim{
-		{Text: "Add returns the total.", Lines: [2]int{3, 5}, Quote: "Add  sums\ttwo numbers."},
-		{Text: "Spans lines.", Lines: [2]int{4, 5}, Quote: "int {\n\treturn a + b"},
-		{Text: "Outside.", Lines: [2]int{1, 3}, Quote: "package x"},
-		{Text: "Inverted.", Lines: [2]int{5, 4}, Quote: "return"},
-		{Text: "Absent.", Lines: [2]int{3, 6}, Quote: "a - b"},
-		{Text: "No quote.", Lines: [2]int{3, 6}, Quote: "  "},
-		{Text: "Claims itself.", Lines: [2]int{3, 3}, Quote: "verified", Verdict: "supported"},
-		// A real model (Qwen2.5-Coder-1.5B) copied the instruction's example as its claim, with
-		// a quote that is in the file: the gate must not call that supported.
-		{Text: "One sentence.", Lines: [2]int{3, 3}, Quote: "// Add sums two numbers."},
-		{Text: "  ", Lines: [2]int{3, 3}, Quote: "// Add sums two numbers."},
+	for _, tc := range []struct {
+		claim  Claim
+		want   string
+		lines  [2]int
+		reason string
+	}{
+		{Claim{Text: "Add sums its two integer numbers.", Lines: [2]int{3, 5}}, "supported", [2]int{3, 4}, ""},
+		{Claim{Text: "The function adds the numbers it takes.", Lines: [2]int{4, 5}}, "supported", [2]int{3, 4}, ""},
+		{Claim{Text: "A model's quote is dropped for the file's.", Lines: [2]int{3, 3}, Quote: "Add sums"}, "unsupported", [2]int{3, 3}, "words are in any"},
+		{Claim{Text: "Add sums numbers.", Lines: [2]int{1, 3}}, "unsupported", [2]int{1, 3}, "outside the span 3-6"},
+		{Claim{Text: "Add sums numbers.", Lines: [2]int{5, 4}}, "unsupported", [2]int{5, 4}, "outside the span"},
+		{Claim{Text: "Add subtracts the second number.", Lines: [2]int{3, 6}}, "supported", [2]int{3, 4}, ""},
+		{Claim{Text: "Add multiplies matrices of floats.", Lines: [2]int{3, 6}}, "unsupported", [2]int{3, 6}, "at most 1 of the claim's 4 words"},
+		{Claim{Text: "Add sums three numbers.", Lines: [2]int{3, 3}}, "supported", [2]int{3, 3}, ""},
+		{Claim{Text: "Add sums 3 numbers.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "the number 3 is not in lines 3-3"},
+		{Claim{Text: "// Add sums two numbers.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "copies a line"},
+		{Claim{Text: "Claims itself.", Lines: [2]int{3, 3}, Verdict: "supported"}, "unsupported", [2]int{3, 3}, "words are in any"},
+		// A real model (Qwen2.5-Coder-1.5B) copied the instruction's example as its claim.
+		{Claim{Text: "One sentence.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "the instruction's example"},
+		{Claim{Text: "  ", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "no claim text"},
+		{Claim{Text: "It is the one in this.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "no word of its own"},
+	} {
+		got := Gate([]Claim{tc.claim}, file, span)[0]
+		assert.Equal(t, tc.want, got.Verdict, "%q: %s", tc.claim.Text, got.Reason)
+		assert.Equal(t, tc.lines, got.Lines, tc.claim.Text)
+		assert.Contains(t, got.Reason, tc.reason, tc.claim.Text)
+		if got.Supported() {
+			assert.Equal(t, normalizeSpace(strings.Join(file[got.Lines[0]-1:got.Lines[1]], " ")), got.Quote, "the quote is the file's")
+		}
 	}
-	got := Gate(claims, file, span)
-	want := []string{"supported", "supported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported", "unsupported"}
-	for i := range got {
-		assert.Equal(t, want[i], got[i].Verdict, claims[i].Text)
-	}
-	assert.Contains(t, got[2].Reason, "outside the span 3-6")
-	assert.Contains(t, got[4].Reason, "not in lines 3-6")
-	assert.Contains(t, got[7].Reason, "the instruction's example")
-	assert.Equal(t, "no claim text", got[8].Reason)
 }
 
-// Markdown, as a model reads and quotes it: the markup goes, the words stay.
+// A small model's line numbers are often off: the gate finds the lines that back a claim, nearest
+// the citation, and cites those.
+func TestGateFindsTheLinesNearTheCitation(t *testing.T) {
+	var file []string
+	for i := range 40 {
+		file = append(file, fmt.Sprintf("x%d = filler()", i))
+	}
+	file[29] = "# The constants come from the FCC version of NTSC."
+	file[9] = "# The FCC version of NTSC gives the constants too."
+	span := scope.LineRange{Start: 1, End: 40}
+	got := Gate([]Claim{{Text: "The formulae use constants from the FCC version of NTSC.", Lines: [2]int{24, 27}}}, file, span)[0]
+	assert.Equal(t, "supported", got.Verdict, got.Reason)
+	assert.Equal(t, [2]int{30, 30}, got.Lines)
+	assert.Equal(t, "# The constants come from the FCC version of NTSC.", got.Quote)
+}
+
+// Markdown, as a model reads it: the markup is no word.
 func TestGateReadsMarkdown(t *testing.T) {
 	file := []string{"# Guide", "", "## Layout", "", "- `calc.go` holds **four** functions.", "> Quoted [advice](http://x) here.", "1. Step one runs `go test`."}
 	span := scope.LineRange{Start: 1, End: 7}
@@ -50,17 +74,16 @@ func TestGateReadsMarkdown(t *testing.T) {
 		want   string
 		reason string
 	}{
-		{Claim{Text: "The layout section.", Lines: [2]int{3, 3}, Quote: "Layout"}, "supported", ""},
-		{Claim{Text: "Layout", Lines: [2]int{3, 3}, Quote: "## Layout"}, "unsupported", "nothing beyond its quote"},
-		{Claim{Text: "## Layout.", Lines: [2]int{3, 3}, Quote: "Layout"}, "unsupported", "nothing beyond its quote"},
-		{Claim{Text: "The package has four functions.", Lines: [2]int{5, 5}, Quote: "calc.go holds four functions."}, "supported", ""},
-		{Claim{Text: "There is advice.", Lines: [2]int{6, 6}, Quote: "Quoted advice here."}, "supported", ""},
-		{Claim{Text: "Tests run first.", Lines: [2]int{7, 7}, Quote: "Step one runs go test"}, "supported", ""},
-		{Claim{Text: "The package has five functions.", Lines: [2]int{5, 5}, Quote: "calc.go holds five functions."}, "unsupported", "not in lines 5-5"},
-		{Claim{Text: "Markup alone is no quote.", Lines: [2]int{5, 5}, Quote: "** **"}, "unsupported", "not in lines 5-5"},
+		{Claim{Text: "calc.go has four functions.", Lines: [2]int{5, 5}}, "supported", ""},
+		{Claim{Text: "Layout", Lines: [2]int{3, 3}}, "unsupported", "copies a line"},
+		{Claim{Text: "calc.go holds four functions.", Lines: [2]int{5, 5}}, "unsupported", "copies a line"},
+		{Claim{Text: "The first step runs the tests with go test.", Lines: [2]int{7, 7}}, "supported", ""},
+		{Claim{Text: "There is quoted advice.", Lines: [2]int{6, 6}}, "supported", ""},
+		{Claim{Text: "calc.go holds 5 functions.", Lines: [2]int{5, 5}}, "unsupported", "the number 5"},
+		{Claim{Text: "The guide documents deployment to production clusters.", Lines: [2]int{1, 1}}, "unsupported", "words are in any"},
 	} {
 		got := Gate([]Claim{tc.claim}, file, span)[0]
-		assert.Equal(t, tc.want, got.Verdict, "%q quoting %q", tc.claim.Text, tc.claim.Quote)
+		assert.Equal(t, tc.want, got.Verdict, "%q: %s", tc.claim.Text, got.Reason)
 		assert.Contains(t, got.Reason, tc.reason)
 	}
 }
@@ -86,33 +109,21 @@ func TestGateRefusesARealPlaceholderDigest(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(string(doc), "\n")
 	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
-		assert.Equal(t, "unsupported", c.Verdict, "%q quoting %q", c.Text, c.Quote)
+		assert.Equal(t, "unsupported", c.Verdict, "%q at %v", c.Text, c.Lines)
 	}
-	// The same claims naming the heading they quote, as the model might next: nothing beyond
-	// the quote, so still nothing supported.
-	for i := range claims {
-		claims[i].Text = strings.TrimLeft(claims[i].Quote, "# ")
-	}
-	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
-		assert.Equal(t, "unsupported", c.Verdict, "%q quoting %q", c.Text, c.Quote)
-	}
-	// The same quotes with claims of their own: the headings are there.
+	// The same claims saying nothing of the design's own: still nothing supported.
 	for i := range claims {
 		claims[i].Text = "A section of the design."
 	}
-	supported := 0
 	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
-		if c.Supported() {
-			supported++
-		}
+		assert.Equal(t, "unsupported", c.Verdict, "%q at %v", c.Text, c.Lines)
 	}
-	assert.Equal(t, 5, supported, "the gate still finds what is there")
 }
 
 func TestDigestSchemaBoundsTheClaims(t *testing.T) {
-	assert.Equal(t, 30, MaxClaims(150))
+	assert.Equal(t, 12, MaxClaims(150))
 	assert.Equal(t, 3, MaxClaims(1))
-	assert.Equal(t, 40, MaxClaims(100000))
+	assert.Equal(t, 20, MaxClaims(100000))
 	digest := digestSchema(7)["properties"].(map[string]any)["digest"].(map[string]any)
 	assert.Equal(t, 7, digest["maxItems"])
 }
@@ -120,13 +131,13 @@ func TestDigestSchemaBoundsTheClaims(t *testing.T) {
 func TestParseDigest(t *testing.T) {
 	claims, err := ParseDigest("```json\n{\"digest\":[{\"text\":\"t\",\"lines\":[1,2],\"quote\":\"q\",\"verified\":true}]}\n```")
 	require.NoError(t, err)
-	assert.Equal(t, []Claim{{Text: "t", Lines: [2]int{1, 2}, Quote: "q"}}, claims)
+	assert.Equal(t, []Claim{{Text: "t", Lines: [2]int{1, 2}}}, claims, "the model's quote and verdict are dropped")
 	for reply, want := range map[string]string{
 		"no json":                   "not a JSON object",
 		`{"summary":1}`:             `no "digest" array`,
 		`{"digest":[{"text":"t"}]}`: "lacks",
 		`{"digest":[{"text":"t","lines":[1],"quote":"q"}]}`: "lacks",
-		`{"digest":[{"text":1,"lines":[1,2],"quote":"q"}]}`: "is not {text, lines, quote}",
+		`{"digest":[{"text":1,"lines":[1,2]}]}`:             "is not {text, lines}",
 	} {
 		_, err := ParseDigest(reply)
 		assert.ErrorContains(t, err, want, reply)
@@ -149,7 +160,7 @@ func BenchmarkDigestBytes(b *testing.B) {
 	var claims []Claim
 	for k := 0; k < 10; k++ {
 		a := 1 + k*30
-		claims = append(claims, Claim{Text: fmt.Sprintf("Functions from line %d add a constant to their argument.", a), Lines: [2]int{a, a + 29}, Quote: strings.TrimSpace(lines[a])})
+		claims = append(claims, Claim{Text: fmt.Sprintf("F%03d returns its argument plus the constant %d.", a-1, a-1), Lines: [2]int{a, a + 29}})
 	}
 	var gated []Claim
 	for range b.N {
@@ -186,8 +197,8 @@ func FuzzParseDigest(f *testing.F) {
 			if c.Supported() && (c.Lines[0] < 1 || c.Lines[1] > 2 || c.Lines[0] > c.Lines[1]) {
 				t.Fatalf("a claim outside the span was supported: %+v", c)
 			}
-			if c.Supported() && len(ownWords(c.Text, c.Quote)) == 0 {
-				t.Fatalf("a claim that says nothing beyond its quote was supported: %+v", c)
+			if c.Supported() && c.Quote != excerpt(file[c.Lines[0]-1:c.Lines[1]]) {
+				t.Fatalf("a supported claim's quote is not its lines': %+v", c)
 			}
 		}
 	})

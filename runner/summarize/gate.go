@@ -1,0 +1,312 @@
+package summarize
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/locumdev/locum/runner/scope"
+)
+
+// maxWindow is the most lines a supported claim rests on. A small model's line numbers are often
+// a few lines off, so the gate looks for the claim's words in every window of the span, nearest
+// the model's citation first, and cites the lines where it found them.
+const maxWindow = 8
+
+// maxQuote bounds the excerpt of the cited lines a claim carries, taken by locum from the file.
+const maxQuote = 160
+
+// Gate is the evidence gate. The model says what lines a claim rests on; the lines a supported
+// claim cites and its quote are locum's, found in the file. A claim is supported only when
+//   - its text is its own: not empty, not the instruction's example, not the lines copied;
+//   - the lines the model cited lie inside the span;
+//   - within some window of at most maxWindow lines of the span (the one holding most of the
+//     claim's words, nearest the model's citation on a tie), at least a third of its words, and
+//     two when it has two, are the window's words (words of three letters or more that are not
+//     glue words, matched with their endings and the parts of identifiers aside);
+//   - every number it states is written in those lines.
+//
+// It judges what the claim rests on, never whether the claim reads the lines rightly: a claim
+// that turns a line's meaning round with the line's own words passes.
+func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
+	out := make([]Claim, len(claims))
+	for i, c := range claims {
+		c.Verdict, c.Reason, c.Quote = "unsupported", "", ""
+		a, b := c.Lines[0], c.Lines[1]
+		text := strings.ToLower(strings.Trim(normalizeSpace(c.Text), ".!;: "))
+		terms := termsOf(c.Text)
+		switch {
+		case text == "":
+			c.Reason = "no claim text"
+		case text == placeholderText:
+			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", placeholderText)
+		case a < span.Start || b > span.End || a > b:
+			c.Reason = fmt.Sprintf("lines %d-%d are outside the span %d-%d", a, b, span.Start, span.End)
+		case len(terms) == 0:
+			c.Reason = "the text has no word of its own to check against the lines"
+		default:
+			wa, wb, matched := bestWindow(terms, fileLines, span, a, b)
+			cited := fileLines[wa-1 : wb]
+			switch {
+			case !backs(matched, len(terms)):
+				c.Reason = fmt.Sprintf("at most %d of the claim's %d words are in any %d lines of the span", matched, len(terms), maxWindow)
+			case copiesALine(c.Text, cited):
+				c.Reason = "the text copies a line instead of saying what the lines say"
+			default:
+				c.Lines = [2]int{wa, wb}
+				c.Quote = excerpt(cited)
+				if n := missingNumber(c.Text, cited); n != "" {
+					c.Reason = fmt.Sprintf("the number %s is not in lines %d-%d", n, wa, wb)
+				} else {
+					c.Verdict = "supported"
+				}
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// glueWords carry no claim: articles, pronouns, auxiliaries and the words every summary uses of
+// its subject.
+var glueWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and for with that this these those from are was were has have had its
+		into onto each which when what who whom whose where while than then them they their there here not but
+		all any can could will would shall should may might must also been being does did doing about over
+		under such only other some more most very just both either neither nor per via our your you his her one
+		she him file files line lines code section sections text describes described explains explained
+		says said defines defined contains contain provides provided uses used using`) {
+		glueWords[w] = true
+	}
+}
+
+// wordsOf is s's words, lower-cased: its runs of letters and digits.
+func wordsOf(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// termsOf is the claim's words that can be checked against lines: three letters or more, not a
+// glue word nor the instruction's example, each once.
+func termsOf(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range wordsOf(splitIdentifiers(text)) {
+		if utf8.RuneCountInString(w) < 3 || glueWords[w] || seen[w] || isNumber(w) {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// splitIdentifiers adds, after every camelCase or snake_case identifier, its parts, so a claim
+// about "the pushBack method" and a line with "PushBack" share "push" and "back".
+func splitIdentifiers(s string) string {
+	var b strings.Builder
+	for _, field := range strings.Fields(s) {
+		b.WriteString(field)
+		b.WriteByte(' ')
+		prev := rune(0)
+		for _, r := range field {
+			if r == '_' || (unicode.IsUpper(r) && unicode.IsLower(prev)) {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r)
+			prev = r
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// stem is a word without a plural's or a verb's ending.
+func stem(w string) string {
+	for _, suffix := range []string{"ing", "ies", "es", "ed", "s"} {
+		if strings.HasSuffix(w, suffix) && utf8.RuneCountInString(w)-len(suffix) >= 3 {
+			return strings.TrimSuffix(w, suffix)
+		}
+	}
+	return w
+}
+
+// sameWord says a claim's word and a line's are one word in two forms: equal stems, or a shared
+// start of five letters or more that is most of the shorter ("convert", "conversion").
+func sameWord(x, y string) bool {
+	sx, sy := stem(x), stem(y)
+	if sx == sy {
+		return true
+	}
+	n := 0
+	for n < len(sx) && n < len(sy) && sx[n] == sy[n] {
+		n++
+	}
+	shorter := min(len(sx), len(sy))
+	return n >= 5 && 10*n >= 7*shorter
+}
+
+// lineWords is each line's words, identifiers split, once per gate.
+func lineWords(lines []string) [][]string {
+	out := make([][]string, len(lines))
+	for i, l := range lines {
+		out[i] = wordsOf(splitIdentifiers(l))
+	}
+	return out
+}
+
+// termMatches says, for each term, whether it is one of words.
+func termMatches(terms []string, words []string) []bool {
+	out := make([]bool, len(terms))
+	for i, t := range terms {
+		for _, w := range words {
+			if t == w || sameWord(t, w) {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// bestWindow finds the lines of the span that back the claim: the model's citation where it
+// spans at most maxWindow lines and backs it, else of every window of at most maxWindow lines the
+// nearest the model's citation a..b of those in which enough terms match
+// (else the one in which most do); it returns that window shrunk to its first and last line with
+// a matching word, and how many terms matched.
+func bestWindow(terms, fileLines []string, span scope.LineRange, a, b int) (int, int, int) {
+	words := lineWords(fileLines[span.Start-1 : span.End])
+	// hits[i][k]: line span.Start+i holds term k.
+	hits := make([][]bool, len(words))
+	for i, w := range words {
+		hits[i] = termMatches(terms, w)
+	}
+	distance := func(wa, wb int) int {
+		switch {
+		case wb < a:
+			return a - wb
+		case wa > b:
+			return wa - b
+		}
+		return 0
+	}
+	// The model's own citation, where it is short enough and backs the claim, stands.
+	if b-a+1 <= maxWindow {
+		if first, last, matched := hitLines(hits, len(terms), a-span.Start, b-span.Start+1); backs(matched, len(terms)) {
+			return span.Start + first, span.Start + last, matched
+		}
+	}
+	size := min(maxWindow, len(words))
+	bestA, bestB, best, bestDist := a, b, -1, 0
+	for start := 0; start+size <= len(words); start++ {
+		first, last, matched := hitLines(hits, len(terms), start, start+size)
+		if first < 0 {
+			continue
+		}
+		wa, wb := span.Start+first, span.Start+last
+		d := distance(wa, wb)
+		if best < 0 || better(len(terms), matched, d, best, bestDist) {
+			bestA, bestB, best, bestDist = wa, wb, matched, d
+		}
+	}
+	return bestA, bestB, max(best, 0)
+}
+
+// hitLines is, for the lines from..to-1 of hits, the first and last with a term, -1 when none
+// has, and how many terms some line of them holds.
+func hitLines(hits [][]bool, terms, from, to int) (first, last, matched int) {
+	first, last = -1, -1
+	for k := range terms {
+		for i := from; i < to; i++ {
+			if hits[i][k] {
+				matched++
+				break
+			}
+		}
+	}
+	for i := from; i < to; i++ {
+		if slices.Contains(hits[i], true) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return first, last, matched
+}
+
+// better says a window with matched terms at distance d from the citation beats the best so far:
+// one that backs the claim beats one that does not; of two that do, the nearer, then the one with
+// more of the claim's words; of two that do not, the one with more words, then the nearer.
+func better(terms, matched, d, best, bestDist int) bool {
+	ok, bestOK := backs(matched, terms), backs(best, terms)
+	switch {
+	case ok != bestOK:
+		return ok
+	case ok:
+		return d < bestDist || d == bestDist && matched > best
+	}
+	return matched > best || matched == best && d < bestDist
+}
+
+// backs says matched of a claim's terms are enough: a third of them, and two when it has two.
+func backs(matched, terms int) bool {
+	return matched >= 0 && 3*matched >= terms && matched >= min(2, terms)
+}
+
+// missingNumber is the first number the text states that the lines do not write, or "".
+func missingNumber(text string, lines []string) string {
+	written := map[string]bool{}
+	for _, w := range wordsOf(strings.Join(lines, " ")) {
+		for _, run := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }) {
+			written[run] = true
+		}
+	}
+	for _, w := range wordsOf(text) {
+		for _, run := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }) {
+			if !written[run] {
+				return run
+			}
+		}
+	}
+	return ""
+}
+
+// copiesALine says the text's words are one line's words, in order and no more: a heading or a
+// line named back says nothing of them.
+func copiesALine(text string, lines []string) bool {
+	words := strings.Join(wordsOf(text), " ")
+	for _, l := range lines {
+		if strings.Join(wordsOf(l), " ") == words {
+			return true
+		}
+	}
+	return false
+}
+
+// excerpt is the cited lines as one line of at most maxQuote bytes, cut at a rune.
+func excerpt(lines []string) string {
+	s := normalizeSpace(strings.Join(lines, " "))
+	if len(s) <= maxQuote {
+		return s
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
