@@ -90,7 +90,6 @@ func TestSummarizeOnARealModel(t *testing.T) {
 // squash folds runs of white space to one space, as a quote may wrap differently from the file.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-
 // TestAgentOnARealModel runs an agent task through the real model's own tool calls (the Qwen
 // template's <tool_call>): whatever it reaches, the status is one of the closed set, the user's
 // tree is untouched, and a completed run's branch, accepted with runs accept, passes the verify.
