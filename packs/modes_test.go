@@ -9,8 +9,8 @@ import (
 
 // Which settings a mode takes, which modes a workflow step runs and which of them edit are the
 // registry's; the modes' packages sit above this one, so its tests register stand-ins of the
-// contract's modes. The schema's per-mode settings hold them to the same keys
-// (TestSchemaDeclaresTheTablesSettings), as the mcp tests hold the modes' own registrations.
+// contract's modes. They are fixtures of these tests alone: the settings schema is generated from
+// the modes' own registrations (internal/gen/packschema).
 func init() {
 	RegisterMode(ModeSpec{Name: "transform", Step: true, EditsInPlace: true, Settings: slices.Concat(ChatSettings, VerifySettings, HostSettings,
 		[]Key{RoleSetting, MaxAttempts, EditFormat, EditGuard, Mutants, ExpectRed, NoBaseline, HostHoldsSpan, DelegateWhen})})

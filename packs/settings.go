@@ -626,7 +626,7 @@ func (s keySpec) check(v string) (string, error) {
 			return "", fmt.Errorf("a whole number of at least 1")
 		}
 		if s.max > 0 && n > s.max {
-			return "", fmt.Errorf("a whole number from 1 to %d", s.max)
+			return "", errors.New(s.bounds())
 		}
 		return strconv.FormatInt(n, 10), nil
 	case kindCountOrZero:
@@ -635,81 +635,57 @@ func (s keySpec) check(v string) (string, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || s.max > 0 && n > s.max {
-			return "", fmt.Errorf("a whole number from 0 to %d", s.max)
+			return "", errors.New(s.bounds())
 		}
 		return strconv.FormatInt(n, 10), nil
 	case kindCosine:
 		if !plainDecimal.MatchString(v) {
-			return "", fmt.Errorf("a plain decimal from -1 to 1")
+			return "", errors.New(s.bounds())
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f < -1 || f > 1 {
-			return "", fmt.Errorf("a plain decimal from -1 to 1")
+			return "", errors.New(s.bounds())
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64), nil
 	case kindDuration:
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return "", fmt.Errorf("a positive duration such as 90s or 10m")
+			return "", errors.New(s.bounds())
 		}
 		return v, nil
 	case kindDurationOrZero:
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return "", fmt.Errorf("a duration such as 30s, or 0 for none")
+			return "", errors.New(s.bounds())
 		}
 		return v, nil
 	case kindBool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return "", fmt.Errorf("true or false")
+			return "", errors.New(s.bounds())
 		}
 		return strconv.FormatBool(b), nil
 	case kindSlug:
 		if v != "" && !slug.MatchString(v) {
-			return "", fmt.Errorf("a role name (lower-case letters, digits and dashes)")
+			return "", errors.New(s.bounds())
 		}
 		return v, nil
-	case kindEffort:
-		return oneOf(v, "none", "low", "medium", "high")
-	case kindEditFormat:
-		return oneOf(v, "span", "blocks", "insert")
-	case kindEditGuard:
-		return oneOf(v, "span", "signature", "comments")
-	case kindDedupMethod:
-		return oneOf(v, "auto", "embedding", "lexical")
-	case kindAutoBool:
-		return oneOf(v, "auto", "true", "false")
-	case kindSandbox:
-		return oneOf(v, "auto", "require", "none")
 	case kindPrice, kindRatio:
-		want := "a plain decimal of at least 0"
-		if s.kind == kindRatio {
-			want = "a plain decimal above 0"
-		}
 		if !plainDecimal.MatchString(v) {
-			return "", errors.New(want)
+			return "", errors.New(s.bounds())
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsInf(f, 0) || f < 0 || s.kind == kindRatio && f == 0 {
-			return "", errors.New(want)
+			return "", errors.New(s.bounds())
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64), nil
-	case kindHostFamily:
-		return oneOf(v, "claude", "gemini", "gpt")
-	case kindDelegateWhen:
-		return oneOf(v, "pays", "always")
 	}
-	return v, nil
-}
-
-func oneOf(v string, allowed ...string) (string, error) {
-	for _, a := range allowed {
-		if v == a {
-			return v, nil
+	if allowed, ok := kindValues[s.kind]; ok {
+		if !slices.Contains(allowed, v) {
+			return "", errors.New(s.bounds())
 		}
 	}
-	return "", fmt.Errorf("one of %s", strings.Join(allowed, ", "))
+	return v, nil
 }
 
 // FlagSpec describes the flag of one setting, for the CLI to declare.

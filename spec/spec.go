@@ -4,6 +4,8 @@ package spec
 
 import "embed"
 
+//go:generate go run ../internal/gen/packschema
+
 // FS holds every *.schema.json file, addressed by its base name.
 //
 //go:embed *.schema.json

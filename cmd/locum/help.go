@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/locumdev/locum/packs"
 )
 
 func (e *env) versionCommand() *cli.Command {
@@ -26,9 +30,12 @@ func (e *env) versionCommand() *cli.Command {
 func (e *env) helpCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "help",
-		Usage:        "show the help of locum or of one command",
-		UsageText:    "locum help [COMMAND [SUBCOMMAND]]",
+		Usage:        "show the help of locum or of one command; help settings lists every setting",
+		UsageText:    "locum help [COMMAND [SUBCOMMAND]]\n   locum help settings",
 		OnUsageError: onUsageError,
+		// settings is no command: it lists what every command's settings are.
+		Commands:        []*cli.Command{e.helpSettingsCommand()},
+		HideHelpCommand: true,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			names := cmd.Args().Slice()
 			if len(names) == 0 {
@@ -49,4 +56,82 @@ func (e *env) helpCommand() *cli.Command {
 			return cli.ShowCommandHelp(ctx, parent, last)
 		},
 	}
+}
+
+// helpSettingsCommand lists every setting once, from the table in package packs that resolves
+// them, so the list is the resolver's own.
+func (e *env) helpSettingsCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "settings",
+		Usage:        "list every setting: its flag, environment variable, default, values, modes and who may set it",
+		UsageText:    "locum help settings",
+		OnUsageError: onUsageError,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
+			}
+			writeSettings(e.stdout, packs.SettingDocs())
+			return nil
+		},
+	}
+}
+
+// writeSettings prints each setting as a block: its key, its documentation, then one labelled
+// line each for its flag and environment variable, its values, its modes and who may set it.
+func writeSettings(w io.Writer, docs []packs.SettingDoc) {
+	fmt.Fprintln(w, "Each setting resolves from, weakest first: its default, each composed pack, the workspace")
+	fmt.Fprintln(w, "(.locum/workspace.json), the user config, the environment, a flag, a tool call's argument.")
+	for _, d := range docs {
+		fmt.Fprintf(w, "\n%s\n    %s\n", d.Key, d.Doc)
+		var line []string
+		if d.Flag != "" {
+			line = append(line, "flag: --"+d.Flag)
+		}
+		if d.Env != "" {
+			line = append(line, "env: "+d.Env)
+		}
+		def := d.Default
+		if def == "" {
+			def = "unset"
+		}
+		line = append(line, "default: "+def)
+		fmt.Fprintf(w, "    %s\n", strings.Join(line, "   "))
+		values := d.Bounds
+		if d.RepoMax > 0 {
+			values += fmt.Sprintf(" (at most %d from a pack or the workspace)", d.RepoMax)
+		}
+		fmt.Fprintf(w, "    values: %s\n", values)
+		modes := strings.Join(d.Modes, ", ")
+		switch {
+		case d.Every:
+			modes = "every mode"
+		case d.Ledger:
+			modes = "locum ledger only"
+		case modes == "":
+			modes = "no mode this locum registers"
+		}
+		fmt.Fprintf(w, "    modes: %s\n", modes)
+		fmt.Fprintf(w, "    set by: %s\n", setBy(d))
+	}
+}
+
+// setBy words who may set a setting.
+func setBy(d packs.SettingDoc) string {
+	if d.OperatorOnly {
+		return "the operator only"
+	}
+	who := []string{"the operator"}
+	switch {
+	case d.Repository:
+		who = append(who, "a pack or the workspace")
+	case d.Endpoint:
+		who = append(who, "the workspace's endpoint")
+	}
+	switch {
+	case d.Lower:
+		who = append(who, "a tool call, only to lower or narrow it")
+	case d.Call:
+		who = append(who, "a tool call")
+	}
+	return strings.Join(who, ", ")
 }
