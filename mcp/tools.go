@@ -51,9 +51,10 @@ type RunEvents struct {
 // addTools declares the tools. A host keeps every byte of the list in its context on every turn
 // of every session, so each description says when to call the tool and what comes back, and no
 // more: a refusal's or a verdict's own text says why and what to do. No tool declares an output
-// schema: the structured content of the four modes is locum's --json result, which
+// schema: the structured content of a mode's tool and of run is locum's --json result, which
 // spec/result.schema.json publishes, and the other three's are the objects of the commands'
-// --json; the tests hold each to its contract. Each handler returns its object as any: a call
+// --json; the tests hold each to its contract. A mode's tool is listed for every registered mode
+// that declares one (engine.Mode.Tool), in whatever binary links it. Each handler returns its object as any: a call
 // refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
