@@ -3,7 +3,8 @@
 // thin adapter over the same calls the CLI makes: the settings cascade, the model choice, the
 // engine and its journal and receipt, so every rail holds the same way.
 //
-// It imports the engine and the modes; nothing below cmd/locum imports it.
+// It imports the job layer, the engine and the workflow, and no mode: it serves each registered
+// mode that declares a tool. Nothing below cmd/locum imports it.
 package mcp
 
 import (

@@ -18,7 +18,7 @@ import (
 // The standing cost's budgets: what a host re-reads on every turn of every session for having
 // locum installed, delegating or not.
 //
-// toolsBudget is for the tools/list result. The eight tools' names, annotations and 69 arguments
+// toolsBudget is for the tools/list result. The eight tools' names, annotations and 73 arguments
 // with their types take about 3.6 KB with no word of description at all; a host needs, on top, a
 // few sentences a tool (when to call it, what comes back: about 250 bytes each, 2 KB) and a few
 // words for the arguments whose name does not say their form (2 KB). That is 8.0 KB, held to

@@ -5,120 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/analyze"
-	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
-	"github.com/locumdev/locum/runner/dedup"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
-	"github.com/locumdev/locum/runner/summarize"
-	"github.com/locumdev/locum/runner/transform"
-	"github.com/locumdev/locum/runner/verifycheck"
 	"github.com/locumdev/locum/untrusted"
 	"github.com/locumdev/locum/workflow"
 )
 
-// The arguments of each tool are the CLI's flags in snake_case; a setting named here goes through
-// the same cascade as the flag (default, packs, workspace, LOCUM_* environment, then the call).
+// A tool that runs a mode takes the mode's own arguments (what to work on), declared with the
+// mode (engine.Tool), and the settings a call may set (schema.go), which go through the same
+// cascade as the CLI's flags (default, packs, workspace, LOCUM_* environment, then the call).
 // allow_remote is never an argument: only the operator widens the loopback rail.
-
-// StatusArgs are the arguments of the status tool.
-type StatusArgs struct {
-	BaseURL    string `json:"base_url,omitempty"`
-	Model      string `json:"model,omitempty" jsonschema:"a chat model"`
-	EmbedModel string `json:"embed_model,omitempty" jsonschema:"an embedding model"`
-}
-
-// ModelArgs are the arguments of every tool that asks a chat model: which model, where, and
-// the rails of its requests.
-type ModelArgs struct {
-	Role              string `json:"role,omitempty" jsonschema:"code (default) or prose"`
-	Model             string `json:"model,omitempty" jsonschema:"only a model the person named"`
-	BaseURL           string `json:"base_url,omitempty"`
-	MaxInputBytes     *int   `json:"max_input_bytes,omitempty"`
-	MaxOutputTokens   *int   `json:"max_output_tokens,omitempty"`
-	Effort            string `json:"effort,omitempty" jsonschema:"none, low, medium or high"`
-	Timeout           string `json:"timeout,omitempty" jsonschema:"such as 10m"`
-	FirstTokenTimeout string `json:"first_token_timeout,omitempty" jsonschema:"such as 2m"`
-}
-
-// TransformArgs are the arguments of the transform tool.
-type TransformArgs struct {
-	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
-	Verify string `json:"verify" jsonschema:"bash, from the repo root; fails until the task is done"`
-	Task   string `json:"task" jsonschema:"what to change, in plain words"`
-	ModelArgs
-	MaxAttempts   *int   `json:"max_attempts,omitempty" jsonschema:"1 to 20"`
-	EditFormat    string `json:"edit_format,omitempty" jsonschema:"span, blocks or insert"`
-	EditGuard     string `json:"edit_guard,omitempty" jsonschema:"span, signature or comments"`
-	VerifyTimeout string `json:"verify_timeout,omitempty" jsonschema:"such as 5m"`
-	ExpectRed     bool   `json:"expect_red,omitempty" jsonschema:"refuse if verify passes already"`
-	NoBaseline    bool   `json:"no_baseline,omitempty" jsonschema:"no verify run before the edit"`
-	HostHoldsSpan bool   `json:"host_holds_span,omitempty" jsonschema:"you read the span already"`
-	HostArgs
-}
-
-// SummarizeArgs are the arguments of the summarize tool.
-type SummarizeArgs struct {
-	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
-	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
-	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about"`
-	ModelArgs
-	MaxWords *int `json:"max_words,omitempty"`
-	HostArgs
-}
-
-// VerifyCheckArgs are the arguments of the verify_check tool.
-type VerifyCheckArgs struct {
-	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty"`
-	Symbol string `json:"symbol,omitempty"`
-	Verify string `json:"verify"`
-}
-
-// HostArgs are what the host says of its own session, for the host-cost estimate.
-type HostArgs struct {
-	HostTurnsLeft     *int `json:"host_turns_left,omitempty" jsonschema:"default 10"`
-	HostContextTokens *int `json:"host_context_tokens,omitempty" jsonschema:"your context; default 44000"`
-}
-
-// DedupArgs are the arguments of the dedup tool.
-type DedupArgs struct {
-	Dir           string   `json:"dir"`
-	Threshold     *float64 `json:"threshold,omitempty" jsonschema:"default 0.8 (embedding), 0.5 (lexical)"`
-	Pairs         bool     `json:"pairs,omitempty" jsonschema:"list the pairs instead of groups"`
-	Model         string   `json:"model,omitempty" jsonschema:"the embedding model"`
-	Method        string   `json:"method,omitempty" jsonschema:"embedding, lexical (no server) or auto"`
-	Exact         string   `json:"exact,omitempty" jsonschema:"true, false (LSH) or auto"`
-	Glob          string   `json:"glob,omitempty" jsonschema:"default *.md"`
-	BatchSize     *int     `json:"batch_size,omitempty"`
-	MaxInputBytes *int     `json:"max_input_bytes,omitempty"`
-	NoCache       bool     `json:"no_cache,omitempty"`
-	BaseURL       string   `json:"base_url,omitempty"`
-	Timeout       string   `json:"timeout,omitempty" jsonschema:"such as 10m"`
-	HostArgs
-}
-
-// RunArgs are the arguments of the run tool.
-type RunArgs struct {
-	Workflow string            `json:"workflow,omitempty" jsonschema:"go-doc, go-tidy, notes-digest or the workspace's"`
-	Params   map[string]string `json:"params,omitempty" jsonschema:"such as {\"dir\": \"pkg/calc\"}"`
-	Resume   string            `json:"resume,omitempty" jsonschema:"instead of workflow: an interrupted run's run_id"`
-	Jobs     *int              `json:"jobs,omitempty" jsonschema:"items at once"`
-	Model    string            `json:"model,omitempty" jsonschema:"only a model the person named"`
-	HostArgs
-}
 
 // RunsShowArgs are the arguments of the runs_show tool.
 type RunsShowArgs struct {
@@ -144,47 +51,36 @@ type RunEvents struct {
 // addTools declares the tools. A host keeps every byte of the list in its context on every turn
 // of every session, so each description says when to call the tool and what comes back, and no
 // more: a refusal's or a verdict's own text says why and what to do. No tool declares an output
-// schema: the structured content of the four modes is locum's --json result, which
+// schema: the structured content of a mode's tool and of run is locum's --json result, which
 // spec/result.schema.json publishes, and the other three's are the objects of the commands'
-// --json; the tests hold each to its contract. Each handler returns its object as any: a call
+// --json; the tests hold each to its contract. A mode's tool is listed for every registered mode
+// that declares one (engine.Mode.Tool), in whatever binary links it. Each handler returns its object as any: a call
 // refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+	statusSettings := callSettings(engine.Mode{})
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name: "status",
 		Description: "Is a local model server up, and which models does it list? Call it before the other tools; " +
 			"it sends no prompt. isError when none answers (the text says what starts one) or the endpoint is off this machine.",
 		Annotations: readOnly,
-	}, s.status)
-	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name: "transform",
-		Description: "Edit one span of one file with the local model, kept only if `verify` exits 0 (exit 1 retries " +
-			"with its output; anything else, or a cancel, restores the file). For a bounded edit a command can check. " +
-			"Returns a line (status, outcome, saving) and locum's --json result (details.changes: the edit). " +
-			"isError: RED (file unchanged), REFUSED (nothing sent; error.command is for the person to run), ERROR.",
-		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
-		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
-	}, s.transform)
-	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name: "verify_check",
-		Description: "Can a transform's verify fail on its span? Runs it on small changes to it in a scratch copy; no model. " +
-			"RED if it rejects none.",
-		Annotations: readOnly,
-	}, s.verifyCheck)
-	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name: "summarize",
-		Description: "A digest of a file span by the local model, when reading the span would cost you more than it is " +
-			"worth. Each claim cites lines and a quote; trust only claims marked supported, and open their lines " +
-			"before acting on one. Returns locum's --json result; isError: RED when no claim is supported, or REFUSED.",
-		Annotations: readOnly,
-	}, s.summarize)
-	sdk.AddTool(s.sdk, &sdk.Tool{
-		Name: "dedup",
-		Description: "Screen a folder of notes for near-duplicates by embeddings (or words: method lexical). Returns " +
-			"locum's --json result: details.groups, files whose pairs score at or above threshold. A group is a " +
-			"candidate to judge, not a verdict.",
-		Annotations: readOnly,
-	}, s.dedup)
+		InputSchema: inputSchema([]engine.ToolArg{{Name: "model", Doc: "a chat model"}, {Name: "embed_model", Doc: "an embedding model"}}, statusSettings),
+	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
+		return s.status(ctx, args, callArgs(statusSettings, args))
+	})
+	for _, name := range engine.RegisteredModes() {
+		if m, _ := engine.LookupMode(name); m.Tool != nil {
+			s.addModeTool(m, readOnly)
+		}
+	}
+	runSettings := callSettings(workflow.Mode)
+	runSchema := inputSchema([]engine.ToolArg{
+		engine.ToolArg{Name: "workflow", Doc: "go-doc, go-tidy, notes-digest or the workspace's"},
+		engine.ToolArg{Name: "resume", Doc: "instead of workflow: an interrupted run's run_id"},
+		modelArg,
+	}, runSettings)
+	runSchema.Properties["params"] = &jsonschema.Schema{Type: "object", Description: `such as {"dir": "pkg/calc"}`, AdditionalProperties: &jsonschema.Schema{Type: "string"}}
+	runSchema.PropertyOrder = slices.Insert(runSchema.PropertyOrder, 1, "params")
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name: "run",
 		Description: "Run a pack's workflow: one edit or digest over many declarations or files in one call (not many " +
@@ -192,7 +88,10 @@ func (s *Server) addTools() error {
 			"details.branch and verified again, never in your tree: read it with runs_show, then ask the person to run " +
 			"locum runs accept RUN_ID. RED when an item or the final verify was not green.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, s.runWorkflow)
+		InputSchema: runSchema,
+	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
+		return s.runWorkflow(ctx, req, args, callArgs(runSettings, args))
+	})
 	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name:        "runs_show",
 		Description: "Read a run's journal: its settings, each request and reply, each verify's verdict and output. To see why a run went red.",
@@ -205,6 +104,35 @@ func (s *Server) addTools() error {
 		Annotations: readOnly,
 	}, s.ledger)
 	return nil
+}
+
+// addModeTool serves a mode that declares a tool: its arguments and the settings a call may set,
+// each call's job built by the mode and run through the job layer.
+func (s *Server) addModeTool(m engine.Mode, readOnly *sdk.ToolAnnotations) {
+	own := m.Tool.Args
+	if m.Model == engine.ChatModel {
+		own = append(slices.Clone(own), modelArg)
+	}
+	settings := callSettings(m)
+	annotations := readOnly
+	if m.Tool.Edits {
+		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
+		annotations = &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
+	}
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: m.ToolName(), Description: m.Tool.Description, Annotations: annotations, InputSchema: inputSchema(own, settings)},
+		func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
+			t := toolJob{mode: m, role: args.String(packs.RoleSetting.String()), args: callArgs(settings, args)}
+			if m.Model == engine.ChatModel {
+				t.model = args.String(modelArg.Name)
+			}
+			built, err := m.Tool.Job(args)
+			if err != nil {
+				defer s.begin()()
+				return s.refuse(t, err)
+			}
+			t.job, t.file, t.argv, t.note = built.Job, built.File, built.Argv, built.Note
+			return s.run(ctx, req, t)
+		})
 }
 
 func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerArgs) (*sdk.CallToolResult, any, error) {
@@ -248,46 +176,14 @@ func fail(format string, args ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-// callArgs are a call's arguments that set mode's settings, keyed by setting (an argument is
-// named as the setting's flag in snake_case: dedup's model is embed_model); they resolve on top
-// of the operator's flags. allow_remote never comes from a call.
-func (s *Server) callArgs(mode string, args any) (map[string]string, error) {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	var given map[string]any
-	if err := json.Unmarshal(data, &given); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, f := range packs.SettingFlags(mode) {
-		if f.Name == "allow-remote" {
-			continue
-		}
-		v, ok := given[strings.ReplaceAll(f.Name, "-", "_")]
-		if !ok {
-			continue
-		}
-		switch x := v.(type) {
-		case string:
-			out[f.Key] = x
-		case float64:
-			out[f.Key] = strconv.FormatFloat(x, 'f', -1, 64)
-		case bool:
-			out[f.Key] = strconv.FormatBool(x)
-		}
-	}
-	return out, nil
-}
-
 // toolJob is one call's job and what the call said beside it.
 type toolJob struct {
-	job engine.Job
+	mode engine.Mode
+	job  engine.Job
 	// model and role are the call's model and role arguments (a chat mode's).
 	model, role string
-	// args are the call's arguments, whose settings resolve on top of the operator's.
-	args any
+	// args are the settings the call's arguments set, resolved on top of the operator's.
+	args map[string]string
 	// file is the file the job works on, one call at a time; "" for none.
 	file string
 	// argv is what the journal records as the run's arguments.
@@ -298,29 +194,32 @@ type toolJob struct {
 	hear func(say func(string))
 }
 
+// call is what the job layer is told of a tool call beside its job.
+func (t toolJob) call() job.Call {
+	return job.Call{Tool: true, Model: t.model, RoleGiven: t.role != "", Args: t.args, ArgName: argName, Argv: t.argv}
+}
+
+// refuse is the result of a call refused before its run began: the text the host reads and, as
+// structured content, the result object of a run that never began, whose error names the command
+// that lifts it.
+func (s *Server) refuse(t toolJob, err error) (*sdk.CallToolResult, any, error) {
+	res := s.jobs.NotStarted(t.mode, t.call(), err)
+	return fail("%s: %s", res.Status, res.Error.Message), res, nil
+}
+
 // run hands a call's job to the job layer, as the CLI does: the settings, the model choice and
-// the rails before the run are the same for both. A refusal comes back as the tool's result: the
-// text the host reads and, as structured content, the result object of a run that never began,
-// whose error names the command that lifts it.
+// the rails before the run are the same for both.
 func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	mode := t.job.Mode()
 	p := progress(ctx, req)
-	call := job.Call{Tool: true, Model: t.model, RoleGiven: t.role != "", ArgName: argName, Argv: t.argv, Observer: p.observer()}
+	call := t.call()
+	call.Observer = p.observer()
 	if t.hear != nil {
 		t.hear(p.say)
 	}
-	refuse := func(err error) (*sdk.CallToolResult, any, error) {
-		res := s.jobs.NotStarted(mode, call, err)
-		return fail("%s: %s", res.Status, res.Error.Message), res, nil
-	}
-	var err error
-	if call.Args, err = s.callArgs(mode.Name, t.args); err != nil {
-		return refuse(err)
-	}
-	prepared, err := s.jobs.Prepare(ctx, mode, call)
+	prepared, err := s.jobs.Prepare(ctx, t.mode, call)
 	if err != nil {
-		return refuse(err)
+		return s.refuse(t, err)
 	}
 	if t.file != "" {
 		unlock, err := s.locks.lock(ctx, lockKey(s.opts.Dir, t.file), func() { p.say("queued: another call is working on " + t.file) })
@@ -351,7 +250,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (
 	defer stop()
 	out, err := prepared.Run(runCtx, t.job)
 	if err != nil {
-		return refuse(err)
+		return s.refuse(t, err)
 	}
 	return s.finish(out, text(out))
 }
@@ -407,13 +306,9 @@ func summaryLine(res *engine.Result) string {
 	return line
 }
 
-func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, args StatusArgs) (*sdk.CallToolResult, any, error) {
+func (s *Server) status(ctx context.Context, args engine.ToolArgs, settings map[string]string) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
-	callArgs, err := s.callArgs("", args)
-	if err != nil {
-		return fail("ERROR: %v", err), nil, nil
-	}
-	rep, err := s.jobs.Status(ctx, job.StatusRequest{Tool: true, Args: callArgs, Model: args.Model, EmbedModel: args.EmbedModel, ArgName: argName})
+	rep, err := s.jobs.Status(ctx, job.StatusRequest{Tool: true, Args: settings, Model: args.String("model"), EmbedModel: args.String("embed_model"), ArgName: argName})
 	var unread *job.WorkspaceError
 	switch {
 	case errors.As(err, &unread):
@@ -475,71 +370,26 @@ func statusLine(rep *engine.StatusReport) string {
 	return line
 }
 
-func (s *Server) transform(ctx context.Context, req *sdk.CallToolRequest, args TransformArgs) (*sdk.CallToolResult, any, error) {
-	return s.run(ctx, req, toolJob{
-		job:   transform.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify, Task: args.Task},
-		model: args.Model, role: args.Role, args: args, file: args.File, argv: []string{args.Task},
-	})
-}
-
-func (s *Server) summarize(ctx context.Context, req *sdk.CallToolRequest, args SummarizeArgs) (*sdk.CallToolResult, any, error) {
-	j := &summarize.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Focus: args.Focus}
-	var argv []string
-	if args.Focus != "" {
-		argv = []string{args.Focus}
-	}
-	return s.run(ctx, req, toolJob{
-		job: j, model: args.Model, role: args.Role, args: args, file: args.File, argv: argv,
-	})
-}
-
-func (s *Server) verifyCheck(ctx context.Context, req *sdk.CallToolRequest, args VerifyCheckArgs) (*sdk.CallToolResult, any, error) {
-	j := &verifycheck.Job{File: args.File, Lines: args.Lines, Symbol: args.Symbol, Verify: args.Verify}
-	return s.run(ctx, req, toolJob{job: j, args: args, file: args.File})
-}
-
-func (s *Server) dedup(ctx context.Context, req *sdk.CallToolRequest, args DedupArgs) (*sdk.CallToolResult, any, error) {
-	j := &dedup.Job{Dir: args.Dir, NoCache: args.NoCache, Pairs: args.Pairs}
-	return s.run(ctx, req, toolJob{job: j, args: args, note: func(out *engine.Result) string {
-		if out.Error != nil {
-			return ""
+func (s *Server) runWorkflow(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs, settings map[string]string) (*sdk.CallToolResult, any, error) {
+	name, resume, model := args.String("workflow"), args.String("resume"), args.String(modelArg.Name)
+	params := map[string]string{}
+	if given, ok := args["params"].(map[string]any); ok {
+		for k, v := range given {
+			params[k], _ = v.(string)
 		}
-		return dedupNotes(&j.Found)
-	}})
-}
-
-// dedupNotes are what a screen's structured content does not say: why it compared words, which
-// embedding model it picked, a warning, a cache it could not use.
-func dedupNotes(found *dedup.Result) string {
-	var notes []string
-	if found.Why != "" {
-		notes = append(notes, "comparing words, not embeddings: "+found.Why+"; name an embedding model (model) for a screen by meaning")
 	}
-	if found.Picked != "" {
-		notes = append(notes, "embedding with "+untrusted.Escape(found.Picked)+", "+client.PickedEmbedSource+"; the model argument names another")
-	}
-	if w := found.Warning(); w != "" {
-		notes = append(notes, w)
-	}
-	if found.CacheProblem != "" {
-		notes = append(notes, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
-	}
-	return strings.Join(notes, "; ")
-}
-
-func (s *Server) runWorkflow(ctx context.Context, req *sdk.CallToolRequest, args RunArgs) (*sdk.CallToolResult, any, error) {
-	if (args.Workflow == "") == (args.Resume == "") {
+	if (name == "") == (resume == "") {
 		return fail("ERROR: give workflow (with its params) or resume, one of them"), nil, nil
 	}
-	if args.Resume != "" && len(args.Params) > 0 {
+	if resume != "" && len(params) > 0 {
 		return fail("ERROR: resume runs the workflow and params of the run it resumes: give no params"), nil, nil
 	}
-	j := &workflow.Job{Layer: s.jobs, Call: job.Call{Tool: true, ArgName: argName, Model: args.Model}, Name: args.Workflow, Params: args.Params, Resume: args.Resume}
-	argv := []string{args.Workflow}
-	if args.Resume != "" {
-		argv = []string{"--resume", args.Resume}
+	j := &workflow.Job{Layer: s.jobs, Call: job.Call{Tool: true, ArgName: argName, Model: model}, Name: name, Params: params, Resume: resume}
+	argv := []string{name}
+	if resume != "" {
+		argv = []string{"--resume", resume}
 	}
-	return s.run(ctx, req, toolJob{job: j, model: args.Model, args: args, argv: argv, hear: func(say func(string)) {
+	return s.run(ctx, req, toolJob{mode: workflow.Mode, job: j, model: model, args: settings, argv: argv, hear: func(say func(string)) {
 		j.Progress = func(p workflow.Progress) {
 			if p.Item != nil {
 				say(fmt.Sprintf("%s (%d of %d done, %d running, %d red)", workflow.ItemLine(*p.Item), p.Done, p.Total, p.Running, p.Red))

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
-	"github.com/locumdev/locum/spec"
 
 	// The modes a workflow step runs, as the binaries that run workflows link them.
 	_ "github.com/locumdev/locum/runner/dedup"
@@ -17,8 +15,7 @@ import (
 	_ "github.com/locumdev/locum/runner/transform"
 )
 
-// A step's modes are the registered modes that build a step's job, each editing as it says, and
-// the pack contract's schema offers exactly those.
+// A step's modes are the registered modes that build a step's job, each editing as it says.
 func TestStepModesAreTheRegisteredOnes(t *testing.T) {
 	var building []string
 	for _, name := range engine.RegisteredModes() {
@@ -30,21 +27,6 @@ func TestStepModesAreTheRegisteredOnes(t *testing.T) {
 	}
 	assert.Equal(t, building, packs.StepModes())
 
-	data, err := spec.FS.ReadFile("pack.schema.json")
-	require.NoError(t, err)
-	var doc struct {
-		Defs struct {
-			Step struct {
-				Properties struct {
-					Mode struct {
-						Enum []string `json:"enum"`
-					} `json:"mode"`
-				} `json:"properties"`
-			} `json:"workflowStep"`
-		} `json:"$defs"`
-	}
-	require.NoError(t, json.Unmarshal(data, &doc))
-	assert.ElementsMatch(t, packs.StepModes(), doc.Defs.Step.Properties.Mode.Enum)
 }
 
 // A step's item gets the job its mode builds, and nothing for a mode no step runs.

@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the dedup mode: a screen of a folder's entries, by an embedding model. Its requests
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
 var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
-	Prior: cost.ReadPrior(9, 400), Step: stepJob,
+	Prior: cost.ReadPrior(9, 400), Step: stepJob, Tool: tool,
 	Settings: slices.Concat(packs.HostSettings, []packs.Key{packs.EmbedModel, packs.Threshold, packs.Method, packs.Exact, packs.BatchSize, packs.Glob, packs.CacheMaxMiB})}
 
 func init() { engine.RegisterMode(Mode) }
@@ -43,6 +45,42 @@ func (j *Job) Steps(p engine.Place) []engine.Step {
 		opts.Cache = VectorCache{Path: filepath.Join(p.CacheDir, CacheFileName), MaxBytes: p.Settings.Int(packs.CacheMaxMiB) << 20}
 	}
 	return Steps(opts, &j.Found)
+}
+
+// tool is the dedup tool; the text beside its result says what the structured content does not.
+var tool = &engine.Tool{
+	Description: "Screen a folder of notes for near-duplicates by embeddings (or words: method lexical). Returns " +
+		"locum's --json result: details.groups, files whose pairs score at or above threshold. A group is a " +
+		"candidate to judge, not a verdict.",
+	Args: []engine.ToolArg{{Name: "dir", Required: true}, {Name: "pairs", Doc: "list the pairs instead of groups", Bool: true}, {Name: "no_cache", Bool: true}},
+	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {
+		j := &Job{Dir: a.String("dir"), NoCache: a.Bool("no_cache"), Pairs: a.Bool("pairs")}
+		return engine.ToolJob{Job: j, Note: func(out *engine.Result) string {
+			if out.Error != nil {
+				return ""
+			}
+			return toolNotes(&j.Found)
+		}}, nil
+	},
+}
+
+// toolNotes are what a screen's structured content does not say, for a host: why it compared
+// words, which embedding model it picked, a warning, a cache it could not use.
+func toolNotes(found *Result) string {
+	var notes []string
+	if found.Why != "" {
+		notes = append(notes, "comparing words, not embeddings: "+found.Why+"; name an embedding model (model) for a screen by meaning")
+	}
+	if found.Picked != "" {
+		notes = append(notes, "embedding with "+untrusted.Escape(found.Picked)+", "+client.PickedEmbedSource+"; the model argument names another")
+	}
+	if w := found.Warning(); w != "" {
+		notes = append(notes, w)
+	}
+	if found.CacheProblem != "" {
+		notes = append(notes, "the embedding cache was not used: "+untrusted.Escape(found.CacheProblem))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // stepJob is a workflow item's screen of the folder the step's inputs name, with their glob; it

@@ -47,6 +47,8 @@ type Mode struct {
 	// Step, when set, makes the mode one a workflow step may run: it builds one item's job from
 	// what the step gives it.
 	Step func(StepItem) (StepJob, error)
+	// Tool, when set, makes the mode a tool a host calls (locum mcp).
+	Tool *Tool
 }
 
 // StepItem is what a workflow step gives the job of one of its items.

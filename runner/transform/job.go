@@ -8,12 +8,13 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/untrusted"
 )
 
 // Mode is the transform mode: a verify-gated edit of one span, by a chat model.
 var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome,
-	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob,
+	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob, Tool: tool,
 	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxAttempts,
 		packs.EditGuard, packs.EditFormat, packs.Mutants, packs.ExpectRed, packs.NoBaseline, packs.HostHoldsSpan, packs.DelegateWhen})}
 
@@ -54,6 +55,23 @@ func stepJob(it engine.StepItem) (engine.StepJob, error) {
 		args = map[string]string{packs.EditGuard.String(): g}
 	}
 	return engine.StepJob{Job: j, Args: args}, nil
+}
+
+// tool is the transform tool: a kept edit replaces lines of a file, so it edits, for a host that
+// asks before such calls.
+var tool = &engine.Tool{
+	Description: "Edit one span of one file with the local model, kept only if `verify` exits 0 (exit 1 retries " +
+		"with its output; anything else, or a cancel, restores the file). For a bounded edit a command can check. " +
+		"Returns a line (status, outcome, saving) and locum's --json result (details.changes: the edit). " +
+		"isError: RED (file unchanged), REFUSED (nothing sent; error.command is for the person to run), ERROR.",
+	Edits: true,
+	Args: append(slices.Clone(scope.SpanArgs),
+		engine.ToolArg{Name: "verify", Doc: "bash, from the repo root; fails until the task is done", Required: true},
+		engine.ToolArg{Name: "task", Doc: "what to change, in plain words", Required: true}),
+	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {
+		j := Job{File: a.String("file"), Lines: a.String("lines"), Symbol: a.String("symbol"), Verify: a.String("verify"), Task: a.String("task")}
+		return engine.ToolJob{Job: j, File: j.File, Argv: []string{j.Task}}, nil
+	},
 }
 
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""

@@ -19,10 +19,21 @@ import (
 )
 
 // Mode is the verify-check mode: no model, the verify run against mutants of a span.
-var Mode = engine.Mode{Name: "verify-check", Model: engine.NoModel, Outcome: outcome,
+var Mode = engine.Mode{Name: "verify-check", Model: engine.NoModel, Outcome: outcome, Tool: tool,
 	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants})}
 
 func init() { engine.RegisterMode(Mode) }
+
+// tool is the verify_check tool.
+var tool = &engine.Tool{
+	Description: "Can a transform's verify fail on its span? Runs it on small changes to it in a scratch copy; no model. " +
+		"RED if it rejects none.",
+	Args: append(slices.Clone(scope.SpanArgs), engine.ToolArg{Name: "verify", Required: true}),
+	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {
+		j := &Job{File: a.String("file"), Lines: a.String("lines"), Symbol: a.String("symbol"), Verify: a.String("verify")}
+		return engine.ToolJob{Job: j, File: j.File}, nil
+	},
+}
 
 // Job is a request for one check: the span and the verify a transform of it would run.
 type Job struct {
