@@ -53,7 +53,7 @@ type ModelArgs struct {
 // TransformArgs are the arguments of the transform tool.
 type TransformArgs struct {
 	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B, A- or A; default all"`
 	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
 	Verify string `json:"verify" jsonschema:"bash, from the repo root; fails until the task is done"`
 	Task   string `json:"task" jsonschema:"what to change, in plain words"`
@@ -71,7 +71,7 @@ type TransformArgs struct {
 // SummarizeArgs are the arguments of the summarize tool.
 type SummarizeArgs struct {
 	File   string `json:"file"`
-	Lines  string `json:"lines,omitempty" jsonschema:"A-B or A-; default all"`
+	Lines  string `json:"lines,omitempty" jsonschema:"A-B, A- or A; default all"`
 	Symbol string `json:"symbol,omitempty" jsonschema:"or a Go declaration, such as Type.Method"`
 	Focus  string `json:"focus,omitempty" jsonschema:"what the digest should be about"`
 	ModelArgs
