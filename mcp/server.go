@@ -39,8 +39,8 @@ type Options struct {
 	// Flags are the operator's setting flags (keyed without dashes, as packs.Composition.Resolve
 	// takes them). A call's arguments go on top, except allow-remote, which only the operator sets.
 	Flags map[string]string
-	// AllowModel lets a call name a model (routing=operator). Without it a chat tool runs only a
-	// role's earned model.
+	// AllowModel lets a call name a model (routing=operator). Without it a chat tool runs only the
+	// model its role is routed to, earned or accepted by the operator.
 	AllowModel bool
 	Version    string
 	// Log receives warnings and one receipt line per call; nil discards them.

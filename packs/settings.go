@@ -219,7 +219,7 @@ var keySpecs = []keySpec{
 	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
 	{key: MaxOutputTokens, kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", perMode: true, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
 	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", perMode: true, doc: "thinking cap: none, low, medium or high"},
-	{key: RoleSetting, kind: kindSlug, flag: "role", perMode: true, doc: "route to the model a signed A/B record earned for this role"},
+	{key: RoleSetting, kind: kindSlug, flag: "role", perMode: true, doc: "run the model this role is routed to: earned by a signed A/B record (locum eval), or accepted by the operator (locum roles accept)"},
 	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", perMode: true, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
 	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", perMode: true, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
 	{key: EditGuard, kind: kindEditGuard, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", perMode: true, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},

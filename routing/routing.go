@@ -50,7 +50,7 @@ func Choose(ctx context.Context, v *schema.Validator, c *packs.Composition, sett
 		return ch.Model, "operator", nil
 	}
 	if role.Value == "" {
-		return "", "", &engine.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or route a role earned by a signed A/B record (%s)", ch.arg("model"), ch.arg("role"))}
+		return "", "", &engine.RefusalError{Reason: fmt.Sprintf("no model: name one with %s ID, or name a role (%s) routed by a signed A/B record or accepted with locum roles accept", ch.arg("model"), ch.arg("role"))}
 	}
 	return ForRole(ctx, v, c, role.Value, ch, settings)
 }

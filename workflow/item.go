@@ -343,14 +343,15 @@ func (w *run) sawModel(m string) {
 	}
 }
 
-// addUsage counts an item in the run's receipt, with its tokens where the server reported them.
+// addUsage counts an item's requests in the run's receipt, with its tokens where the server
+// reported them.
 func (w *run) addUsage(res *engine.Result) {
 	if res.In == nil && res.Out == nil && res.Attempts == 0 {
 		return // asked no model: nothing to count, and no unknown to count either
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.r.AddUsage(client.Usage{In: res.In, Out: res.Out}, time.Duration(res.TimeMs)*time.Millisecond)
+	w.r.AddRequests(res.Attempts, client.Usage{In: res.In, Out: res.Out}, time.Duration(res.TimeMs)*time.Millisecond)
 }
 
 func errMessage(r *engine.Result) string {

@@ -28,7 +28,7 @@ import (
 )
 
 // Mode is the workflow mode: it asks no model itself; its items do.
-var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome, Counts: "items",
+var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome,
 	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants, packs.DelegateWhen, packs.Jobs, packs.Servers})}
 
 func init() {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -99,6 +100,8 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
 	getwd          func() (string, error)
+	// now is the clock of what a command records as a moment (an acceptance's time).
+	now func() time.Time
 	// validator is the one schema.Validator of this process, so a contract compiled for the
 	// workspace is not compiled again for routing.
 	validator *schema.Validator
@@ -117,7 +120,7 @@ func (e *env) schemas() (*schema.Validator, error) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd}
+	e := &env{args: args, stdin: stdin, stdout: stdout, stderr: stderr, lookup: os.LookupEnv, getwd: os.Getwd, now: time.Now}
 	if err := e.recoverAtStart(args); err != nil {
 		return e.exitCode(err)
 	}

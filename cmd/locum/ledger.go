@@ -146,6 +146,9 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	fmt.Fprintf(out, "turns: %s\n", rep.Method.Turns)
 	fmt.Fprintf(out, "tokens: %s\n", rep.Method.Tokens)
 	fmt.Fprintf(out, "money: %s\n", rep.Method.Money)
+	if n := rep.Total.UsageErrors; n > 0 {
+		fmt.Fprintf(out, "%d usage %s (a file, range or symbol that does not exist) refused before any work %s not counted as runs\n", n, plural(n, "error", "errors"), plural(n, "is", "are"))
+	}
 	if rep.Discounted > 0 {
 		fmt.Fprintf(out, "%d kept run(s) nobody judged are weighed by their role's right rate\n", rep.Discounted)
 	}

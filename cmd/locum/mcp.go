@@ -14,7 +14,7 @@ import (
 
 func (e *env) mcpCommand() *cli.Command {
 	flags := declareFlags(packs.ServeFlags())
-	flags = append(flags, &cli.BoolFlag{Name: "allow-model", Usage: "let a tool call name a model (routing=operator); without it a call runs only a role's earned model"})
+	flags = append(flags, &cli.BoolFlag{Name: "allow-model", Usage: "let a tool call name a model (routing=operator); without it a call runs only the model its role is routed to (earned by a signed A/B record, or accepted with locum roles accept)"})
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",

@@ -124,7 +124,7 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	}
 	// The effort is not written: a repository's pack may declare the role, and what it says must
 	// not become the operator's setting for every repository. The role's effort resolves per run.
-	accepted := packs.AcceptedRole{Model: model, AcceptedAt: time.Now().UTC().Format(time.RFC3339)}
+	accepted := packs.AcceptedRole{Model: model}
 	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
 		return err
@@ -169,6 +169,8 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	if err := ctx.Err(); err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: stopped (%v); nothing written", context.Cause(ctx)))
 	}
+	// The acceptance is the operator's answer, given after the screen: its time is now.
+	accepted.AcceptedAt = e.now().UTC().Format(time.RFC3339)
 	if err := packs.AcceptRole(v, dirs, role, accepted); err != nil {
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %w", err))
 	}

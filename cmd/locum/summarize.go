@@ -8,13 +8,14 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/runner/summarize"
 )
 
 func (e *env) summarizeCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to summarize (required)"},
-		&cli.StringFlag{Name: "lines", Usage: "the span to summarize: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "lines", Usage: "the span to summarize: " + scope.LinesForm + "; default the whole file"},
 		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},

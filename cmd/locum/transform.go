@@ -12,6 +12,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/runner/transform"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -19,7 +20,7 @@ import (
 func (e *env) transformCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to edit (required)"},
-		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: " + scope.LinesForm + "; default the whole file"},
 		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "verify", Usage: "the command that judges the edit (required): exit 0 keeps it, 1 retries, anything else restores and stops"},
 		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},

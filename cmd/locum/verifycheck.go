@@ -10,6 +10,7 @@ import (
 
 	"github.com/locumdev/locum/mutate"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/runner/verifycheck"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -17,7 +18,7 @@ import (
 func (e *env) verifyCheckCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file whose span the verify should judge (required)"},
-		&cli.StringFlag{Name: "lines", Usage: "the span: A-B (1-based, inclusive), A- to the end; default the whole file"},
+		&cli.StringFlag{Name: "lines", Usage: "the span: " + scope.LinesForm + "; default the whole file"},
 		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment"},
 		&cli.StringFlag{Name: "verify", Usage: "the bash command a transform of the span would run (required)"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},

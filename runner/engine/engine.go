@@ -273,9 +273,16 @@ func saturatingAdd(a, b int64) int64 {
 
 // AddUsage adds the figures of a request the run made outside Chat (an embedding batch); a
 // request that failed is counted too, with no usage.
-func (r *Run) AddUsage(u client.Usage, elapsed time.Duration) {
+func (r *Run) AddUsage(u client.Usage, elapsed time.Duration) { r.AddRequests(1, u, elapsed) }
+
+// AddRequests adds n requests made by a run inside this one (a workflow's item), with their
+// figures summed.
+func (r *Run) AddRequests(n int, u client.Usage, elapsed time.Duration) {
+	// add reads the first request's figures as the run's first: the count moves past the
+	// first of the n before it, and past the rest after.
 	r.calls++
 	r.add(&client.ChatResult{Usage: u, Elapsed: elapsed})
+	r.calls += n - 1
 }
 
 // Execute runs the steps in order under ctx and returns the run's one result. The journal gets

@@ -231,6 +231,13 @@ type DocKeptEvent struct {
 	Lines   int `json:"lines"`
 }
 
+// PackageDroppedEvent is a reply to a declaration's span whose leading package clause, which
+// the span has none of, was taken off before the reply was applied.
+type PackageDroppedEvent struct {
+	Attempt int    `json:"attempt"`
+	Clause  string `json:"clause"`
+}
+
 // VerifyEvent is the verify run on a transform's attempt. ExitCode is never written: a journal
 // from before verdicts were words named the verify's exit code alone.
 type VerifyEvent struct {
@@ -516,6 +523,7 @@ func (VerdictEvent) Kind() string               { return "verdict" }
 func (FileScopeEvent) Kind() string             { return "scope" }
 func (AttemptEvent) Kind() string               { return "attempt" }
 func (DocKeptEvent) Kind() string               { return "doc_kept" }
+func (PackageDroppedEvent) Kind() string        { return "package_dropped" }
 func (VerifyEvent) Kind() string                { return "verify" }
 func (VerifyRoundEvent) Kind() string           { return "verify" }
 func (VerifyWroteEvent) Kind() string           { return "verify_wrote" }

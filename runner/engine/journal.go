@@ -98,7 +98,24 @@ func OpenJournal(path, runID string) (*Journal, error) {
 	if err != nil {
 		return &Journal{path: path, runID: runID, failed: err, now: time.Now}, err
 	}
+	// The writer holds the journal locked while its run lives: the lock goes with the process,
+	// however it ends, so a journal with no run_end and no lock is of a run that died (JournalLive).
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	return &Journal{path: path, runID: runID, file: f, now: time.Now}, nil
+}
+
+// JournalLive says the journal at path is still being written by a live locum: its writer's
+// lock is held.
+func JournalLive(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 }
 
 // Seal makes the journal end, when closed, in a seal under key over every byte it wrote. It

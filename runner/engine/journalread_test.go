@@ -408,3 +408,15 @@ func sha256Of(b []byte) []byte {
 	h := sha256.Sum256(b)
 	return h[:]
 }
+
+// A journal is live while its writer holds it open, and not once it closed (or its process died).
+func TestJournalLiveWhileItsWriterHoldsIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "20261205T120000Z-abcdef.jsonl")
+	j, err := OpenJournal(path, "20261205T120000Z-abcdef")
+	require.NoError(t, err)
+	j.Emit(RunStartEvent{Mode: "transform"})
+	assert.True(t, JournalLive(path))
+	require.NoError(t, j.Close())
+	assert.False(t, JournalLive(path))
+	assert.False(t, JournalLive(filepath.Join(t.TempDir(), "none.jsonl")))
+}

@@ -196,6 +196,10 @@ func (e *RefusalError) Words(name func(string) string) string {
 	return wordedOr(e.Worded, e.Reason, name)
 }
 
+// KindBadInput is the error kind of input locum cannot work with (a file that does not exist, a
+// range past the end, a symbol not found): a usage error, refused before any work.
+const KindBadInput = "bad_input"
+
 // BadInputError is input locum cannot work with (exit 2), refused before any request.
 type BadInputError struct {
 	Reason string
@@ -324,7 +328,7 @@ func Classify(err error) (Status, string, int) {
 	case errors.As(err, &reply):
 		return StatusError, "reply_" + string(reply.Class), 2
 	case errors.As(err, &file), errors.As(err, &setting), errors.As(err, &mode), errors.As(err, &bad):
-		return StatusError, "bad_input", 2
+		return StatusError, KindBadInput, 2
 	case errors.As(err, &unreach):
 		return StatusError, "no_server", 2
 	case errors.As(err, &loading):
@@ -357,7 +361,7 @@ func NotStarted(mode, model, routing string, code int, err error) *Result {
 		err = errors.New("stopped before the run began")
 		fallthrough
 	case classified != code || status == StatusOK || kind == "internal":
-		status, kind = StatusError, "bad_input"
+		status, kind = StatusError, KindBadInput
 		if code == 1 {
 			status, kind = StatusRefused, "refused"
 		}

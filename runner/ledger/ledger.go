@@ -81,6 +81,11 @@ func (e Entry) Blind() bool {
 // Kept says the run's work was shown done.
 func (e Entry) Kept() bool { return e.Status == string(engine.StatusOK) }
 
+// UsageError says the run was refused for its input before any work: a file that does not
+// exist, a range past the end, a symbol not found. It measured nothing of the mode or the
+// model, so it is counted apart from the runs.
+func (e Entry) UsageError() bool { return e.Kind == engine.KindBadInput && e.Asked == 0 }
+
 // Ended says the run has a result: a journal without run_end is a run still going, or one that
 // died; it is not counted.
 func (e Entry) Ended() bool { return e.Status != "" }
@@ -566,6 +571,9 @@ type Row struct {
 	// CostRefusals are transforms refused for their cost (does_not_pay): they did no work, so
 	// they are not in Runs or the keep rate; what their call and refusal cost is in the sums.
 	CostRefusals int `json:"cost_refusals"`
+	// UsageErrors are runs refused for their input before any work (Entry.UsageError): they
+	// are in no other figure of the row.
+	UsageErrors int `json:"usage_errors"`
 	// TurnsSaved are the host turns saved net (done directly less delegated), TurnTokens their
 	// re-reads of the context; Saved and Carried the byte term.
 	TurnsSaved int64     `json:"turns_saved"`
@@ -581,6 +589,10 @@ type Row struct {
 }
 
 func (r *Row) add(e Entry, p cost.Params, right *float64) {
+	if e.UsageError() {
+		r.UsageErrors++
+		return
+	}
 	if e.Kind == KindDoesNotPay {
 		r.CostRefusals++
 	} else {
@@ -720,7 +732,7 @@ func Sum(entries []Entry, by string, p cost.Params) (Ledger, error) {
 		if right != nil && e.Kept() && e.Verdict == "" {
 			l.Discounted++
 		}
-		if !e.Costed {
+		if !e.Costed && !e.UsageError() {
 			l.Uncosted++
 		}
 	}

@@ -32,6 +32,9 @@ type Review struct {
 	// Commit is the commit the run made on its branch, as its journal recorded; "" when it made
 	// none (its branch's tip is then Base).
 	Commit string
+	// journal is the run's journal file; ended says it holds the run's end.
+	journal string
+	ended   bool
 }
 
 // MovedBranchError is a run's branch whose tip is not what the run left there: something
@@ -108,7 +111,7 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 	if !engine.ValidRunID(runID) {
 		return nil, &NotReviewableError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
 	}
-	rv := &Review{Root: root, RunID: runID}
+	rv := &Review{Root: root, RunID: runID, journal: path}
 	reviewable := false
 	for _, ev := range events {
 		switch engine.EventKind(ev) {
@@ -120,6 +123,7 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 		case "run_end":
 			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
 			rv.Status, _ = e.Details["status"].(string)
+			rv.ended = true
 		case "worktree":
 			if e, _ := engine.DecodeEvent[engine.WorktreeEvent](ev); gitsafe.ValidSHA(e.Base) {
 				rv.Base = e.Base
@@ -210,8 +214,12 @@ func (rv *Review) Accept(ctx context.Context) (string, error) {
 	return how, err
 }
 
-// Reject deletes the run's worktree (if kept) and its branch.
+// Reject deletes the run's worktree (if kept) and its branch; a run still going is refused, its
+// worktree in use.
 func (rv *Review) Reject(ctx context.Context) error {
+	if !rv.ended && engine.JournalLive(rv.journal) {
+		return &NotReviewableError{Reason: fmt.Sprintf("run %s is still running, in its worktree: stop it first (Ctrl-C where it runs, or end its locum process; a workflow run resumes with locum run --resume %s), then reject it", rv.RunID, rv.RunID)}
+	}
 	if err := rv.removeWorktree(ctx); err != nil {
 		return err
 	}

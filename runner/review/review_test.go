@@ -39,7 +39,8 @@ func TestFindNamesTheBranchOfARegisteredMode(t *testing.T) {
 
 	rv, err := Find(context.Background(), root, id)
 	require.NoError(t, err)
-	assert.Equal(t, Review{Root: root, RunID: id, Branch: "test/" + id, Base: base, Status: StatusCompleted}, *rv)
+	assert.Equal(t, Review{Root: root, RunID: id, Branch: "test/" + id, Base: base, Status: StatusCompleted,
+		journal: filepath.Join(root, ".git", "locum", "runs", id+".jsonl"), ended: true}, *rv)
 
 	for _, tc := range []struct {
 		name, id string

@@ -16,11 +16,14 @@ type LineRange struct {
 
 func (r LineRange) String() string { return fmt.Sprintf("%d-%d", r.Start, r.End) }
 
+// LinesForm is how a span's lines are written, as help and a refusal say it.
+const LinesForm = "A-B (1-based, inclusive), A- to the end, or A for line A alone"
+
 // ParseLineRange reads A-B, A- (to the end) or A (one line). It checks only the form; Within
 // checks the bounds against a file.
 func ParseLineRange(s string) (LineRange, error) {
 	bad := func(why string) (LineRange, error) {
-		return LineRange{}, engine.BadInputf("{lines} %q: %s; write A-B (1-based, inclusive) or A- for A to the end", s, why)
+		return LineRange{}, engine.BadInputf("{lines} %q: %s; write %s", s, why, LinesForm)
 	}
 	a, b, dash := strings.Cut(strings.TrimSpace(s), "-")
 	start, err := strconv.Atoi(a)

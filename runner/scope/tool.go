@@ -6,6 +6,6 @@ import "github.com/locumdev/locum/runner/engine"
 // the lines or the Go declaration of it (Read's lines and symbol).
 var SpanArgs = []engine.ToolArg{
 	{Name: "file", Required: true},
-	{Name: "lines", Doc: "A-B or A-; default all"},
+	{Name: "lines", Doc: "A-B, A- or A; default all"},
 	{Name: "symbol", Doc: "or a Go declaration, such as Type.Method"},
 }

@@ -37,7 +37,7 @@ func (j *Job) Steps(p engine.Place) []engine.Step {
 // tool is the summarize tool.
 var tool = &engine.Tool{
 	Description: "A digest of a file span by the local model, when reading the span would cost you more than it is " +
-		"worth. Each claim cites lines and a quote; trust only claims marked supported, and open their lines " +
+		"worth. Each claim cites the lines that back it; trust only claims marked supported, and open their lines " +
 		"before acting on one. Returns locum's --json result; isError: RED when no claim is supported, or REFUSED.",
 	Args: append(slices.Clone(scope.SpanArgs), engine.ToolArg{Name: "focus", Doc: "what the digest should be about"}),
 	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {

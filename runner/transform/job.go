@@ -85,7 +85,13 @@ func outcome(r *engine.Result) string {
 	if what == "" {
 		return ""
 	}
-	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, what, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"])
+	file := untrusted.Escape(fmt.Sprint(d["file"]))
+	if what == "unchanged" && r.Status == engine.StatusError && r.Error != nil {
+		// The run stopped before any edit for a reason not the model's answer (a timeout, no
+		// server, a signal): "unchanged" alone would read as the model's leaving the span so.
+		return fmt.Sprintf("%s: %s before any edit of %s lines %v; the file is unchanged", r.Mode, stoppedWords(r.Error.Kind), file, d["lines"])
+	}
+	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, what, file, d["lines"])
 	if sym, ok := d["symbol"].(string); ok {
 		line += " (" + untrusted.Escape(sym) + ")"
 	}
@@ -101,4 +107,12 @@ func outcome(r *engine.Result) string {
 		line += "; " + words
 	}
 	return line
+}
+
+// stoppedWords says what ended a run that stopped before any edit, by its error kind.
+func stoppedWords(kind string) string {
+	if kind == "timeout" {
+		return "timed out"
+	}
+	return "stopped (" + untrusted.Escape(kind) + ")"
 }

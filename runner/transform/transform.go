@@ -278,6 +278,12 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			feedback = "Your reply could not be applied: " + err.Error()
 			continue
 		}
+		if format == "span" && t.decl {
+			if kept, clause := editcheck.DropPackageClause(t.origSpan, repl); clause != "" {
+				r.Emit(engine.PackageDroppedEvent{Attempt: attempt, Clause: clause})
+				repl = kept
+			}
+		}
 		if reason, retry := t.shapeReply(format, repl); reason != "" {
 			checked = reason
 			r.Emit(engine.AttemptEvent{Attempt: attempt, Checks: reason})
