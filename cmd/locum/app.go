@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -91,10 +92,13 @@ type env struct {
 	// command is the full name of the command running ("locum transform"), for the prefix of an
 	// error that does not carry its own.
 	command string
-	// live is the progress line shown while a run works; isTerminal replaces the terminal check
-	// in tests.
-	live           *liveProgress
+	// live is the progress shown while a run works and stopTicks ends its clock; isTerminal
+	// replaces the terminal check, now the clock and ticks the progress ticker in tests.
+	live           progressView
+	stopTicks      func()
 	isTerminal     func(io.Writer) bool
+	now            func() time.Time
+	ticks          <-chan time.Time
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
@@ -124,6 +128,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := e.rootCommand()
 	e.tagCommands(root)
 	err := root.Run(ctx, args)
+	e.stopProgress()
 	return e.exitCode(err)
 }
 
