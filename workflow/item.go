@@ -26,26 +26,47 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 	results := make([]ItemResult, len(list))
 	var wg sync.WaitGroup
 	var done, red, running int
+	// Each server's items of this step, so that its counts add up to the step's.
+	per := make([]Server, len(w.pool.servers))
 	var mu sync.Mutex
-	report := func(it *ItemResult) {
+	report := func(started, ended *ItemResult) {
 		if w.job.Progress == nil {
 			return
 		}
 		mu.Lock()
-		p := Progress{Step: st.Name, Total: len(list), Done: done, Red: red, Running: running, Servers: w.pool.snapshot(), Item: it}
+		servers := append([]Server(nil), per...)
+		p := Progress{Step: st.Name, Total: len(list), Done: done, Red: red, Running: running, Servers: servers, Started: started, Item: ended}
 		mu.Unlock()
 		w.job.Progress(p)
 	}
-	ended := func(i int) {
-		w.r.Emit(w.itemEvent(results[i]))
+	// count counts an item that ended, srv the server it ran on or -1 for none.
+	count := func(i, srv int) {
 		mu.Lock()
-		if results[i].Green() {
+		defer mu.Unlock()
+		green := results[i].Green()
+		if green {
 			done++
 		} else {
 			red++
 		}
-		mu.Unlock()
-		report(&results[i])
+		if srv < 0 {
+			return
+		}
+		running--
+		per[srv].Running--
+		if green {
+			per[srv].Done++
+		} else {
+			per[srv].Red++
+		}
+	}
+	ended := func(i int) {
+		w.r.Emit(w.itemEvent(results[i]))
+		count(i, -1)
+		report(nil, &results[i])
+	}
+	for i, s := range w.pool.snapshot() {
+		per[i] = Server{URL: s.URL, Kind: s.Kind, Slots: s.Slots, Capacity: s.Capacity}
 	}
 	// First what needs no server: an item whose inputs do not expand, and one the run resumed
 	// did with the same inputs, journaled and given this run's ref before any item waits for a
@@ -87,19 +108,21 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		w.r.Emit(engine.ItemStartEvent{Step: st.Name, Index: i + 1, Item: list[i].Key, Server: results[i].Server})
 		mu.Lock()
 		running++
+		per[srv].Running++
+		started := results[i]
 		mu.Unlock()
-		report(nil)
+		report(&started, nil)
 		wg.Add(1)
 		go func(i, srv int) {
 			defer wg.Done()
 			w.runItem(ctx, st, list[i], inputs[i], &results[i])
-			mu.Lock()
-			running--
-			mu.Unlock()
 			// Journaled before the server is free for the next item: a run killed after this
-			// line has the item on record for its resume.
-			ended(i)
+			// line has the item on record for its resume. Reported after, with the counts it
+			// ended with.
+			w.r.Emit(w.itemEvent(results[i]))
+			count(i, srv)
 			w.pool.release(srv, results[i].Green())
+			report(nil, &results[i])
 		}(i, srv)
 	}
 	wg.Wait()

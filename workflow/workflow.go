@@ -78,9 +78,11 @@ type Progress struct {
 	Step                 string
 	Total, Done, Running int
 	Red                  int
-	Servers              []Server
-	// Item is the item that just ended, nil when one just started.
-	Item *ItemResult
+	// Servers are the step's servers, each with its items of this step.
+	Servers []Server
+	// Started is the item that just started on its server; Item the one that just ended. One of
+	// them is set.
+	Started, Item *ItemResult
 }
 
 // ItemResult is what became of one item.

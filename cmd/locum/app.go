@@ -92,16 +92,18 @@ type env struct {
 	// command is the full name of the command running ("locum transform"), for the prefix of an
 	// error that does not carry its own.
 	command string
-	// live is the progress line shown while a run works; isTerminal replaces the terminal check
-	// in tests.
-	live           *liveProgress
+	// live is the progress shown while a run works and stopTicks ends its clock; isTerminal
+	// replaces the terminal check and ticks the progress ticker in tests. now is the clock of the
+	// progress and of what a command records as a moment (an acceptance's time).
+	live           progressView
+	stopTicks      func()
 	isTerminal     func(io.Writer) bool
+	now            func() time.Time
+	ticks          <-chan time.Time
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         packs.Lookup
 	getwd          func() (string, error)
-	// now is the clock of what a command records as a moment (an acceptance's time).
-	now func() time.Time
 	// validator is the one schema.Validator of this process, so a contract compiled for the
 	// workspace is not compiled again for routing.
 	validator *schema.Validator
@@ -127,6 +129,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := e.rootCommand()
 	e.tagCommands(root)
 	err := root.Run(ctx, args)
+	e.stopProgress()
 	return e.exitCode(err)
 }
 

@@ -21,10 +21,12 @@ import (
 func observerFor(t *testing.T, terminal bool, args ...string) (engine.Observer, *bytes.Buffer) {
 	var stderr bytes.Buffer
 	e := &env{stderr: &stderr, isTerminal: func(io.Writer) bool { return terminal }}
+	e.ticks = make(chan time.Time)
 	var got engine.Observer
 	cmd := &cli.Command{Name: "transform", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
 		Action: func(_ context.Context, cmd *cli.Command) error { got = e.observer(cmd); return nil }}
 	require.NoError(t, cmd.Run(context.Background(), append([]string{"transform"}, args...)))
+	t.Cleanup(e.stopProgress)
 	return got, &stderr
 }
 
@@ -36,12 +38,17 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		shown    bool
 	}{
 		{"a terminal", true, nil, true},
-		{"a log", false, nil, false},
+		{"a log", false, nil, true},
 		{"--json on a terminal", true, []string{"--json"}, false},
+		{"--json in a log", false, []string{"--json"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			obs, _ := observerFor(t, tt.terminal, tt.args...)
 			assert.Equal(t, tt.shown, obs != nil)
+			if obs != nil {
+				_, live := obs.(*liveProgress)
+				assert.Equal(t, tt.terminal, live)
+			}
 		})
 	}
 }
@@ -117,13 +124,18 @@ func TestAgentSummaryClearsTheLiveLine(t *testing.T) {
 	assert.Contains(t, written[:i], "\r", "the live line is cleared before the summary: %q", stderr.String())
 }
 
-// A workflow's progress is a line per item that ended, with its step's counts and each server's;
-// an item that starts prints nothing.
+// A workflow's progress is a line per item as it starts and as it ends, with its step's counts
+// and each server's.
 func TestWorkflowProgressLines(t *testing.T) {
 	var b strings.Builder
 	servers := []workflow.Server{{URL: "http://127.0.0.1:1/v1", Running: 1, Done: 2}, {URL: "http://127.0.0.1:2/v1", Red: 1}}
 	printProgress(&b, workflow.Progress{Step: "fix", Total: 8, Done: 2, Running: 1, Red: 1, Servers: servers})
-	assert.Empty(t, b.String())
+	assert.Empty(t, b.String(), "a report of no item prints nothing")
+	started := workflow.ItemResult{Step: "fix", Index: 4, Item: "a.go#G", Server: "http://127.0.0.1:1/v1"}
+	printProgress(&b, workflow.Progress{Step: "fix", Total: 8, Done: 2, Running: 1, Red: 1, Servers: servers, Started: &started})
+	assert.Equal(t, "run: fix 4 started a.go#G on http://127.0.0.1:1/v1 [2 of 8 done, 1 running, 1 red; "+
+		"http://127.0.0.1:1/v1 1 running 2 done 0 red; http://127.0.0.1:2/v1 0 running 0 done 1 red]\n", b.String())
+	b.Reset()
 	item := workflow.ItemResult{Step: "fix", Index: 3, Item: "a.go#F\x1b[31m", Status: "RED", Outcome: "transform: restored a.go lines 1-3"}
 	printProgress(&b, workflow.Progress{Step: "fix", Total: 8, Done: 2, Running: 1, Red: 1, Servers: servers, Item: &item})
 	assert.Equal(t, "run: fix 3 RED a.go#F\\x1b[31m: transform: restored a.go lines 1-3 [2 of 8 done, 1 running, 1 red; "+

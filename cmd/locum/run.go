@@ -118,7 +118,7 @@ func (e *env) runWorkflow(ctx context.Context, cmd *cli.Command) error {
 		return jobError(cmd, err)
 	}
 	j := &workflow.Job{Layer: layer, Call: job.Call{Model: call.Model}, Name: cmp.Or(cmd.Args().First(), ""), Params: params, Resume: resume}
-	if e.stderrIsTerminal() && !cmd.Bool("json") {
+	if !cmd.Bool("json") {
 		out := logAboveProgress{e}
 		j.Progress = func(pr workflow.Progress) { printProgress(out, pr) }
 	}
@@ -129,17 +129,24 @@ func (e *env) runWorkflow(ctx context.Context, cmd *cli.Command) error {
 	return e.finish(cmd, res, workflowOutput(cmd))
 }
 
-// printProgress writes one line per item that ended, with the counts of its step and of each
-// server.
+// printProgress writes a line per item as it starts and as it ends, with the counts of its step
+// and of each server's items in it.
 func printProgress(w io.Writer, p workflow.Progress) {
-	if p.Item == nil {
+	var line string
+	switch {
+	case p.Started != nil:
+		it := p.Started
+		line = fmt.Sprintf("%s %d started %s on %s", untrusted.Escape(it.Step), it.Index, untrusted.Escape(it.Item), untrusted.Escape(it.Server))
+	case p.Item != nil:
+		line = workflow.ItemLine(*p.Item)
+	default:
 		return
 	}
 	var per []string
 	for _, s := range p.Servers {
 		per = append(per, fmt.Sprintf("%s %d running %d done %d red", untrusted.Escape(s.URL), s.Running, s.Done, s.Red))
 	}
-	fmt.Fprintf(w, "run: %s [%d of %d done, %d running, %d red; %s]\n", workflow.ItemLine(*p.Item), p.Done, p.Total, p.Running, p.Red, strings.Join(per, "; "))
+	fmt.Fprintf(w, "run: %s [%d of %d done, %d running, %d red; %s]\n", line, p.Done, p.Total, p.Running, p.Red, strings.Join(per, "; "))
 }
 
 // workflowOutput prints each item's line on stdout (none with --json, whose result has them).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -204,7 +205,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	var res *ChatResult
 	// A server whose stream leaves out the usage is asked unstreamed, where it reports it.
 	if req.Stream && len(req.Tools) == 0 && d.streamsUsage() {
-		res, err = c.chatStream(ctx, params)
+		var extra []option.RequestOption
+		if pp, ok := d.(promptProgress); ok {
+			extra = append(extra, option.WithJSONSet(pp.promptProgressField(), true))
+		}
+		res, err = c.chatStream(ctx, params, extra...)
 		if refusedStream(err) {
 			res, err = c.chatOnce(ctx, params)
 		}
@@ -489,7 +494,7 @@ func decodeChat(raw []byte) *ChatResult {
 
 // chatStream sends the request with stream and include_usage, reads the server-sent events, and
 // times the first token.
-func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNewParams) (*ChatResult, error) {
+func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNewParams, extra ...option.RequestOption) (*ChatResult, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -510,7 +515,8 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		defer timer.Stop()
 	}
 	var resp *http.Response
-	_, err := c.chat.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&resp))
+	opts := append([]option.RequestOption{option.WithJSONSet("stream", true), option.WithResponseBodyInto(&resp)}, extra...)
+	_, err := c.chat.New(ctx, params, opts...)
 	if err != nil {
 		return nil, c.transportError(causeOr(ctx, err), http.MethodPost, c.BaseURL()+"/chat/completions")
 	}
@@ -532,7 +538,7 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 	var reply rails.Reply
 	res := &ChatResult{Streamed: true}
 	prog := newProgress(start)
-	prog.observe = c.cfg.Observe
+	prog.observe, prog.observePrompt = c.cfg.Observe, c.cfg.ObservePrompt
 	sawChunk := false
 	for dec.Next() {
 		ev := dec.Event()
@@ -549,8 +555,9 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 				FinishReason *string     `json:"finish_reason"`
 				Delta        wireMessage `json:"delta"`
 			} `json:"choices"`
-			Usage *wireUsage      `json:"usage"`
-			Error json.RawMessage `json:"error"`
+			Usage          *wireUsage          `json:"usage"`
+			Error          json.RawMessage     `json:"error"`
+			PromptProgress *wirePromptProgress `json:"prompt_progress"`
 			wireTimings
 		}
 		if err := unmarshalRepaired(ev.Data, &chunk); err != nil {
@@ -566,6 +573,9 @@ func (c *Client) chatStream(ctx context.Context, params openai.ChatCompletionNew
 		}
 		if d := chunk.decode(); d != nil {
 			res.Decode = d
+		}
+		if pp := chunk.PromptProgress; pp != nil {
+			prog.prompt(pp.Processed, pp.Total)
 		}
 		for _, ch := range chunk.Choices {
 			d := ch.Delta
@@ -613,14 +623,30 @@ func causeOr(ctx context.Context, err error) error {
 	return err
 }
 
-// progress tells an observer, at most every 250 ms, how a streamed reply grows; drawing it is the
-// front end's business.
+// progress tells an observer, at most every 250 ms, how a streamed reply grows and how far the
+// server read the prompt; drawing it is the front end's business.
 type progress struct {
 	start time.Time
 
 	observe       StreamObserver
 	observed      time.Time
 	chars, deltas int
+
+	observePrompt  PromptObserver
+	observedPrompt time.Time
+}
+
+// prompt reports the server's own count of the prompt tokens it has read, of total; a count that
+// is not a whole number of tokens in range is no report.
+func (p *progress) prompt(processed, total float64) {
+	if p.observePrompt == nil || total <= 0 || total > 1e9 || processed < 0 || processed > total ||
+		processed != math.Trunc(processed) || total != math.Trunc(total) {
+		return
+	}
+	if processed == total || time.Since(p.observedPrompt) >= 250*time.Millisecond {
+		p.observedPrompt = time.Now()
+		p.observePrompt(int(processed), int(total), time.Since(p.start))
+	}
 }
 
 func newProgress(start time.Time) *progress {
@@ -646,3 +672,22 @@ func (p *progress) done() {
 
 // StreamObserver hears a streamed reply grow: characters and text-carrying chunks so far.
 type StreamObserver func(chars, deltas int, elapsed time.Duration)
+
+// PromptObserver hears the server read the prompt: tokens read so far of total, as the server
+// counts them.
+type PromptObserver func(processed, total int, elapsed time.Duration)
+
+// wirePromptProgress is llama-server's report of its prompt processing in a stream chunk, sent
+// when the request asks return_progress: the prompt's tokens (total), those it found in its cache
+// and those read so far, cache included.
+type wirePromptProgress struct {
+	Total     float64 `json:"total"`
+	Cache     float64 `json:"cache"`
+	Processed float64 `json:"processed"`
+}
+
+// promptProgress is a dialect whose server reports, in a stream, how far it read the prompt once
+// the request sets this field true.
+type promptProgress interface {
+	promptProgressField() string
+}

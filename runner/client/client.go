@@ -40,8 +40,10 @@ type Config struct {
 	// Transport, when set, carries requests instead of the network: the offline checks replay
 	// recorded replies through it, in memory.
 	Transport http.RoundTripper
-	// Observe, when set, hears a streamed reply grow.
-	Observe StreamObserver
+	// Observe, when set, hears a streamed reply grow; ObservePrompt hears the server read the
+	// prompt, where its stream says how far it got.
+	Observe       StreamObserver
+	ObservePrompt PromptObserver
 }
 
 // Client talks to one OpenAI-compatible server through the rails.

@@ -58,6 +58,10 @@ func (llamaServer) describe(ctx context.Context, c *Client, info *ServerInfo, li
 	return true
 }
 
+// llama-server reports its prompt processing in a stream (prompt_progress) when asked; a build
+// before the field ignores it, as it ignores any field it does not know.
+func (llamaServer) promptProgressField() string { return "return_progress" }
+
 // llama-server ignores reasoning_effort; the chat template's own switch is the one it obeys.
 func (llamaServer) thinkingFields(limit rails.ThinkingCap, _ ModelThinking) map[string]any {
 	fields := map[string]any{}

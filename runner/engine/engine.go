@@ -160,6 +160,7 @@ func (r *Run) Connect() error {
 		Dial:              r.Spec.Dial,
 		Transport:         r.Spec.Transport,
 		Observe:           r.streamObserver(),
+		ObservePrompt:     r.promptObserver(),
 	})
 	return nil
 }
@@ -171,6 +172,16 @@ func (r *Run) streamObserver() client.StreamObserver {
 	}
 	return func(chars, deltas int, elapsed time.Duration) {
 		r.Observe(ProgressEvent{Stage: StageDecode, Step: r.step, Chars: chars, Deltas: deltas, Elapsed: elapsed})
+	}
+}
+
+// promptObserver forwards the server's own count of the prompt tokens it has read.
+func (r *Run) promptObserver() client.PromptObserver {
+	if r.Spec.Observer == nil {
+		return nil
+	}
+	return func(processed, total int, elapsed time.Duration) {
+		r.Observe(ProgressEvent{Stage: StagePrefill, Step: r.step, Done: processed, Total: total, Elapsed: elapsed})
 	}
 }
 

@@ -27,7 +27,9 @@ type ProgressEvent struct {
 	// chunks that carried text: one per token on the servers locum knows, so "tokens so far".
 	Chars, Deltas int
 	Elapsed       time.Duration
-	// Done and Total count a dedup's entries: embedded so far and in all, or scored.
+	// Done and Total count a dedup's entries (embedded so far and in all, or scored), the
+	// mutants run, or at prefill the prompt tokens the server says it has read (0 of 0 where it
+	// does not say).
 	Done, Total int
 }
 
