@@ -21,7 +21,7 @@ type ScreenResult struct {
 // ScreenSteps samples each task once with the run's model and grades it. A screen has no
 // baseline arm, so it earns no routing whatever it finds; it is red when any task fails.
 func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
-	steps := []engine.Step{{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }}}
+	steps := []engine.Step{{Name: "connect", Run: func(ctx context.Context, r *engine.Run) error { return r.ConnectChat(ctx) }}}
 	for _, task := range tasks {
 		steps = append(steps, engine.Step{Name: "screen " + task.ID, Run: func(ctx context.Context, r *engine.Run) error {
 			s := r.Spec.Settings

@@ -51,7 +51,7 @@ func TestTransformRefusesAFileInAGitDirectory(t *testing.T) {
 			require.NoError(t, err)
 
 			res, err := f.call(t, context.Background(), "transform", map[string]any{
-				"file": file, "verify": "true", "task": "add an fsmonitor", "model": "m",
+				"file": file, "verify": "true", "task": "add an fsmonitor", "model": "qwen3-coder-30b",
 			}, nil)
 			require.NoError(t, err)
 			assert.True(t, res.IsError)

@@ -22,7 +22,7 @@ func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
 	f := newFixture(t, true)
 	digest := `{"digest":[{"text":"Add returns a - b.","lines":[3,5],"quote":"return a - b"},{"text":"It caches.","lines":[1,1],"quote":"cache"}]}`
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
-	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "model": "m"}, nil)
+	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "model": "qwen3-coder-30b"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	// The claims are the structured content's: the text is one line that does not repeat them.
@@ -125,7 +125,7 @@ func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
 	first := make(chan *sdk.CallToolResult, 1)
 	go func() {
 		res, err := f.call(t, context.Background(), "transform", map[string]any{
-			"file": "calc.go", "verify": "read line < gate", "task": "make Add add", "model": "m", "no_baseline": true,
+			"file": "calc.go", "verify": "read line < gate", "task": "make Add add", "model": "qwen3-coder-30b", "no_baseline": true,
 		}, "first")
 		assert.NoError(t, err)
 		first <- res
@@ -134,7 +134,7 @@ func TestSecondCallOnAFileWaitsItsTurn(t *testing.T) {
 	second := make(chan *sdk.CallToolResult, 1)
 	go func() {
 		res, err := f.call(t, context.Background(), "transform", map[string]any{
-			"file": "./calc.go", "verify": "true", "task": "make Add add", "model": "m", "max_attempts": 1,
+			"file": "./calc.go", "verify": "true", "task": "make Add add", "model": "qwen3-coder-30b", "max_attempts": 1,
 		}, "second")
 		assert.NoError(t, err)
 		second <- res
@@ -176,13 +176,13 @@ func TestSummarizeBySymbol(t *testing.T) {
 	f := newFixture(t, true)
 	digest := `{"digest":[{"text":"Add returns a - b.","lines":[3,5],"quote":"return a - b"}]}`
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &digest})
-	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "model": "m"}, nil)
+	res, err := f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "model": "qwen3-coder-30b"}, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	assert.Equal(t, "Add returns a - b.", structured(t, res)["details"].(map[string]any)["claims"].([]any)[0].(map[string]any)["text"])
 	assert.Equal(t, "3-5", structured(t, res)["details"].(map[string]any)["lines"])
 
-	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "m"}, nil)
+	res, err = f.call(t, context.Background(), "summarize", map[string]any{"file": "calc.go", "symbol": "Add", "lines": "1-2", "model": "qwen3-coder-30b"}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "`lines` and `symbol` both name the span")

@@ -77,7 +77,7 @@ func TestProgressOfALongReplyIsNotATokenEach(t *testing.T) {
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &long})
 	started := time.Now()
 	res, err := f.call(t, context.Background(), "transform", map[string]any{
-		"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a + b" calc.go`, "task": "make Add add", "model": "m",
+		"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a + b" calc.go`, "task": "make Add add", "model": "qwen3-coder-30b",
 	}, "tok-long")
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))

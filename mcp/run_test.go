@@ -85,7 +85,7 @@ func TestRunToolRunsAWorkflow(t *testing.T) {
 
 	// A call names a model only where the operator allowed it; run refuses before any item.
 	g := newFixture(t, false)
-	res, err = g.call(t, context.Background(), "run", map[string]any{"workflow": "go-tidy", "params": map[string]any{"dir": "."}, "model": "m"}, nil)
+	res, err = g.call(t, context.Background(), "run", map[string]any{"workflow": "go-tidy", "params": map[string]any{"dir": "."}, "model": "qwen3-coder-30b"}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "never one a call names")

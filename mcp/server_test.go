@@ -256,7 +256,7 @@ func TestTransformRedRestores(t *testing.T) {
 	f := newFixture(t, true)
 	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
 	res, err := f.call(t, context.Background(), "transform", map[string]any{
-		"file": "calc.go", "verify": "exit 1", "task": "make Add add", "model": "m", "max_attempts": 2,
+		"file": "calc.go", "verify": "exit 1", "task": "make Add add", "model": "qwen3-coder-30b", "max_attempts": 2,
 	}, nil)
 	require.NoError(t, err)
 	require.True(t, res.IsError)
@@ -273,17 +273,17 @@ func TestRefusalsAreToolResults(t *testing.T) {
 		args       map[string]any
 		want       string
 	}{
-		{"a model the operator did not allow", false, map[string]any{"model": "m"}, "REFUSED: this server runs the model a role is routed to"},
+		{"a model the operator did not allow", false, map[string]any{"model": "qwen3-coder-30b"}, "REFUSED: this server runs the model a role is routed to"},
 		{"a role with no earned routing", true, map[string]any{"role": "code"}, `REFUSED: role "code" has no earned routing`},
-		{"a setting that does not parse", true, map[string]any{"model": "m", "effort": "huge"}, "ERROR: "},
-		{"a prompt over the budget", true, map[string]any{"model": "m", "max_input_bytes": 20}, "over the input budget of 20 bytes (`max_input_bytes`); narrow it with `lines` A-B"},
-		{"a task over the budget", true, map[string]any{"model": "m", "max_input_bytes": 10}, "the task is 12 bytes, over the input budget of 10 bytes (`max_input_bytes`); shorten the task"},
-		{"a file out of the repository", true, map[string]any{"model": "m", "file": "../x.go"}, "ERROR"},
-		{"an endpoint off loopback", true, map[string]any{"model": "m", "base_url": "http://192.0.2.1:1234/v1"}, "leave loopback (the operator's allow-remote option of locum mcp, LOCUM_ALLOW_REMOTE=1"},
-		{"lines and symbol both", true, map[string]any{"model": "m", "lines": "1-2", "symbol": "Add"}, "`lines` and `symbol` both name the span"},
-		{"lines out of bounds", true, map[string]any{"model": "m", "lines": "90-99"}, "`lines` 90-99 is out of bounds"},
-		{"an empty verify", true, map[string]any{"model": "m", "verify": ""}, "`verify` is empty"},
-		{"a budget the call would raise", true, map[string]any{"model": "m", "max_input_bytes": 100000000}, "a tool call may lower it, never raise it"},
+		{"a setting that does not parse", true, map[string]any{"model": "qwen3-coder-30b", "effort": "huge"}, "ERROR: "},
+		{"a prompt over the budget", true, map[string]any{"model": "qwen3-coder-30b", "max_input_bytes": 20}, "over the input budget of 20 bytes (`max_input_bytes`); narrow it with `lines` A-B"},
+		{"a task over the budget", true, map[string]any{"model": "qwen3-coder-30b", "max_input_bytes": 10}, "the task is 12 bytes, over the input budget of 10 bytes (`max_input_bytes`); shorten the task"},
+		{"a file out of the repository", true, map[string]any{"model": "qwen3-coder-30b", "file": "../x.go"}, "ERROR"},
+		{"an endpoint off loopback", true, map[string]any{"model": "qwen3-coder-30b", "base_url": "http://192.0.2.1:1234/v1"}, "leave loopback (the operator's allow-remote option of locum mcp, LOCUM_ALLOW_REMOTE=1"},
+		{"lines and symbol both", true, map[string]any{"model": "qwen3-coder-30b", "lines": "1-2", "symbol": "Add"}, "`lines` and `symbol` both name the span"},
+		{"lines out of bounds", true, map[string]any{"model": "qwen3-coder-30b", "lines": "90-99"}, "`lines` 90-99 is out of bounds"},
+		{"an empty verify", true, map[string]any{"model": "qwen3-coder-30b", "verify": ""}, "`verify` is empty"},
+		{"a budget the call would raise", true, map[string]any{"model": "qwen3-coder-30b", "max_input_bytes": 100000000}, "a tool call may lower it, never raise it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.allowModel)
@@ -316,6 +316,31 @@ func TestRefusalsAreToolResults(t *testing.T) {
 	}
 }
 
+// A model the server does not list, named by a tool call, is refused before any request, in
+// the tool's words; no argument of a call can send it anyway.
+func TestAnUnlistedModelIsRefused(t *testing.T) {
+	f := newFixture(t, true)
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	res, err := f.call(t, context.Background(), "transform", map[string]any{"file": "calc.go", "verify": "true", "task": "make Add add", "model": "gpt-4o"}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	obj := structured(t, res)
+	assert.Equal(t, "REFUSED", obj["status"])
+	errObj, _ := obj["error"].(map[string]any)
+	assert.Equal(t, "model_not_listed", errObj["kind"])
+	assert.Contains(t, text(res), "does not list gpt-4o (it lists qwen3-coder-30b, text-embedding-nomic-embed-text-v1.5)")
+	assert.Contains(t, text(res), "send this one anyway with the operator's allow-unlisted-model option of locum mcp")
+	assert.NotContains(t, text(res), "--", "an MCP message names tool arguments and commands, never a CLI flag")
+	assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"), "refused before any request")
+	assert.Equal(t, calc, f.file(t))
+
+	res, err = f.call(t, context.Background(), "transform", map[string]any{"file": "calc.go", "verify": "true", "task": "make Add add", "model": "gpt-4o", "allow_unlisted_model": true}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), `unexpected additional properties ["allow_unlisted_model"]`, "no argument of a call forces an unlisted model")
+	assert.Empty(t, f.llm.RequestsTo("/v1/chat/completions"))
+}
+
 func TestUnknownToolIsAProtocolError(t *testing.T) {
 	f := newFixture(t, false)
 	_, err := f.call(t, context.Background(), "rm", map[string]any{}, nil)
@@ -337,7 +362,7 @@ func TestCancelRestoresTheFile(t *testing.T) {
 	}
 	f.mu.Unlock()
 	_, err := f.call(t, ctx, "transform", map[string]any{
-		"file": "calc.go", "verify": "sleep 60", "task": "make Add add", "model": "m", "no_baseline": true,
+		"file": "calc.go", "verify": "sleep 60", "task": "make Add add", "model": "qwen3-coder-30b", "no_baseline": true,
 	}, "tok")
 	require.ErrorIs(t, err, context.Canceled)
 

@@ -98,7 +98,7 @@ func TestSignalStopsTheCallsInFlightWithStdinOpen(t *testing.T) {
 			call := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}` + "\n" +
 				`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
 				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"transform","arguments":{"file":"calc.go","verify":` +
-				strconv.Quote(tc.verify) + `,"task":"make Add add","model":"m","no_baseline":true}}}` + "\n"
+				strconv.Quote(tc.verify) + `,"task":"make Add add","model":"qwen3-coder-30b","no_baseline":true}}}` + "\n"
 			go func() { _, _ = io.WriteString(host, call) }()
 
 			if tc.inVerify {

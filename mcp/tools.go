@@ -255,11 +255,11 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, t toolJob) (
 	return s.finish(out, text(out))
 }
 
-// argName names a setting as a tool call takes it: its argument. The endpoint rail's
-// allow_remote is no argument: only the operator widens it.
+// argName names a setting as a tool call takes it: its argument. An operator-only setting (the
+// endpoint rail's allow_remote, say) is no argument: only the operator widens it.
 func argName(name string) string {
-	if name == "allow_remote" {
-		return "the operator's allow-remote option of locum mcp"
+	if packs.OperatorOnly(name) {
+		return "the operator's " + strings.ReplaceAll(name, "_", "-") + " option of locum mcp"
 	}
 	return "`" + name + "`"
 }
@@ -317,7 +317,10 @@ func (s *Server) status(ctx context.Context, args engine.ToolArgs, settings map[
 		return fail("ERROR: %v", err), nil, nil
 	}
 	text := statusLine(rep)
-	return &sdk.CallToolResult{IsError: !rep.Up, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
+	if rep.ModelRefusal != nil {
+		text += "; REFUSED for a run: " + untrusted.EscapeLines(rep.ModelRefusal.Message)
+	}
+	return &sdk.CallToolResult{IsError: !rep.Up || rep.ModelRefusal != nil, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, rep, nil
 }
 
 // statusLine says what status found in one line. Names and messages come from the server:

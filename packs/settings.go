@@ -114,6 +114,7 @@ const (
 	kindRatio    // a plain decimal above 0
 	kindHostFamily
 	kindDelegateWhen // pays or always
+	kindOnRedBaseline
 )
 
 // Key names one setting. The settings are this package's Key variables: a key that is not one
@@ -127,6 +128,7 @@ func (k Key) String() string { return k.name }
 var (
 	BaseURL           = Key{"base_url"}
 	AllowRemote       = Key{"allow_remote"}
+	AllowUnlisted     = Key{"allow_unlisted_model"}
 	Timeout           = Key{"timeout"}
 	FirstTokenTimeout = Key{"first_token_timeout"}
 	MaxInputBytes     = Key{"max_input_bytes"}
@@ -168,6 +170,7 @@ var (
 	DelegateWhen      = Key{"delegate_when"}
 	Jobs              = Key{"jobs"}
 	Servers           = Key{"servers"}
+	OnRedBaseline     = Key{"on_red_baseline"}
 )
 
 // The settings a kind of mode takes, for the modes' registrations to share.
@@ -214,6 +217,9 @@ type keySpec struct {
 var keySpecs = []keySpec{
 	{key: BaseURL, kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
 	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, operatorOnly: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	// A server that lists its models and not this one answers with whatever it loaded, under the
+	// name asked: only the operator may send it anyway, never a repository's file or a tool call.
+	{key: AllowUnlisted, kind: kindBool, def: "false", env: "LOCUM_ALLOW_UNLISTED_MODEL", flag: "allow-unlisted-model", global: true, operatorOnly: true, doc: "send a model the server does not list (it answers with whatever it loaded, under the name asked); without it such a run is refused before any request"},
 	{key: Timeout, kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
 	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", perMode: true, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
 	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
@@ -260,6 +266,9 @@ var keySpecs = []keySpec{
 	{key: HostTranscripts, kind: kindText, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, ledger: true, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
 	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", perMode: true, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
 	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, perMode: true, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
+	// Going on past a red baseline spends the model's requests on items no edit can make green:
+	// the operator's choice alone.
+	{key: OnRedBaseline, kind: kindOnRedBaseline, def: "stop", env: "LOCUM_ON_RED_BASELINE", flag: "on-red-baseline", global: true, operatorOnly: true, perMode: true, doc: "stop: refuse a workflow step, before any model request, whose items (two or more) are all judged by one verify that already fails on the tree they start from; continue: run them anyway"},
 	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", perMode: true, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
@@ -595,6 +604,13 @@ func modeProblems(file, prefix string, byMode map[string]map[string]json.RawMess
 func (k Key) Flag() string {
 	s, _ := specOf(k.name)
 	return s.flag
+}
+
+// OperatorOnly says the setting named key comes from the operator alone: a front end words it
+// as the operator's option, never as an argument a call may give.
+func OperatorOnly(key string) bool {
+	s, _ := specOf(key)
+	return s.operatorOnly
 }
 
 // specOf is the declared setting named key.

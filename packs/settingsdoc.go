@@ -10,14 +10,15 @@ import (
 // kindValues are the values a setting of an enumerated kind takes, in the order help and the
 // schema list them.
 var kindValues = map[valueKind][]string{
-	kindEffort:       {"none", "low", "medium", "high"},
-	kindEditFormat:   {"span", "blocks", "insert"},
-	kindEditGuard:    {"span", "signature", "comments"},
-	kindDedupMethod:  {"auto", "embedding", "lexical"},
-	kindAutoBool:     {"auto", "true", "false"},
-	kindSandbox:      {"auto", "require", "none"},
-	kindHostFamily:   {"claude", "gemini", "gpt"},
-	kindDelegateWhen: {"pays", "always"},
+	kindEffort:        {"none", "low", "medium", "high"},
+	kindEditFormat:    {"span", "blocks", "insert"},
+	kindEditGuard:     {"span", "signature", "comments"},
+	kindDedupMethod:   {"auto", "embedding", "lexical"},
+	kindAutoBool:      {"auto", "true", "false"},
+	kindSandbox:       {"auto", "require", "none"},
+	kindHostFamily:    {"claude", "gemini", "gpt"},
+	kindDelegateWhen:  {"pays", "always"},
+	kindOnRedBaseline: {"stop", "continue"},
 }
 
 // bounds says in words what values the setting takes: a refusal's "want", and help's.

@@ -21,8 +21,9 @@ import (
 	"github.com/locumdev/locum/untrusted"
 )
 
-// runStep runs a step's items, at most jobs at once over the pool, and returns them in order.
-func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, vars map[string]string) []ItemResult {
+// runStep runs a step's items, at most jobs at once over the pool, and returns them in order;
+// the error is a refusal of the step before any of its items ran (redBaseline).
+func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, vars map[string]string) ([]ItemResult, error) {
 	results := make([]ItemResult, len(list))
 	var wg sync.WaitGroup
 	var done, red, running int
@@ -96,6 +97,18 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		results[i] = prev
 		ended(i)
 	}
+	if err := w.redBaseline(ctx, st, inputs, todo); err != nil {
+		status, kind, _ := engine.Classify(err)
+		for _, i := range todo {
+			results[i].Status, results[i].Outcome = string(status), "not run: "+oneLine(err.Error())
+			if kind == KindRedBaseline {
+				results[i].Baseline = engine.BaselineRed
+				results[i].Outcome = "not run: the verify every item of the step is judged by already fails before any edit"
+			}
+			ended(i)
+		}
+		return results, err
+	}
 	for _, i := range todo {
 		srv := w.pool.acquire(ctx)
 		if srv < 0 {
@@ -126,7 +139,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		}(i, srv)
 	}
 	wg.Wait()
-	return results
+	return results, nil
 }
 
 // list is a step's items, as the commit its items start from has them: a file the working tree
@@ -206,7 +219,7 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 func (w *run) itemEvent(it ItemResult) engine.ItemEndEvent {
 	return engine.ItemEndEvent{Step: it.Step, Index: it.Index, Item: it.Item, Server: it.Server, RunID: nilIfEmpty(it.RunID),
 		Status: it.Status, Outcome: it.Outcome, Commit: nilIfEmpty(it.Commit), Output: nilIfEmpty(it.Output),
-		Inputs: nilIfEmpty(it.Inputs), VerifyStrength: nilIfEmpty(it.VerifyStrength), Seal: nilIfEmpty(w.seal.item(w.r.ID, it))}
+		Inputs: nilIfEmpty(it.Inputs), VerifyStrength: nilIfEmpty(it.VerifyStrength), Baseline: nilIfEmpty(it.Baseline), Seal: nilIfEmpty(w.seal.item(w.r.ID, it))}
 }
 
 // deref is a text an event may leave null, "" where it does.
@@ -276,6 +289,9 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 		return
 	}
 	res.RunID, res.Status = r.RunID, string(r.Status)
+	if r.Baseline != nil {
+		res.Baseline = *r.Baseline
+	}
 	if r.VerifyStrength != nil {
 		res.VerifyStrength = *r.VerifyStrength
 	}

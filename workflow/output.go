@@ -25,6 +25,12 @@ func capBytes(s string, n int) string {
 // ItemLine is one item's line in a run's output: its step, number, status and outcome.
 func ItemLine(it ItemResult) string {
 	line := fmt.Sprintf("%s %d %s %s", untrusted.Escape(it.Step), it.Index, untrusted.Escape(it.Status), untrusted.Escape(it.Item))
+	// An item that did not end green under a verify already red before its edit says so on its
+	// line, so a step whose items all failed for a reason outside them reads as that, not as bad
+	// edits. A green one's outcome says it already ("fixed: the verify failed before the edit").
+	if it.Baseline == engine.BaselineRed && !it.Green() && it.Status != ItemConflict {
+		line += " (baseline red)"
+	}
 	if it.Outcome != "" {
 		line += ": " + untrusted.Escape(it.Outcome)
 	}

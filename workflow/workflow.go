@@ -29,7 +29,7 @@ import (
 
 // Mode is the workflow mode: it asks no model itself; its items do.
 var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome,
-	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants, packs.DelegateWhen, packs.Jobs, packs.Servers})}
+	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Mutants, packs.DelegateWhen, packs.Jobs, packs.Servers, packs.OnRedBaseline})}
 
 func init() {
 	engine.RegisterMode(Mode)
@@ -105,6 +105,9 @@ type ItemResult struct {
 	// VerifyStrength is how many mutants of a kept edit its verify rejected (K/N, or ?); "" where
 	// none ran.
 	VerifyStrength string `json:"verify_strength,omitempty"`
+	// Baseline is what the item's verify said of the tree before its edit (engine.BaselineRed,
+	// ...); "" where its run did not reach it.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Blind says the item kept an edit its verify was not shown able to fail on.
@@ -393,10 +396,13 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 			}
 		}
 		maps.Copy(w.files, files)
-		results := w.runStep(ctx, st, list, vars)
+		results, err := w.runStep(ctx, st, list, vars)
 		w.mu.Lock()
 		w.items = append(w.items, results...)
 		w.mu.Unlock()
+		if err != nil {
+			return err
+		}
 		if ctx.Err() != nil {
 			// The green items keep their refs; a resume combines them.
 			w.status = StatusInterrupted

@@ -32,8 +32,9 @@ func (e *env) statusCommand() *cli.Command {
 			"chat and embedding models are listed (llama-server answers any name, so only a listed model\n" +
 			"counts). Without --model it names the model each role resolves to (earned, or accepted in\n" +
 			"your user config) and where from.\n" +
-			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback), 2 when none answers\n" +
-			"or it is still loading its model.",
+			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback) or the server lists\n" +
+			"models and not the one --model names (a run naming it would be refused, unless\n" +
+			"--allow-unlisted-model), 2 when none answers or it is still loading its model.",
 		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -71,6 +72,10 @@ func (e *env) status(ctx context.Context, cmd *cli.Command) error {
 			code = exitRed
 		}
 		return withCode(code, fmt.Errorf("locum status: %s", untrusted.EscapeLines(rep.Error.Message)))
+	}
+	if rep.ModelRefusal != nil {
+		// The answer to "can I run --model ID here?" is no: a run naming it would be refused.
+		return withCode(exitRed, fmt.Errorf("locum status: %s", untrusted.EscapeLines(rep.ModelRefusal.Message)))
 	}
 	return nil
 }

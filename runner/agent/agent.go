@@ -224,7 +224,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 }
 
 func (a *agent) connect(ctx context.Context, r *engine.Run) error {
-	if err := r.Connect(); err != nil {
+	if err := r.ConnectChat(ctx); err != nil {
 		return err
 	}
 	window := a.opts.ContextWindow

@@ -15,6 +15,7 @@ import (
 	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/internal/runtest"
 	"github.com/locumdev/locum/runner/scripted"
 )
 
@@ -39,7 +40,7 @@ func TestRunThroughTheEngine(t *testing.T) {
 	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
 	require.NoError(t, err)
 	var progress bytes.Buffer
-	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: runtest.Model,
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl"), Progress: &progress},
 		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
@@ -74,7 +75,7 @@ func TestATurnRunsAtMostMaxCallsPerTurn(t *testing.T) {
 	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
 	require.NoError(t, err)
 	journal := filepath.Join(t.TempDir(), "j.jsonl")
-	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m", JournalPath: journal},
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: runtest.Model, JournalPath: journal},
 		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
 	data, err := os.ReadFile(journal)
@@ -102,7 +103,7 @@ func TestSettleKeepsIgnoredOutput(t *testing.T) {
 	require.NoError(t, err)
 	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL()})
 	require.NoError(t, err)
-	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: "m",
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: runtest.Model,
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},
 		Steps(Options{Task: "say goodbye", Verify: "mkdir -p out && echo built > out/bin && echo appended >> a.txt && grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)

@@ -300,6 +300,15 @@ type EmbedModelEvent struct {
 	Source string `json:"source"`
 }
 
+// ModelUncheckedEvent is a chat model sent although the server does not list it: where the
+// server lists no model, so the name could not be checked, or where the operator sent it anyway
+// (allow_unlisted_model).
+type ModelUncheckedEvent struct {
+	Model  string   `json:"model"`
+	Listed []string `json:"listed"`
+	Why    string   `json:"why"`
+}
+
 // CacheEvent is the key of the embedding cache and its file.
 type CacheEvent struct {
 	Server   string `json:"server"`
@@ -474,7 +483,10 @@ type ItemEndEvent struct {
 	Output         *string `json:"output"`
 	Inputs         *string `json:"inputs"`
 	VerifyStrength *string `json:"verify_strength"`
-	Seal           *string `json:"seal"`
+	// Baseline is what the item's verify said of the tree before its edit (red, green, skipped);
+	// absent where its run did not reach it.
+	Baseline *string `json:"baseline,omitempty"`
+	Seal     *string `json:"seal"`
 }
 
 // ItemCarriedEvent is a resumed run's green item, as ItemEndEvent has it, taken into this run.
@@ -533,6 +545,7 @@ func (GateEvent) Kind() string                  { return "gate" }
 func (EntriesEvent) Kind() string               { return "entries" }
 func (MethodEvent) Kind() string                { return "method" }
 func (EmbedModelEvent) Kind() string            { return "embed_model" }
+func (ModelUncheckedEvent) Kind() string        { return "model_unchecked" }
 func (CacheEvent) Kind() string                 { return "cache" }
 func (CacheEvictedEvent) Kind() string          { return "cache_evicted" }
 func (CacheErrorEvent) Kind() string            { return "cache_error" }

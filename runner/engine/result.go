@@ -276,6 +276,7 @@ func Classify(err error) (Status, string, int) {
 		missing  *gitsafe.MissingObjectsError
 		gitDir   *gitsafe.GitDirError
 		hardLink *rails.HardLinkError
+		unlisted *ModelNotListedError
 	)
 	switch {
 	case err == nil:
@@ -304,6 +305,8 @@ func Classify(err error) (Status, string, int) {
 		return StatusRefused, "no_sandbox", 1
 	case errors.As(err, &unread), errors.As(err, &huge):
 		return StatusRefused, "tree_unchecked", 1
+	case errors.As(err, &unlisted) && unlisted.Refused:
+		return StatusRefused, "model_not_listed", 1
 	case errors.As(err, &refusal):
 		if refusal.Kind != "" {
 			return StatusRefused, refusal.Kind, 1

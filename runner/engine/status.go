@@ -63,8 +63,12 @@ type StatusReport struct {
 	BreakEven []cost.Rule `json:"break_even"`
 	// BreakEvenNote says which journals the break-even left out, and why; "" where none.
 	BreakEvenNote string `json:"break_even_note,omitempty"`
-	// err is the probe's error, behind Error, for Reword.
-	err error
+	// ModelRefusal is the refusal a run asking the chat model would meet before any request (a
+	// server that lists models and not this one, unless allow_unlisted_model); nil where the run
+	// would go ahead, or where no chat model was asked for.
+	ModelRefusal *ErrorInfo `json:"model_refusal,omitempty"`
+	// err is the probe's error, behind Error, and refusal ModelRefusal's, for Reword.
+	err, refusal error
 }
 
 // Reword names the settings the report's messages advise on as the front end takes them: each
@@ -72,6 +76,9 @@ type StatusReport struct {
 func (r *StatusReport) Reword(name func(setting string) string) {
 	if r.Error != nil && r.err != nil {
 		r.Error.Message = Reword(r.Error.Message, r.err, name)
+	}
+	if r.ModelRefusal != nil && r.refusal != nil {
+		r.ModelRefusal.Message = Reword(r.ModelRefusal.Message, r.refusal, name)
 	}
 	r.EmbedNote = rails.Words(r.EmbedNote, name)
 }
@@ -143,7 +150,25 @@ func CheckEndpoint(ctx context.Context, shared *packs.Settings, want StatusModel
 		return &StatusReport{Endpoint: base.Value, Source: base.Source, Models: []client.Model{}, ChatModel: want.Chat, EmbedModel: want.Embed,
 			RoleModels: roleModels(want.Roles), Error: &ErrorInfo{Kind: kind, Message: err.Error()}, Start: []string{}, err: err}
 	}
-	return CheckStatus(ctx, c, base.Source, want)
+	rep := CheckStatus(ctx, c, base.Source, want)
+	rep.refuseUnlisted(shared.Bool(packs.AllowUnlisted))
+	return rep
+}
+
+// refuseUnlisted says, by the rule a run's connect step applies (ConnectChat), whether a run
+// asking the chat model would be refused: the server lists models, none of them it, and the
+// operator did not allow an unlisted one.
+func (r *StatusReport) refuseUnlisted(allowed bool) {
+	chat := r.ChatModel
+	if !r.Up || chat == nil || chat.Listed || len(r.Models) == 0 || allowed {
+		return
+	}
+	e := &ModelNotListedError{Model: chat.ID, Endpoint: r.Endpoint, Refused: true}
+	for _, m := range r.Models {
+		e.Listed = append(e.Listed, m.ID)
+	}
+	_, kind, _ := Classify(e)
+	r.ModelRefusal, r.refusal = &ErrorInfo{Kind: kind, Message: e.Error()}, e
 }
 
 // roleModels is a copy of the roles' models, never nil, so --json has a list.
@@ -166,15 +191,25 @@ func statusClient(shared *packs.Settings) (*client.Client, error) {
 type ModelNotListedError struct {
 	Model, Endpoint string
 	Listed          []string
+	// Refused says a run refused it before any request (ConnectChat): its message then says
+	// what the person can do, and Classify makes it a refusal of its own kind.
+	Refused bool
 }
 
-func (e *ModelNotListedError) Error() string {
+func (e *ModelNotListedError) Error() string { return e.Words(rails.FlagName) }
+
+// Words is the message with the settings it advises on named by name.
+func (e *ModelNotListedError) Words(name func(string) string) string {
 	listed := "no model"
 	if len(e.Listed) > 0 {
 		listed = strings.Join(e.Listed, ", ")
 	}
 	// The names are the server's: escaped, as all its text.
-	return fmt.Sprintf("the server at %s does not list %s (it lists %s)", e.Endpoint, untrusted.Escape(e.Model), untrusted.Escape(listed))
+	msg := fmt.Sprintf("the server at %s does not list %s (it lists %s)", e.Endpoint, untrusted.Escape(e.Model), untrusted.Escape(listed))
+	if e.Refused {
+		msg += rails.Words("; it would answer with whatever model it has loaded, under the name asked, so nothing was sent: name a model it lists with {model}, or send this one anyway with {allow_unlisted_model}", name)
+	}
+	return msg
 }
 
 // IdentifyModel asks the server on the endpoint for the model and returns the server's identity

@@ -109,7 +109,7 @@ func Steps(opts Options, claims *[]Claim) []engine.Step {
 	s := &summarize{opts: opts, claims: claims}
 	return []engine.Step{
 		{Name: "scope", Run: s.scopeStep},
-		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
+		{Name: "connect", Run: func(ctx context.Context, r *engine.Run) error { return r.ConnectChat(ctx) }},
 		{Name: "digest", Run: s.digest},
 	}
 }

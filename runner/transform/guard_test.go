@@ -34,7 +34,7 @@ func TestGuardRefusesAFileChangedAfterItWasRead(t *testing.T) {
 	}}
 	steps = slices.Insert(steps, i, write)
 
-	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "m", Routing: "operator",
+	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(t, s.BaseURL()), Model: runtest.Model, Routing: "operator",
 		JournalPath: filepath.Join(root, "run.jsonl")}
 	res := engine.Execute(context.Background(), spec, steps)
 	require.NotNil(t, res.Error)

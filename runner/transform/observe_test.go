@@ -25,7 +25,7 @@ func TestObserverHearsEachStage(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("a\n"), 0o644))
 
 	var events []engine.ProgressEvent
-	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(t, s.BaseURL()), Model: "m", Routing: "operator",
+	spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(t, s.BaseURL()), Model: runtest.Model, Routing: "operator",
 		JournalPath: filepath.Join(root, "run.jsonl"), Observer: engine.ObserverFunc(func(ev engine.ProgressEvent) { events = append(events, ev) })}
 	res := engine.Execute(context.Background(), spec, Steps(Options{File: "a.txt", Verify: "true", Task: "make it b", Cwd: root, Root: root}))
 	require.Nil(t, res.Error, "%+v", res.Error)

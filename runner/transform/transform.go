@@ -93,7 +93,7 @@ func Steps(opts Options) []engine.Step {
 	t := &transform{opts: opts}
 	return []engine.Step{
 		{Name: "scope", Run: t.scope},
-		{Name: "connect", Run: func(_ context.Context, r *engine.Run) error { return r.Connect() }},
+		{Name: "connect", Run: func(ctx context.Context, r *engine.Run) error { return r.ConnectChat(ctx) }},
 		{Name: "guard", Run: t.guardFile},
 		{Name: "baseline", Run: t.runBaseline},
 		{Name: "edit", Run: t.edit},

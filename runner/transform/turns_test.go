@@ -49,7 +49,7 @@ func TestHostTurns(t *testing.T) {
 			for k, v := range tc.flags {
 				flags[k] = v
 			}
-			spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.Settings(t, "transform", flags), Model: "m", Routing: "operator",
+			spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.Settings(t, "transform", flags), Model: runtest.Model, Routing: "operator",
 				JournalPath: filepath.Join(root, "run.jsonl"), Host: &engine.HostSide{CallBytes: 100, ResultBytes: func(*engine.Result) int64 { return 200 }}}
 			res := engine.Execute(context.Background(), spec, Steps(Options{File: "a.go", Verify: "grep -qx b a.go", Task: "make it b", Cwd: root, Root: root}))
 			require.NotNil(t, res.Host, "%+v", res.Error)

@@ -30,6 +30,10 @@ func StandIn(mode string) {
 	}
 }
 
+// Model is a chat model the scripted server's LM Studio lists: a run asking one it does not
+// list is refused before any request.
+const Model = "qwen3-coder-30b"
+
 // Settings is the built-in pack's settings for mode, with flags given as on the command line; a
 // mode the test binary does not link is a stand-in (StandIn).
 func Settings(t testing.TB, mode string, flags map[string]string) *packs.Settings {
