@@ -89,6 +89,8 @@ func newLiveProgress(w io.Writer, now func() time.Time) *liveProgress {
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetSpinnerChangeInterval(0),
+		// The description carries the run's clock, which the bar's own would repeat.
+		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionClearOnFinish(),
 	)}
 }

@@ -72,6 +72,7 @@ func TestLiveLineClockTicksWithoutEvents(t *testing.T) {
 	assert.Contains(t, out, "request 1: the server reads the prompt [0s]")
 	assert.Contains(t, out, "request 1: the server reads the prompt [5s]")
 	assert.Contains(t, out, "request 1: the server reads the prompt [6s]")
+	assert.NotRegexp(t, `\[[0-9]+s\]\s+\[[0-9]+s\]`, out, "one clock on the line, not the bar's too")
 
 	e, c, obs, stderr = progressWithClock(t, true)
 	c.add(2 * time.Second)
