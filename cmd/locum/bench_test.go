@@ -62,7 +62,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		}
 	}
 	call := func() {
-		cmd := exec.Command(bin, "transform", "--file", "calc.go", "--verify", "true", "--model", "m", "make Add add")
+		cmd := exec.Command(bin, "transform", "--file", "calc.go", "--verify", "true", "--model", "qwen3-coder-30b", "make Add add")
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "LOCUM_BASE_URL="+srv.BaseURL())
 		if out, err := cmd.CombinedOutput(); err != nil {

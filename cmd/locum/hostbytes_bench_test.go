@@ -70,8 +70,8 @@ func BenchmarkHostBytes(b *testing.B) {
 
 	task := "make Add add its arguments"
 	verify := `grep -q "a + b" calc.go`
-	argv := []string{"locum", "transform", "--file", "calc.go", "--lines", "4-6", "--verify", verify, "--model", "m", task}
-	args := map[string]any{"file": "calc.go", "lines": "4-6", "verify": verify, "model": "m", "task": task}
+	argv := []string{"locum", "transform", "--file", "calc.go", "--lines", "4-6", "--verify", verify, "--model", "qwen3-coder-30b", task}
+	args := map[string]any{"file": "calc.go", "lines": "4-6", "verify": verify, "model": "qwen3-coder-30b", "task": task}
 	// Without a compact diff in the result, a host reviews a kept edit by asking git for it.
 	review := []string{"git", "diff", "--", "calc.go"}
 	var cliCall, cliResult, mcpCall, mcpResult, mcpText, gitReview int

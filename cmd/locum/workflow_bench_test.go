@@ -82,16 +82,16 @@ func BenchmarkWorkflowPool(b *testing.B) {
 	for range b.N {
 		root := repo()
 		parallel += timed(func() {
-			runBytes = locum(root, "run", "fix-all", "--param", "dir=calc", "--servers", pool, "--jobs", "4", "--model", "m")
+			runBytes = locum(root, "run", "fix-all", "--param", "dir=calc", "--servers", pool, "--jobs", "4", "--model", "qwen3-coder-30b", "--on-red-baseline", "continue")
 		})
 		root = repo()
-		serial += timed(func() { locum(root, "run", "fix-all", "--param", "dir=calc", "--jobs", "1", "--model", "m") })
+		serial += timed(func() { locum(root, "run", "fix-all", "--param", "dir=calc", "--jobs", "1", "--model", "qwen3-coder-30b", "--on-red-baseline", "continue") })
 		root = repo()
 		calls += timed(func() {
 			callsBytes = 0
 			for i := 1; i <= benchItems; i++ {
 				callsBytes += locum(root, "transform", "--file", "calc/calc.go", "--symbol", fmt.Sprintf("F%d", i),
-					"--verify", fmt.Sprintf("grep -q done%d calc/calc.go", i), "--model", "m", fmt.Sprintf("make F%d return its number", i))
+					"--verify", fmt.Sprintf("grep -q done%d calc/calc.go", i), "--model", "qwen3-coder-30b", fmt.Sprintf("make F%d return its number", i))
 			}
 		})
 	}

@@ -56,7 +56,7 @@ func BenchmarkEditReplySize(b *testing.B) {
 		if err := os.WriteFile(file, []byte(text.Join()), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(b, s.BaseURL()), Model: "m", Routing: "operator",
+		spec := engine.RunSpec{Mode: "transform", Root: root, Settings: runtest.SettingsFor(b, s.BaseURL()), Model: runtest.Model, Routing: "operator",
 			JournalPath: filepath.Join(root, "run.jsonl")}
 		res := engine.Execute(context.Background(), spec, Steps(Options{File: "big.go", Lines: lines, Verify: "true",
 			Task: "make every function in the span subtract instead of add", Cwd: root, Root: root}))
