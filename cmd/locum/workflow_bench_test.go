@@ -85,7 +85,9 @@ func BenchmarkWorkflowPool(b *testing.B) {
 			runBytes = locum(root, "run", "fix-all", "--param", "dir=calc", "--servers", pool, "--jobs", "4", "--model", "qwen3-coder-30b", "--on-red-baseline", "continue")
 		})
 		root = repo()
-		serial += timed(func() { locum(root, "run", "fix-all", "--param", "dir=calc", "--jobs", "1", "--model", "qwen3-coder-30b", "--on-red-baseline", "continue") })
+		serial += timed(func() {
+			locum(root, "run", "fix-all", "--param", "dir=calc", "--jobs", "1", "--model", "qwen3-coder-30b", "--on-red-baseline", "continue")
+		})
 		root = repo()
 		calls += timed(func() {
 			callsBytes = 0
