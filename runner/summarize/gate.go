@@ -32,6 +32,8 @@ const maxQuote = 160
 // that turns a line's meaning round with the line's own words passes.
 func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 	out := make([]Claim, len(claims))
+	// The span's words, each line's, read once for every claim's search.
+	var words [][]string
 	for i, c := range claims {
 		c.Verdict, c.Reason, c.Quote = "unsupported", "", ""
 		a, b := c.Lines[0], c.Lines[1]
@@ -47,7 +49,10 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 		case len(terms) == 0:
 			c.Reason = "the text has no word of its own to check against the lines"
 		default:
-			wa, wb, matched := bestWindow(terms, fileLines, span, a, b)
+			if words == nil {
+				words = lineWords(fileLines[span.Start-1 : span.End])
+			}
+			wa, wb, matched := bestWindow(terms, words, span, a, b)
 			cited := fileLines[wa-1 : wb]
 			switch {
 			case !backs(matched, len(terms)):
@@ -160,7 +165,7 @@ func sameWord(x, y string) bool {
 	return n >= 5 && 10*n >= 7*shorter
 }
 
-// lineWords is each line's words, identifiers split, once per gate.
+// lineWords is each line's words, identifiers split.
 func lineWords(lines []string) [][]string {
 	out := make([][]string, len(lines))
 	for i, l := range lines {
@@ -183,13 +188,12 @@ func termMatches(terms []string, words []string) []bool {
 	return out
 }
 
-// bestWindow finds the lines of the span that back the claim: the model's citation where it
-// spans at most maxWindow lines and backs it, else of every window of at most maxWindow lines the
-// nearest the model's citation a..b of those in which enough terms match
-// (else the one in which most do); it returns that window shrunk to its first and last line with
-// a matching word, and how many terms matched.
-func bestWindow(terms, fileLines []string, span scope.LineRange, a, b int) (int, int, int) {
-	words := lineWords(fileLines[span.Start-1 : span.End])
+// bestWindow finds the lines of the span (words, its lineWords) that back the claim: the model's
+// citation a..b where it spans at most maxWindow lines and backs it, else of every window of at
+// most maxWindow lines the nearest the citation of those in which enough terms match (else the
+// one in which most do). It returns that window shrunk to its first and last line with a matching
+// word, and how many terms matched.
+func bestWindow(terms []string, words [][]string, span scope.LineRange, a, b int) (int, int, int) {
 	// hits[i][k]: line span.Start+i holds term k.
 	hits := make([][]bool, len(words))
 	for i, w := range words {
