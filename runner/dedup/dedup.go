@@ -354,24 +354,20 @@ func (d *dedup) embed(ctx context.Context, r *engine.Run) error {
 			inputs[k] = d.texts[i]
 		}
 		r.Observe(engine.ProgressEvent{Stage: engine.StageEmbed, Step: "embed", Done: start, Total: len(missing), Elapsed: time.Since(start0)})
-		r.Emit(engine.EmbedRequestEvent{Step: "embed", Model: model, Inputs: len(inputs)})
-		res, err := r.Client.Embed(ctx, model, inputs)
+		vectors, err := embedBatch(ctx, r, model, inputs)
 		var tooLong *client.EmbedInputTooLongError
-		if errors.As(err, &tooLong) {
+		switch {
+		case errors.As(err, &tooLong):
 			// The server does not say which input was too long: each is asked for alone, and
 			// one too long for the model is embedded in pieces.
-			r.AddUsage(client.Usage{}, 0)
 			if err := d.embedEach(ctx, r, model, idx); err != nil {
 				return err
 			}
-		} else if err != nil {
-			r.AddUsage(client.Usage{}, 0)
+		case err != nil:
 			return err
-		} else {
-			r.AddUsage(res.Usage, res.Elapsed)
-			r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
+		default:
 			for k, i := range idx {
-				d.vectors[i] = res.Vectors[k]
+				d.vectors[i] = vectors[k]
 			}
 		}
 		if cache.Path != "" {

@@ -92,19 +92,24 @@ func norm(v []float32) float64 {
 	return math.Sqrt(s)
 }
 
+// embedBatch is one embeddings request, journaled and counted.
+func embedBatch(ctx context.Context, r *engine.Run, model string, inputs []string) ([][]float32, error) {
+	r.Emit(engine.EmbedRequestEvent{Step: "embed", Model: model, Inputs: len(inputs)})
+	res, err := r.Client.Embed(ctx, model, inputs)
+	if err != nil {
+		r.AddUsage(client.Usage{}, 0)
+		return nil, err
+	}
+	r.AddUsage(res.Usage, res.Elapsed)
+	r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
+	return res.Vectors, nil
+}
+
 // embedEach embeds the inputs of a batch the server refused as too long one at a time, each
 // fitted to the model, and journals every input that took more than one piece.
 func (d *dedup) embedEach(ctx context.Context, r *engine.Run, model string, idx []int) error {
 	embed := func(ctx context.Context, inputs []string) ([][]float32, error) {
-		r.Emit(engine.EmbedRequestEvent{Step: "embed", Model: model, Inputs: len(inputs)})
-		res, err := r.Client.Embed(ctx, model, inputs)
-		if err != nil {
-			r.AddUsage(client.Usage{}, 0)
-			return nil, err
-		}
-		r.AddUsage(res.Usage, res.Elapsed)
-		r.Emit(engine.EmbedReplyEvent{Step: "embed", Vectors: len(res.Vectors), Base64: res.Base64, InTokens: res.Usage.In, ElapsedMs: res.Elapsed.Milliseconds()})
-		return res.Vectors, nil
+		return embedBatch(ctx, r, model, inputs)
 	}
 	for _, i := range idx {
 		v, pieces, err := fitted(ctx, embed, d.texts[i])
