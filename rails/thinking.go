@@ -149,6 +149,10 @@ type ReplyError struct {
 	// Narrow names the settings that narrow the input as a template ("{lines} or {symbol}"),
 	// for advice; "" for a mode without one.
 	Narrow string
+	// Room names the setting the reply's room follows, when a mode sizes max_tokens from one of
+	// its own (summarize's max_words) rather than max_output_tokens: the lever a cut-off reply
+	// calls for. "" where max_output_tokens is the room.
+	Room   string
 	Detail string
 	// Written is how many tokens the server says the reply holds; 0 when it does not say.
 	Written int64
@@ -186,6 +190,10 @@ func (e *ReplyError) Words(name func(string) string) string {
 			return msg + "load the model with a larger context on the server"
 		}
 		msg := fmt.Sprintf("the answer was cut off at %d output tokens (finish_reason length); raise %s", e.MaxOutputTokens, name("max_output_tokens"))
+		if e.Room != "" {
+			msg = fmt.Sprintf("the answer was cut off at %d output tokens (finish_reason length), the room %s gives; raise %s for a longer answer (the room grows with it), or set the room yourself with %s",
+				e.MaxOutputTokens, Words(e.Room, name), Words(e.Room, name), name("max_output_tokens"))
+		}
 		if e.Narrow != "" {
 			msg += ", or narrow the input with " + Words(e.Narrow, name)
 		}

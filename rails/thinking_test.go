@@ -86,6 +86,9 @@ func TestReplyErrorSaysWhatToDo(t *testing.T) {
 	short := (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Written: 24, Narrow: "{lines} or {symbol}"}).Error()
 	assert.Equal(t, "the answer was cut off at 24 output tokens, short of the 4096 asked (finish_reason length): the model's loaded context ran out; narrow the input with --lines or --symbol, or load the model with a larger context on the server", short)
 	assert.Contains(t, (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 4096, Narrow: "{lines}"}).Error(), "narrow the input with --lines")
+	// A room a mode sized from a setting of its own is that setting's to raise.
+	room := (&ReplyError{Class: ClassTruncated, MaxOutputTokens: 652, Room: "{max_words}", Narrow: "{lines}"}).Error()
+	assert.Equal(t, "the answer was cut off at 652 output tokens (finish_reason length), the room --max-words gives; raise --max-words for a longer answer (the room grows with it), or set the room yourself with --max-output-tokens, or narrow the input with --lines", room)
 	assert.Contains(t, (&ReplyError{Class: ClassThinkOnly}).Error(), "lower --effort")
 	for _, class := range []ReplyClass{ClassThinkOnly, ClassLostToThinking} {
 		msg := (&ReplyError{Class: class, MaxOutputTokens: 4096, Effort: "none"}).Error()

@@ -64,6 +64,9 @@ type ChatRequest struct {
 	ResponseSchema map[string]any
 	// Narrow is the flag that narrows the input, named in advice; "" for a mode without one.
 	Narrow string
+	// Room names the setting MaxTokens follows, as a template (rails.Words), where it is not
+	// max_output_tokens: named in the advice on a cut-off reply.
+	Room string
 	// FitMaxTokens says MaxTokens is a default nobody chose: where the prompt leaves less room in
 	// the loaded context, the request asks for the room left (at least MinFittedOutput tokens)
 	// instead of being refused.
@@ -245,7 +248,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		res.Class = rails.ClassAnswer
 	}
 	if res.Class != rails.ClassAnswer {
-		re := &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Detail: replyDetail(res)}
+		re := &rails.ReplyError{Class: res.Class, MaxOutputTokens: req.MaxTokens, Effort: req.Effort, Narrow: req.Narrow, Room: req.Room, Detail: replyDetail(res)}
 		if res.Usage.Out != nil {
 			re.Written = *res.Usage.Out
 		}

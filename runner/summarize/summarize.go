@@ -79,13 +79,17 @@ func MaxClaims(maxWords int64) int {
 // within max_output_tokens. A model that goes on writing past what was asked stops there rather
 // than after the thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose
 // is the room asked for.
-func replyRoom(s *packs.Settings) int64 {
+func replyRoom(s *packs.Settings) (room int64, follows string) {
 	ceiling := s.Int(packs.MaxOutputTokens)
 	if s.OverridesBuiltin(packs.MaxOutputTokens) {
-		return ceiling
+		return ceiling, ""
 	}
 	words := s.Int(packs.MaxWords)
-	return min(ceiling, max(256, 2*words+24*int64(MaxClaims(words))+64))
+	room = max(256, 2*words+24*int64(MaxClaims(words))+64)
+	if room >= ceiling {
+		return ceiling, ""
+	}
+	return room, "{" + packs.MaxWords.String() + "}"
 }
 
 // placeholderText is the claim text the instruction shows as its example. A small model copies it
@@ -150,7 +154,8 @@ func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	useSchema := true
 	retry := ""
 	for attempt := 1; ; attempt++ {
-		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: replyRoom(set), Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
+		room, follows := replyRoom(set)
+		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: room, Room: follows, Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
 		req.Temperature, req.Seed = engine.RetrySampling(attempt)
 		if useSchema {
 			req.ResponseSchema = digestSchema(MaxClaims(set.Int(packs.MaxWords)))
