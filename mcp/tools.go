@@ -267,7 +267,7 @@ func argName(name string) string {
 // finish makes a run's result the tool's: the --json object as structured content, one summary
 // line as text (what the object holds is not said twice), isError unless it is OK.
 func (s *Server) finish(res *engine.Result, text string) (*sdk.CallToolResult, any, error) {
-	fmt.Fprintln(s.opts.Log, res.Receipt())
+	fmt.Fprintln(s.opts.Log, res.ShortReceipt())
 	return &sdk.CallToolResult{
 		IsError: res.Status != engine.StatusOK,
 		Content: []sdk.Content{&sdk.TextContent{Text: text}},

@@ -53,7 +53,7 @@ func (e *env) settle(cmd *cli.Command, err error) error {
 	call := job.Call{Model: cmd.String("model"), RoleGiven: cmd.IsSet("role")}
 	res := engine.NotStarted(cmd.Name, call.Model, job.Operator{}.NamedRouting(m, call), code, cause)
 	res.Error.Message = trimPrefixes(res.Error.Message, cmd.FullName()+": ", "locum: ")
-	fmt.Fprintln(e.stderr, res.Receipt())
+	fmt.Fprintln(e.stderr, res.ShortReceipt())
 	if e.wantsJSON(cmd) {
 		data, merr := json.Marshal(res)
 		if merr != nil {

@@ -205,7 +205,7 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 	// Only a screen that ran every task to a grade counts: red is a grade; a server error, a
 	// timeout or a signal part way leaves tasks unjudged, and nothing is accepted.
 	if len(results) < len(tasks) || (res.Error != nil && res.Error.Kind != "red") {
-		fmt.Fprintln(e.stderr, res.Receipt())
+		fmt.Fprintln(e.stderr, res.ShortReceipt())
 		msg := fmt.Sprintf("the screen graded %d of %d tasks", len(results), len(tasks))
 		if res.Error != nil {
 			msg += ": " + untrusted.EscapeLines(res.Error.Message)
@@ -225,7 +225,7 @@ func (e *env) screenForRole(ctx context.Context, cmd *cli.Command, c *packs.Comp
 			screen.Failed = append(screen.Failed, r.Task)
 		}
 	}
-	fmt.Fprintln(e.stderr, res.Receipt())
+	fmt.Fprintln(e.stderr, res.ShortReceipt())
 	return screen, nil
 }
 
