@@ -26,7 +26,7 @@ type claim struct {
 }
 
 // TestSummarizeOnARealModel holds the evidence gate on real digests of real files (testdata/digest:
-// a Python module, a Go package and a README from public projects, licences beside them) and of
+// a Python module, a Go package (mutate/testdata/list.go) and a README from public projects, licences beside them) and of
 // the design note: every claim locum calls supported cites at most 8 lines inside the file whose
 // text is its quote, and is not the instruction's example; exit 0 only with a supported claim,
 // exit 1 with none. Each file's outcome is printed for the closing figures.
@@ -34,7 +34,7 @@ func TestSummarizeOnARealModel(t *testing.T) {
 	s := shared
 	for _, tc := range []struct{ file, lines string }{
 		{"testdata/digest/colorsys.py", "1-60"},
-		{"testdata/digest/list.go", "1-80"},
+		{"../mutate/testdata/list.go", "1-80"},
 		{"testdata/digest/go-README.md", ""},
 		{"testdata/design.md", ""},
 	} {
