@@ -11,12 +11,12 @@ import (
 	"testing"
 	"unicode"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v3"
 
 	"github.com/locumdev/locum/mcp"
+	"github.com/locumdev/locum/mcp/mcptest"
 )
 
 // userDocs are the documents written for users, relative to this package: the README and every
@@ -197,19 +197,7 @@ func TestDocsListTheServedTools(t *testing.T) {
 		}
 	}
 
-	server, err := mcp.New(mcp.Options{Dir: t.TempDir(), Env: func(string) (string, bool) { return "", false }, Version: "test"})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	serverT, clientT := sdk.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, serverT) }()
-	session, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, clientT, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		session.Close()
-		cancel()
-		<-done
-	})
+	session, ctx := mcptest.Connect(t, mcp.Options{Dir: t.TempDir(), Env: func(string) (string, bool) { return "", false }, Version: "test"}, nil)
 	list, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
 

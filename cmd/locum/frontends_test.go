@@ -16,6 +16,7 @@ import (
 
 	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/mcp"
+	"github.com/locumdev/locum/mcp/mcptest"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 )
@@ -40,19 +41,7 @@ func TestFrontEndsRefuseAlike(t *testing.T) {
 	t.Setenv("LOCUM_BASE_URL", llm.BaseURL())
 	t.Chdir(root)
 
-	server, err := mcp.New(mcp.Options{Dir: root, Env: os.LookupEnv, AllowModel: true, Version: "test"})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	serverT, clientT := sdk.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, serverT) }()
-	session, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, clientT, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		session.Close()
-		cancel()
-		<-done
-	})
+	session, _ := mcptest.Connect(t, mcp.Options{Dir: root, Env: os.LookupEnv, AllowModel: true, Version: "test"}, nil)
 
 	edit := map[string]any{"file": "calc.go", "verify": "true", "task": "make Add add", "model": "m"}
 	with := func(base map[string]any, kv ...any) map[string]any {

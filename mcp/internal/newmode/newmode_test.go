@@ -15,6 +15,7 @@ import (
 
 	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/mcp"
+	"github.com/locumdev/locum/mcp/mcptest"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
@@ -91,19 +92,7 @@ func TestAModeIsServedAsAToolAndRunAsAStep(t *testing.T) {
 	}
 	gittest.CommitAll(t, root)
 	env := map[string]string{"LOCUM_BASE_URL": llm.BaseURL(), "HOME": t.TempDir()}
-	server, err := mcp.New(mcp.Options{Dir: root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Version: "test"})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	serverT, clientT := sdk.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, serverT) }()
-	session, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, clientT, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		session.Close()
-		cancel()
-		<-done
-	})
+	session, ctx := mcptest.Connect(t, mcp.Options{Dir: root, Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Version: "test"}, nil)
 
 	// Listed, its input schema its own argument and the setting it registered, as declared.
 	list, err := session.ListTools(ctx, nil)
