@@ -63,6 +63,8 @@ type Server struct {
 	// life is the context Run serves under: when it ends (a signal), every call's context ends
 	// with it, and its cause, not the host's cancellation, is what stopped the runs in flight.
 	life context.Context
+	// tools are the names of the tools served, as they were added.
+	tools []string
 }
 
 // New builds the server and its tools. The repository root is found from opts.Dir now, once.

@@ -180,6 +180,7 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 		assert.NotContains(t, string(schema), "allow_remote", "only the operator widens the loopback rail")
 	}
 	require.ElementsMatch(t, servedTools, keys(byName))
+	assert.ElementsMatch(t, keys(byName), f.server.Tools(), "Tools names what the server lists")
 	in := byName["transform"].InputSchema.(map[string]any)
 	assert.ElementsMatch(t, []any{"file", "verify", "task"}, in["required"])
 	props := in["properties"].(map[string]any)

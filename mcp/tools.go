@@ -59,7 +59,7 @@ type RunEvents struct {
 func (s *Server) addTools() error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	statusSettings := callSettings(engine.Mode{})
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name: "status",
 		Description: "Is a local model server up, and which models does it list? Call it before the other tools; " +
 			"it sends no prompt. isError when none answers (the text says what starts one) or the endpoint is off this machine.",
@@ -81,7 +81,7 @@ func (s *Server) addTools() error {
 	}, runSettings)
 	runSchema.Properties["params"] = &jsonschema.Schema{Type: "object", Description: `such as {"dir": "pkg/calc"}`, AdditionalProperties: &jsonschema.Schema{Type: "string"}}
 	runSchema.PropertyOrder = slices.Insert(runSchema.PropertyOrder, 1, "params")
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name: "run",
 		Description: "Run a pack's workflow: one edit or digest over many declarations or files in one call (not many " +
 			"transform calls). Each item is verified in its own worktree; green edits are combined on " +
@@ -92,12 +92,12 @@ func (s *Server) addTools() error {
 	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
 		return s.runWorkflow(ctx, req, args, callArgs(runSettings, args))
 	})
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name:        "runs_show",
 		Description: "Read a run's journal: its settings, each request and reply, each verify's verdict and output. To see why a run went red.",
 		Annotations: readOnly,
 	}, s.runsShow)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name: "ledger",
 		Description: "What delegation saved or cost you in this repository (estimated): runs, keep rate, tokens net of " +
 			"losses, and each mode and role's break-even, as locum ledger --json.",
@@ -105,6 +105,16 @@ func (s *Server) addTools() error {
 	}, s.ledger)
 	return nil
 }
+
+// addTool serves a tool and records its name, for Tools.
+func addTool[In any](s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, any]) {
+	sdk.AddTool(s.sdk, t, h)
+	s.tools = append(s.tools, t.Name)
+}
+
+// Tools are the names of the tools the server lists, in the order it added them: what a host's
+// worker may be allowed to call.
+func (s *Server) Tools() []string { return slices.Clone(s.tools) }
 
 // addModeTool serves a mode that declares a tool: its arguments and the settings a call may set,
 // each call's job built by the mode and run through the job layer.
@@ -119,7 +129,7 @@ func (s *Server) addModeTool(m engine.Mode, readOnly *sdk.ToolAnnotations) {
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
 		annotations = &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
 	}
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: m.ToolName(), Description: m.Tool.Description, Annotations: annotations, InputSchema: inputSchema(own, settings)},
+	addTool(s, &sdk.Tool{Name: m.ToolName(), Description: m.Tool.Description, Annotations: annotations, InputSchema: inputSchema(own, settings)},
 		func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
 			t := toolJob{mode: m, role: args.String(packs.RoleSetting.String()), args: callArgs(settings, args)}
 			if m.Model == engine.ChatModel {

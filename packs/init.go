@@ -61,10 +61,11 @@ func (e *ChangedFileError) Error() string {
 }
 
 // Init sets up a workspace at root that composes tools/local-llm, installs the delegate-local
-// skill and adds a locum server to the host config. Run again it changes nothing; it replaces a
+// skill and the local worker (a host subagent whose only tools are locum's), and adds a locum
+// server to the host config. Run again it changes nothing; it replaces a
 // file the user changed only with force. It is all or nothing: every file is checked before any
 // is written, and a refusal names each conflict and writes nothing.
-func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
+func Init(v *schema.Validator, root string, force bool, worker Worker) ([]InitAction, error) {
 	skill, err := fs.ReadFile(builtinFS, DefaultPack+"/skills/delegate-local/SKILL.md")
 	if err != nil {
 		return nil, fmt.Errorf("built-in skill: %w", err)
@@ -73,6 +74,7 @@ func Init(v *schema.Validator, root string, force bool) ([]InitAction, error) {
 		func() (plannedWrite, error) { return planWorkspace(v, root, force) },
 		func() (plannedWrite, error) { return planOwned(root, SkillInstallPath, skill, force) },
 		func() (plannedWrite, error) { return planHostConfig(root, force) },
+		func() (plannedWrite, error) { return planWorker(root, worker, force) },
 	}
 	var plans []plannedWrite
 	var conflicts []error

@@ -107,22 +107,25 @@ func TestMaterializeBuiltin(t *testing.T) {
 	assert.Equal(t, "bash '/a b'/x.sh", r.WithPackRoot("/a b"))
 }
 
+// testWorker is a worker as init would be given one.
+var testWorker = Worker{Tools: []string{"status", "transform"}, Model: "haiku", MaxTurns: 20}
+
 func TestInitIsIdempotentAndGuardsUserFiles(t *testing.T) {
 	v, err := schema.New()
 	require.NoError(t, err)
 	root := t.TempDir()
-	acts, err := Init(v, root, false)
+	acts, err := Init(v, root, false, testWorker)
 	require.NoError(t, err)
 	assert.Equal(t, "created", acts[0].Action)
 	assert.Equal(t, "created", acts[1].Action)
-	acts, err = Init(v, root, false)
+	acts, err = Init(v, root, false, testWorker)
 	require.NoError(t, err)
 	assert.Equal(t, "kept", acts[0].Action)
 	assert.Equal(t, "unchanged", acts[1].Action)
 
 	skill := filepath.Join(root, SkillInstallPath)
 	write(t, skill, "---\nname: mine\n")
-	_, err = Init(v, root, false)
+	_, err = Init(v, root, false, testWorker)
 	var changed *ChangedFileError
 	require.True(t, errors.As(err, &changed))
 	assert.Equal(t, 2, changed.Line)
@@ -130,7 +133,7 @@ func TestInitIsIdempotentAndGuardsUserFiles(t *testing.T) {
 	data, _ := os.ReadFile(skill)
 	assert.Equal(t, "---\nname: mine\n", string(data))
 
-	acts, err = Init(v, root, true)
+	acts, err = Init(v, root, true, testWorker)
 	require.NoError(t, err)
 	assert.Equal(t, "overwritten", acts[1].Action)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/locumdev/locum/mcp"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/routing"
 	"github.com/locumdev/locum/runner/client"
@@ -18,6 +19,8 @@ import (
 )
 
 func (e *env) initCommand() *cli.Command {
+	// The built-in persona is locum's own file: a fault in it is a build's, caught by its tests.
+	persona, _ := packs.LocalWorker()
 	return &cli.Command{
 		Name:  "init",
 		Usage: "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
@@ -37,6 +40,8 @@ func (e *env) initCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"},
 			&cli.BoolFlag{Name: "yes", Usage: "write the endpoint found into the user config without asking"},
+			&cli.StringFlag{Name: "worker-model", Value: persona.Model, Usage: "the host's model alias for the local worker (" + packs.WorkerInstallPath + "): haiku, sonnet, opus or inherit"},
+			&cli.IntFlag{Name: "worker-max-turns", Value: persona.MaxTurns, Usage: "the local worker's turn cap"},
 		}, settingFlags("", "timeout", "first-token-timeout", "max-input-bytes", "max-output-tokens", "effort")...),
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -51,7 +56,11 @@ func (e *env) initCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			actions, err := packs.Init(v, root, cmd.Bool("force"))
+			worker, err := e.worker(cmd, root)
+			if err != nil {
+				return err
+			}
+			actions, err := packs.Init(v, root, cmd.Bool("force"), worker)
 			if errors.Is(err, packs.ErrRefused) {
 				return withCode(exitRed, err)
 			}
@@ -184,4 +193,22 @@ func describeModels(rep *engine.StatusReport) string {
 		parts = append(parts, "embedding "+strings.Join(embed, ", "))
 	}
 	return untrusted.Escape(strings.Join(parts, "; "))
+}
+
+// worker is the local worker init installs: the tools a locum server started here lists, and the
+// model alias and turn cap the operator chose (the persona's by default).
+func (e *env) worker(cmd *cli.Command, root string) (packs.Worker, error) {
+	turns := cmd.Int("worker-max-turns")
+	if turns < 1 {
+		return packs.Worker{}, usagef(cmd, "--worker-max-turns %d: want 1 or more", turns)
+	}
+	model := cmd.String("worker-model")
+	if model == "" || strings.ContainsAny(model, " \t\n:#\"'") {
+		return packs.Worker{}, usagef(cmd, "--worker-model %q: want a model alias such as haiku", model)
+	}
+	srv, err := mcp.New(mcp.Options{Dir: root, Env: e.lookup, Version: version()})
+	if err != nil {
+		return packs.Worker{}, withCode(exitCouldNot, err)
+	}
+	return packs.Worker{Tools: srv.Tools(), Model: model, MaxTurns: turns}, nil
 }

@@ -1,0 +1,198 @@
+package packs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+)
+
+// WorkerInstallPath is where init installs the local worker as a Claude Code subagent.
+const WorkerInstallPath = ".claude/agents/local-worker.md"
+
+// workerPersona is the persona the worker is made from: its name, description, host model alias
+// and turn cap are the persona's fields, its prompt the persona's own words.
+const workerPersona = DefaultPack + "/personas/local-worker.md"
+
+// WorkerSkill is the skill the worker has in its context from its start.
+const WorkerSkill = "delegate-local"
+
+// workerSections are the persona's sections the worker's prompt is made of, after its opening
+// paragraph: short, since the host loads its own instructions (CLAUDE.md) into every subagent too.
+var workerSections = []string{"## Charter", "## Working through locum"}
+
+// Worker is what init writes into the host's subagent file.
+type Worker struct {
+	// Tools are the MCP tools of the locum server the worker may call, by the server's names;
+	// nothing else, so it cannot write a file but through locum.
+	Tools []string
+	// Model is the host's model alias for the worker (haiku), MaxTurns its turn cap.
+	Model    string
+	MaxTurns int
+}
+
+// Persona is a persona file's front matter: the fields of the pack contract's personas.
+type Persona struct {
+	Name         string
+	Description  string
+	Tools        []string
+	Effort       string
+	OmitClaudeMd bool
+	Model        string
+	MaxTurns     int
+	// Body is the text after the front matter.
+	Body string
+}
+
+// LocalWorker is the built-in local-worker persona.
+func LocalWorker() (Persona, error) {
+	data, err := fs.ReadFile(builtinFS, workerPersona)
+	if err != nil {
+		return Persona{}, fmt.Errorf("built-in persona: %w", err)
+	}
+	return ParsePersona(data)
+}
+
+// ParsePersona reads a persona file: front matter of one "key: value" a line between two ---
+// lines (a list as [a, b]), then the text.
+func ParsePersona(data []byte) (Persona, error) {
+	text := string(data)
+	if !strings.HasPrefix(text, "---\n") {
+		return Persona{}, errors.New("a persona starts with --- and its front matter")
+	}
+	head, body, ok := strings.Cut(text[4:], "\n---\n")
+	if !ok {
+		return Persona{}, errors.New("the persona's front matter has no closing ---")
+	}
+	p := Persona{Body: body}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(head))
+	for n := 1; sc.Scan(); n++ {
+		key, value, ok := strings.Cut(sc.Text(), ": ")
+		if !ok {
+			return Persona{}, fmt.Errorf("front matter line %d: want key: value", n)
+		}
+		if seen[key] {
+			return Persona{}, fmt.Errorf("front matter line %d: %s given twice", n, key)
+		}
+		seen[key] = true
+		var err error
+		switch key {
+		case "name":
+			p.Name = value
+		case "description":
+			p.Description = value
+		case "tools":
+			p.Tools, err = flowList(value)
+		case "effort":
+			p.Effort = value
+		case "omitClaudeMd":
+			p.OmitClaudeMd, err = strconv.ParseBool(value)
+		case "model":
+			p.Model = value
+		case "maxTurns":
+			p.MaxTurns, err = strconv.Atoi(value)
+		default:
+			err = errors.New("not a persona field")
+		}
+		if err != nil {
+			return Persona{}, fmt.Errorf("front matter line %d: %s: %w", n, key, err)
+		}
+	}
+	if p.Name == "" || p.Description == "" {
+		return Persona{}, errors.New("a persona needs a name and a description")
+	}
+	return p, nil
+}
+
+func flowList(v string) ([]string, error) {
+	if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
+		return nil, errors.New("want a list: [a, b]")
+	}
+	var out []string
+	for item := range strings.SplitSeq(v[1:len(v)-1], ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+// WorkerFile is the Claude Code subagent file of the persona: its name and description, the
+// tools given (as the host names a server's tools: mcp__locum__NAME), the model alias and turn
+// cap, the skill preloaded, and its prompt: the persona's opening paragraph and its charter.
+func WorkerFile(p Persona, w Worker) ([]byte, error) {
+	if len(w.Tools) == 0 {
+		return nil, errors.New("a worker with no tools")
+	}
+	if w.MaxTurns < 1 {
+		return nil, fmt.Errorf("a worker's turn cap is at least 1, not %d", w.MaxTurns)
+	}
+	if w.Model == "" || strings.ContainsAny(w.Model, " \n:#\"'") {
+		return nil, fmt.Errorf("the worker's model alias %q is not one word", w.Model)
+	}
+	tools := make([]string, len(w.Tools))
+	for i, t := range w.Tools {
+		tools[i] = "mcp__locum__" + t
+	}
+	desc, _ := json.Marshal(p.Description)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "---\nname: %s\ndescription: %s\ntools: %s\nmodel: %s\nmaxTurns: %d\nskills:\n  - %s\n---\n\n",
+		p.Name, desc, strings.Join(tools, ", "), w.Model, w.MaxTurns, WorkerSkill)
+	prompt, err := workerPrompt(p.Body)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(prompt)
+	return b.Bytes(), nil
+}
+
+// workerPrompt is the persona's opening paragraph (under its title) and the worker's sections.
+func workerPrompt(body string) (string, error) {
+	sections := map[string]string{}
+	var intro string
+	parts := strings.Split("\n"+body, "\n## ")
+	for i, part := range parts {
+		if i == 0 {
+			_, after, _ := strings.Cut(part, "\n# ")
+			_, intro, _ = strings.Cut(after, "\n")
+			continue
+		}
+		title, text, _ := strings.Cut(part, "\n")
+		sections["## "+title] = strings.TrimSpace(text)
+	}
+	out := []string{strings.TrimSpace(intro)}
+	for _, s := range workerSections {
+		text, ok := sections[s]
+		if !ok {
+			return "", fmt.Errorf("the persona has no %q section", s)
+		}
+		out = append(out, s+"\n\n"+text)
+	}
+	return strings.Join(out, "\n\n") + "\n", nil
+}
+
+// planWorker plans the worker's subagent file. One that differs from what init writes (a
+// person's own, or one written with another model or turn cap) is kept and said so; --force
+// replaces it.
+func planWorker(root string, w Worker, force bool) (plannedWrite, error) {
+	p, err := LocalWorker()
+	if err != nil {
+		return plannedWrite{}, err
+	}
+	content, err := WorkerFile(p, w)
+	if err != nil {
+		return plannedWrite{}, err
+	}
+	plan, err := planOwned(root, WorkerInstallPath, content, force)
+	var changed *ChangedFileError
+	if errors.As(err, &changed) {
+		return plannedWrite{action: InitAction{File: WorkerInstallPath, Action: "kept",
+			Note: fmt.Sprintf("line %d differs from what locum init writes: yours is kept; locum init --force replaces it", changed.Line)}}, nil
+	}
+	return plan, err
+}
