@@ -58,6 +58,8 @@ func TestValidatePackReportsEveryProblemWithPointer(t *testing.T) {
 		{"two actions", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{"read":"","write":""},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: maxProperties"}},
 		{"no action", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: minProperties"}},
 		{"unknown mode key", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"treshold":0.5}}}}`, []string{"/contributes/modes/dedup: additional properties 'treshold' not allowed; allowed: 'batch_size', 'embed_model', "}},
+		{"a step's key its mode does not take", `{"portulan":{"pack":"1.2"},"name":"g","category":"tools","contributes":{"workflows":{"w":{"steps":[{"name":"a","mode":"summarize","with":{"task":"x"}}]}}}}`,
+			[]string{"/contributes/workflows/w/steps/0/with: additional properties 'task' not allowed; allowed: 'file', 'lines', 'symbol'"}},
 		{"a key the manifest does not take", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{},"extra":1}`, []string{"/: additional properties 'extra' not allowed; allowed: '$schema', 'category', 'contributes', 'doc', 'name', 'portulan', 'summary'"}},
 		{"threshold out of range", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"threshold":2}}}}`, []string{"/contributes/modes/dedup/threshold: maximum"}},
 		{"role without tasks", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"roles":{"code":{}}}}`, []string{"/contributes/roles/code: missing property 'tasks'"}},
