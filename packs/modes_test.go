@@ -12,11 +12,14 @@ import (
 // contract's modes. They are fixtures of these tests alone: the settings schema is generated from
 // the modes' own registrations (internal/gen/packschema).
 func init() {
+	span := []StepInput{{Name: "file", Doc: "the file", Item: "file", Kind: InputPath}, {Name: "lines", Doc: "the lines"}, {Name: "symbol", Doc: "the declaration", Item: "symbol"}}
 	RegisterMode(ModeSpec{Name: "transform", Step: true, EditsInPlace: true, Settings: slices.Concat(ChatSettings, VerifySettings, HostSettings,
-		[]Key{RoleSetting, MaxAttempts, EditFormat, EditGuard, Mutants, ExpectRed, NoBaseline, HostHoldsSpan, DelegateWhen})})
-	RegisterMode(ModeSpec{Name: "summarize", Step: true, Settings: slices.Concat(ChatSettings, HostSettings, []Key{RoleSetting, MaxWords})})
+		[]Key{RoleSetting, MaxAttempts, EditFormat, EditGuard, Mutants, ExpectRed, NoBaseline, HostHoldsSpan, DelegateWhen}),
+		StepInputs: slices.Concat(span, []StepInput{{Name: "task", Doc: "the task"}, {Name: "verify", Doc: "the verify", Kind: InputVerify}, SettingInput(EditGuard)})})
+	RegisterMode(ModeSpec{Name: "summarize", Step: true, Settings: slices.Concat(ChatSettings, HostSettings, []Key{RoleSetting, MaxWords}), StepInputs: span})
 	RegisterMode(ModeSpec{Name: "dedup", Step: true, Settings: slices.Concat(HostSettings,
-		[]Key{EmbedModel, Threshold, Method, Exact, BatchSize, Glob, CacheMaxMiB})})
+		[]Key{EmbedModel, Threshold, Method, Exact, BatchSize, Glob, CacheMaxMiB}),
+		StepInputs: []StepInput{{Name: "dir", Doc: "the folder", Kind: InputPath}, SettingInput(Glob)}})
 	RegisterMode(ModeSpec{Name: "eval", Settings: slices.Concat(ChatSettings, []Key{K})})
 	RegisterMode(ModeSpec{Name: "agent", Settings: slices.Concat(ChatSettings, VerifySettings, HostSettings,
 		[]Key{RoleSetting, ExpectRed, NoBaseline, MaxTurns, VerifyRounds, StallTurns})})

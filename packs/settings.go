@@ -26,6 +26,8 @@ type ModeSpec struct {
 	// Step says a workflow step may run the mode; EditsInPlace that such a step edits files, so
 	// its workflow must have a verify.
 	Step, EditsInPlace bool
+	// StepInputs are the keys a step's `with` may give the mode.
+	StepInputs []StepInput
 }
 
 var (
@@ -36,13 +38,17 @@ var (
 
 // RegisterMode makes a mode known: it takes m.Settings (declared settings, such as MaxAttempts)
 // beyond those every mode takes, a pack may declare one outside the contract's own, and a
-// workflow step may run one that says Step. A setting every mode takes, or a second registration
-// of a name, is a programming error.
+// workflow step may run one that says Step, with the inputs it declares. A setting every mode
+// takes, step inputs that checkStepInputs refuses, or a second registration of a name, is a
+// programming error.
 func RegisterMode(m ModeSpec) {
 	for _, k := range m.Settings {
 		if s, ok := specOf(k.name); !ok || !s.perMode {
 			panic(fmt.Sprintf("packs: mode %q lists %s, which is no setting a mode chooses to take", m.Name, k))
 		}
+	}
+	if err := checkStepInputs(m); err != nil {
+		panic("packs: " + err.Error())
 	}
 	registeredMu.Lock()
 	defer registeredMu.Unlock()
@@ -50,6 +56,7 @@ func RegisterMode(m ModeSpec) {
 		panic(fmt.Sprintf("packs: mode %q registered twice", m.Name))
 	}
 	m.Settings = slices.Clone(m.Settings)
+	m.StepInputs = slices.Clone(m.StepInputs)
 	registered[m.Name] = m
 }
 

@@ -2,6 +2,7 @@ package packs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -204,19 +205,30 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 				check(ptr+"/for_each/"+kind, pattern, nil)
 				item = ItemVars[kind]
 			}
-			keys := make([]string, 0, len(st.With))
-			for k := range st.With {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "verify" {
-					checkCommand(ptr+"/with/"+k, st.With[k], item)
+			// A step of a mode this locum does not register as one is refused when it runs; its
+			// inputs are judged as templates alone.
+			m, stepMode := registeredMode(st.Mode)
+			stepMode = stepMode && m.Step
+			for _, k := range slices.Sorted(maps.Keys(st.With)) {
+				at, v := ptr+"/with/"+k, st.With[k]
+				in, declared := StepInputOf(st.Mode, k)
+				if stepMode && !declared {
+					add(at, "%q is not an input of mode %s, which takes %s", k, st.Mode, InputNames(m.StepInputs))
 					continue
 				}
-				check(ptr+"/with/"+k, st.With[k], item)
-				if k == "file" && StepEdits(st.Mode) && gitsafe.NamesGitDir(st.With[k]) {
-					add(ptr+"/with/"+k, "%q is inside a git directory, where git reads its config and hooks; no workflow edits a file there", st.With[k])
+				if in.Kind == InputVerify {
+					checkCommand(at, v, item)
+					continue
+				}
+				check(at, v, item)
+				if in.Kind == InputPath && StepEdits(st.Mode) && gitsafe.NamesGitDir(v) {
+					add(at, "%q is inside a git directory, where git reads its config and hooks; no workflow edits a file there", v)
+				}
+				// A setting written out is judged now; one a template fills, when the item runs.
+				if spec, ok := specOf(in.Setting.name); ok && !templateRef.MatchString(v) {
+					if _, err := spec.check(v); err != nil {
+						add(at, "want %v", err)
+					}
 				}
 			}
 			known[StepOutput(st.Name)] = true
@@ -239,7 +251,7 @@ func workflowProblems(display string, wfs map[string]Workflow) []schema.Problem 
 				continue
 			}
 			edits = true
-			if _, own := st.With["verify"]; own {
+			if _, own := st.OwnVerify(); own {
 				continue
 			}
 			// The step's items are judged by the workflow's verify, before this step and the

@@ -32,9 +32,10 @@ func TestExpandTemplates(t *testing.T) {
 }
 
 func TestWorkflowProblems(t *testing.T) {
-	ok := Workflow{Params: map[string]Param{"dir": {}}, Verify: "go test ./{{dir}}", Steps: []WorkflowStep{
+	// A setting input a template fills is judged when the item runs, with the value given.
+	ok := Workflow{Params: map[string]Param{"dir": {}, "guard": {}}, Verify: "go test ./{{dir}}", Steps: []WorkflowStep{
 		{Name: "d", Mode: "summarize", ForEach: &ForEach{Files: "{{dir}}/*.md"}, With: map[string]string{"file": "{{file}}"}},
-		{Name: "t", Mode: "transform", ForEach: &ForEach{Symbols: "{{dir}}/*.go"}, With: map[string]string{"task": "{{symbol}}: {{steps.d.output}}"}},
+		{Name: "t", Mode: "transform", ForEach: &ForEach{Symbols: "{{dir}}/*.go"}, With: map[string]string{"task": "{{symbol}}: {{steps.d.output}}", "edit_guard": "{{guard}}"}},
 	}}
 	assert.Empty(t, workflowProblems("p.json", map[string]Workflow{"w": ok}))
 	// A parameter may sit in quotes; an escaped quote opens none.
@@ -84,6 +85,12 @@ func TestWorkflowProblems(t *testing.T) {
 			"/contributes/workflows/w: workflow w edits files (a transform step) but declares no verify"},
 		{"a verify with no edit", Workflow{Verify: "false", Steps: []WorkflowStep{{Name: "a", Mode: "summarize", ForEach: &ForEach{Files: "*.md"}}}},
 			"/contributes/workflows/w/verify: workflow w edits no file"},
+		{"a key the step's mode does not declare", Workflow{Steps: []WorkflowStep{{Name: "a", Mode: "dedup", With: map[string]string{"dir": "notes", "task": "x"}}}},
+			`/contributes/workflows/w/steps/0/with/task: "task" is not an input of mode dedup, which takes dir and glob`},
+		{"a setting input's value written out", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "a", Mode: "transform", With: map[string]string{"edit_guard": "comment"}}}},
+			`/contributes/workflows/w/steps/0/with/edit_guard: want one of span, signature, comments`},
+		{"a path input of an edit inside a git directory", Workflow{Verify: "true", Steps: []WorkflowStep{{Name: "a", Mode: "transform", With: map[string]string{"file": ".git/config"}}}},
+			`/contributes/workflows/w/steps/0/with/file: ".git/config" is inside a git directory`},
 		{"a step's own output in the verify its items run", Workflow{Verify: "grep -q {{steps.a.output}} x", Steps: []WorkflowStep{{Name: "a", Mode: "transform", ForEach: &ForEach{Files: "*.go"}}}},
 			"/contributes/workflows/w/verify: step a's items are judged by this verify"},
 	} {

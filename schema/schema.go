@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -255,18 +256,40 @@ func (v *Validator) ValidateValue(name Name, file string, doc any) error {
 }
 
 // message says what was expected and what was found. A pattern is hard to read, so where the
-// schema describes the value in words, the words are used instead.
+// schema describes the value in words, the words are used instead; a key the object does not
+// take is told with the keys it does.
 func (v *Validator) message(e *jsonschema.ValidationError, printer *message.Printer) string {
-	if pat, ok := e.ErrorKind.(*kind.Pattern); ok {
-		if desc := v.description(e.SchemaURL); desc != "" {
-			return fmt.Sprintf("want %s; found %q", strings.TrimSuffix(lowerFirst(desc), "."), pat.Got)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Pattern:
+		if desc, _ := v.node(e.SchemaURL)["description"].(string); desc != "" {
+			return fmt.Sprintf("want %s; found %q", strings.TrimSuffix(lowerFirst(desc), "."), k.Got)
+		}
+	case *kind.AdditionalProperties:
+		if keys := v.namedKeys(e.SchemaURL); len(keys) > 0 {
+			return fmt.Sprintf("%s; allowed: '%s'", k.LocalizedString(printer), strings.Join(keys, "', '"))
 		}
 	}
 	return e.ErrorKind.LocalizedString(printer)
 }
 
-// description returns the description of the schema at url (document URL#json-pointer).
-func (v *Validator) description(url string) string {
+// namedKeys are the keys the object schema at url names, sorted; none where it also takes keys
+// by pattern, which a list would leave out.
+func (v *Validator) namedKeys(url string) []string {
+	node := v.node(url)
+	if _, patterns := node["patternProperties"]; patterns {
+		return nil
+	}
+	props, _ := node["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// node returns the schema object at url (document URL#json-pointer), nil where there is none.
+func (v *Validator) node(url string) map[string]any {
 	docURL, frag, _ := strings.Cut(url, "#")
 	v.mu.Lock()
 	node := v.docs[docURL]
@@ -276,15 +299,21 @@ func (v *Validator) description(url string) string {
 			continue
 		}
 		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		obj, ok := node.(map[string]any)
-		if !ok {
-			return ""
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) {
+				return nil
+			}
+			node = n[i]
+		default:
+			return nil
 		}
-		node = obj[tok]
 	}
 	obj, _ := node.(map[string]any)
-	desc, _ := obj["description"].(string)
-	return desc
+	return obj
 }
 
 func lowerFirst(s string) string {

@@ -57,7 +57,10 @@ func TestValidatePackReportsEveryProblemWithPointer(t *testing.T) {
 		{"skill without slash", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"skills":["skills"]}}`, []string{"/contributes/skills/0: want a directory"}},
 		{"two actions", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{"read":"","write":""},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: maxProperties"}},
 		{"no action", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{"gates":[{"id":"a","tier":"gated","action":{},"reason":"r"}]}}`, []string{"/contributes/gates/0/action: minProperties"}},
-		{"unknown mode key", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"treshold":0.5}}}}`, []string{"/contributes/modes/dedup: additional properties 'treshold' not allowed"}},
+		{"unknown mode key", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"treshold":0.5}}}}`, []string{"/contributes/modes/dedup: additional properties 'treshold' not allowed; allowed: 'batch_size', 'embed_model', "}},
+		{"a step's key its mode does not take", `{"portulan":{"pack":"1.2"},"name":"g","category":"tools","contributes":{"workflows":{"w":{"steps":[{"name":"a","mode":"summarize","with":{"task":"x"}}]}}}}`,
+			[]string{"/contributes/workflows/w/steps/0/with: additional properties 'task' not allowed; allowed: 'file', 'lines', 'symbol'"}},
+		{"a key the manifest does not take", `{"portulan":{"pack":"1.0"},"name":"g","category":"tools","contributes":{},"extra":1}`, []string{"/: additional properties 'extra' not allowed; allowed: '$schema', 'category', 'contributes', 'doc', 'name', 'portulan', 'summary'"}},
 		{"threshold out of range", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"modes":{"dedup":{"threshold":2}}}}`, []string{"/contributes/modes/dedup/threshold: maximum"}},
 		{"role without tasks", `{"portulan":{"pack":"1.1"},"name":"g","category":"tools","contributes":{"roles":{"code":{}}}}`, []string{"/contributes/roles/code: missing property 'tasks'"}},
 	}
@@ -89,6 +92,23 @@ func TestValidateWorkspaceTrustKeys(t *testing.T) {
 	var inv *InvalidError
 	require.True(t, errors.As(err, &inv))
 	assert.Len(t, inv.Problems, 2)
+}
+
+// The keys an object takes are listed where the schema names them all.
+func TestNamedKeys(t *testing.T) {
+	v, err := New()
+	require.NoError(t, err)
+	v.docs["u"] = map[string]any{"$defs": map[string]any{
+		"named":   map[string]any{"properties": map[string]any{"b": true, "a": true}},
+		"pattern": map[string]any{"properties": map[string]any{"a": true}, "patternProperties": map[string]any{"^x": true}},
+		"list":    []any{map[string]any{"properties": map[string]any{"c": true}}},
+	}}
+	assert.Equal(t, []string{"c"}, v.namedKeys("u#/$defs/list/0"), "an element of a list, such as allOf's")
+	assert.Empty(t, v.namedKeys("u#/$defs/list/1"))
+	assert.Equal(t, []string{"a", "b"}, v.namedKeys("u#/$defs/named"))
+	assert.Empty(t, v.namedKeys("u#/$defs/pattern"), "a list would leave out the keys a pattern takes")
+	assert.Empty(t, v.namedKeys("u#/$defs/none"))
+	assert.Empty(t, v.namedKeys("other#/$defs/named"))
 }
 
 func TestProblemStringRootPointer(t *testing.T) {

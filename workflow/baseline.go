@@ -18,10 +18,7 @@ func sharedVerify(st packs.WorkflowStep, inputs []itemInputs, todo []int) string
 	}
 	verify := ""
 	for i, n := range todo {
-		v := inputs[n].with["verify"]
-		if v == "" {
-			v = inputs[n].verify
-		}
+		v := inputs[n].judge
 		if i > 0 && v != verify {
 			return ""
 		}

@@ -13,8 +13,8 @@ import (
 // verify may each fix their own.
 func TestSharedVerify(t *testing.T) {
 	edit := packs.WorkflowStep{Name: "s", Mode: "transform"}
-	shared := func(v string) itemInputs { return itemInputs{verify: v, with: map[string]string{}} }
-	own := func(v string) itemInputs { return itemInputs{with: map[string]string{"verify": v}} }
+	shared := func(v string) itemInputs { return itemInputs{verify: v, judge: v, with: map[string]string{}} }
+	own := func(v string) itemInputs { return itemInputs{judge: v, with: map[string]string{"verify": v}} }
 	for _, tc := range []struct {
 		name   string
 		step   packs.WorkflowStep

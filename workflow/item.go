@@ -164,8 +164,10 @@ func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]s
 type itemInputs struct {
 	vars map[string]string
 	with map[string]string
-	// verify is the workflow's verify, for a transform step that gives none of its own.
-	verify      string
+	// verify is the workflow's verify, for a step that edits and gives none of its own.
+	verify string
+	// judge is the verify the item is judged by: its step's own, else verify.
+	judge       string
 	fingerprint string
 }
 
@@ -179,10 +181,12 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 		return param && !item
 	}
 	for k, tmpl := range st.With {
+		decl, _ := packs.StepInputOf(st.Mode, k)
 		var v string
 		var err error
-		if k == "verify" {
+		if decl.Kind == packs.InputVerify {
 			v, err = packs.ExpandCommand(tmpl, iv, asWritten)
+			in.judge = v
 		} else {
 			v, err = packs.Expand(tmpl, iv)
 		}
@@ -191,21 +195,21 @@ func (w *run) inputs(st packs.WorkflowStep, it Item, vars map[string]string) (it
 		}
 		// A pack wrote the path: it names the repository's own files, from its root, whatever
 		// the mode would take from the operator.
-		if (k == "file" || k == "dir") && !filepath.IsLocal(v) && v != "." {
+		if decl.Kind == packs.InputPath && !filepath.IsLocal(v) && v != "." {
 			return in, engine.Refusalf("step %s: with.%s %s: outside the repository; a workflow's item reads the repository's files only, named from its root", st.Name, k, untrusted.Escape(v))
 		}
 		// The item's own scope refuses it too, in its worktree; refused here, no worktree is made.
-		if k == "file" && packs.StepEdits(st.Mode) && gitsafe.NamesGitDir(v) {
-			return in, fmt.Errorf("step %s: with.file: %w", st.Name, &gitsafe.GitDirError{Path: v, Dir: ".git"})
+		if decl.Kind == packs.InputPath && packs.StepEdits(st.Mode) && gitsafe.NamesGitDir(v) {
+			return in, fmt.Errorf("step %s: with.%s: %w", st.Name, k, &gitsafe.GitDirError{Path: v, Dir: ".git"})
 		}
 		in.with[k] = v
 	}
-	if _, own := st.With["verify"]; !own && packs.StepEdits(st.Mode) {
+	if _, own := st.OwnVerify(); !own && packs.StepEdits(st.Mode) {
 		v, err := packs.ExpandCommand(w.wf.Verify, iv, asWritten)
 		if err != nil {
 			return in, engine.BadInputf("verify: %v", err)
 		}
-		in.verify = v
+		in.verify, in.judge = v, v
 	}
 	data, err := json.Marshal([]any{st.Mode, it.Key, in.with, in.verify, w.headTree})
 	if err != nil {
@@ -336,16 +340,16 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	res.Commit = sha
 }
 
-// itemJob is the job of a step's mode for one item, the settings its inputs set (dedup's glob),
-// and what the item passes forward once its run is green.
+// itemJob is the job of a step's mode for one item, the settings its inputs set, and what the
+// item passes forward once its run is green.
 func itemJob(st packs.WorkflowStep, with, vars map[string]string, verify string) (engine.Job, map[string]string, func() string, error) {
 	mode, ok := engine.LookupMode(st.Mode)
-	if !ok || mode.Step == nil {
+	if !ok {
 		return nil, nil, nil, engine.BadInputf("step %s: a workflow runs %s steps, not %s", st.Name, strings.Join(packs.StepModes(), ", "), untrusted.Escape(st.Mode))
 	}
-	sj, err := mode.Step(engine.StepItem{With: with, Vars: vars, Verify: verify})
+	sj, err := mode.BuildStep(with, vars, verify)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("step %s: %w", st.Name, err)
 	}
 	out := sj.Output
 	if out == nil {

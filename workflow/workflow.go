@@ -271,7 +271,7 @@ func (w *run) checkVerifies() error {
 			kind, _ := st.ForEach.Kind()
 			item = packs.ItemVars[kind]
 		}
-		if v, own := st.With["verify"]; own {
+		if v, own := st.OwnVerify(); own {
 			if err := check("step "+st.Name+"'s verify", v, item); err != nil {
 				return err
 			}

@@ -17,7 +17,11 @@ import (
 // are embedding batches, not attempts at one answer, and its receipt calls them so.
 var Mode = engine.Mode{Name: "dedup", Model: engine.EmbeddingModel, Counts: "requests",
 	Prior: cost.ReadPrior(9, 400), Step: stepJob, Tool: tool,
-	Settings: slices.Concat(packs.HostSettings, []packs.Key{packs.EmbedModel, packs.Threshold, packs.Method, packs.Exact, packs.BatchSize, packs.Glob, packs.CacheMaxMiB})}
+	Settings: slices.Concat(packs.HostSettings, []packs.Key{packs.EmbedModel, packs.Threshold, packs.Method, packs.Exact, packs.BatchSize, packs.Glob, packs.CacheMaxMiB}),
+	StepInputs: []packs.StepInput{
+		{Name: "dir", Doc: "the folder whose entries are screened, from the repository root", Kind: packs.InputPath},
+		packs.SettingInput(packs.Glob),
+	}}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -83,15 +87,11 @@ func toolNotes(found *Result) string {
 	return strings.Join(notes, "; ")
 }
 
-// stepJob is a workflow item's screen of the folder the step's inputs name, with their glob; it
-// passes forward the groups it found, one line each.
+// stepJob is a workflow item's screen of the folder the step's inputs name (their glob a setting
+// the workflow applies); it passes forward the groups it found, one line each.
 func stepJob(it engine.StepItem) (engine.StepJob, error) {
-	j := &Job{Dir: it.Input("dir", "")}
-	var args map[string]string
-	if g := it.Input(packs.Glob.String(), ""); g != "" {
-		args = map[string]string{packs.Glob.String(): g}
-	}
-	return engine.StepJob{Job: j, Args: args, Output: func() string {
+	j := &Job{Dir: it.Input("dir")}
+	return engine.StepJob{Job: j, Output: func() string {
 		var b strings.Builder
 		for i, g := range j.Found.Groups {
 			fmt.Fprintf(&b, "group %d: %s\n", i+1, strings.Join(g.Files, " "))

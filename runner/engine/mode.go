@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/locumdev/locum/packs"
@@ -45,38 +48,126 @@ type Mode struct {
 	Prior cost.History
 	Unit  string
 	// Step, when set, makes the mode one a workflow step may run: it builds one item's job from
-	// what the step gives it.
+	// what the step gives it, reading StepInputs alone (StepItem.Input). It only builds the job:
+	// RegisterMode calls it once, every input given, to hold it to the inputs it declares.
 	Step func(StepItem) (StepJob, error)
+	// StepInputs are the keys a step's `with` may give the mode: the one declaration the pack
+	// schema's step part, spec/pack.md's list and a workflow's refusal of another key are made
+	// from.
+	StepInputs []packs.StepInput
 	// Tool, when set, makes the mode a tool a host calls (locum mcp).
 	Tool *Tool
 }
 
-// StepItem is what a workflow step gives the job of one of its items.
+// StepItem is what a workflow step gives the job of one of its items. Only BuildStep makes one,
+// and a Step reads it through Input alone, so a Step reads no key its mode does not declare.
 type StepItem struct {
-	// With are the step's inputs, expanded for the item; Vars the item's own names (item, file,
+	inputs []packs.StepInput
+	// with are the step's inputs, expanded for the item; vars the item's own names (item, file,
 	// symbol or line, as its list gives them).
-	With, Vars map[string]string
-	// Verify is the workflow's verify expanded for the item, given to a mode that edits in place
-	// when the step names no verify of its own.
-	Verify string
+	with, vars map[string]string
+	// verify is the workflow's verify expanded for the item, which a verify input takes when the
+	// step gives none of its own.
+	verify string
+	// undeclared collects the keys Step asked for that its mode does not declare.
+	undeclared *[]string
 }
 
-// Input is the step's input key, else the item's name fallback ("" names none).
-func (s StepItem) Input(key, fallback string) string {
-	if v, ok := s.With[key]; ok {
+// Input is the value of the step input name: the step's, else the item's value the input
+// defaults to, else (a verify input) the workflow's verify, else "". Asking for a key the mode
+// does not declare gives "" and fails the build (BuildStep).
+func (s StepItem) Input(name string) string {
+	i := slices.IndexFunc(s.inputs, func(in packs.StepInput) bool { return in.Name == name })
+	if i < 0 {
+		if s.undeclared != nil {
+			*s.undeclared = append(*s.undeclared, name)
+		}
+		return ""
+	}
+	if v, ok := s.with[name]; ok {
 		return v
 	}
-	return s.Vars[fallback]
+	in := s.inputs[i]
+	switch {
+	case in.Item != "":
+		return s.vars[in.Item]
+	case in.Kind == packs.InputVerify:
+		return s.verify
+	}
+	return ""
 }
 
 // StepJob is the job of one workflow item and what it gives the workflow.
 type StepJob struct {
 	Job Job
-	// Args are settings the step's inputs set, applied as a tool call's arguments are, so they
-	// may narrow a rail and never widen it.
+	// Args are the settings the step's setting inputs (packs.SettingInput) set, applied as a
+	// tool call's arguments are, so they may narrow a rail and never widen it. BuildStep fills
+	// them.
 	Args map[string]string
 	// Output, when set, is what the item passes to the steps after it once its run is green.
 	Output func() string
+}
+
+// UndeclaredInputError is a mode's Step reading a step input its mode does not declare: a
+// programming error of the mode, never the pack's.
+type UndeclaredInputError struct {
+	Mode string
+	Keys []string
+}
+
+func (e *UndeclaredInputError) Error() string {
+	return fmt.Sprintf("mode %s's step reads with.%s, which it does not declare in its StepInputs", e.Mode, strings.Join(e.Keys, ", with."))
+}
+
+// BuildStep is the job of one item of a step of mode m: with are the step's inputs expanded for
+// the item, vars the item's names, verify the workflow's verify for it. A key with gives that m
+// does not declare is refused (a pack's workflow is checked for it as it loads); so is a Step
+// that reads one.
+func (m Mode) BuildStep(with, vars map[string]string, verify string) (StepJob, error) {
+	if m.Step == nil {
+		return StepJob{}, BadInputf("a workflow runs %s steps, not %s", strings.Join(packs.StepModes(), ", "), m.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(with)) {
+		if !slices.ContainsFunc(m.StepInputs, func(in packs.StepInput) bool { return in.Name == k }) {
+			return StepJob{}, BadInputf("with.%s is not an input of mode %s, which takes %s", k, m.Name, packs.InputNames(m.StepInputs))
+		}
+	}
+	var undeclared []string
+	sj, err := m.Step(StepItem{inputs: m.StepInputs, with: with, vars: vars, verify: verify, undeclared: &undeclared})
+	if len(undeclared) > 0 {
+		return StepJob{}, &UndeclaredInputError{Mode: m.Name, Keys: undeclared}
+	}
+	if err != nil {
+		return StepJob{}, err
+	}
+	for _, in := range m.StepInputs {
+		if v, ok := with[in.Name]; ok && in.Setting != (packs.Key{}) && v != "" {
+			if sj.Args == nil {
+				sj.Args = map[string]string{}
+			}
+			sj.Args[in.Setting.String()] = v
+		}
+	}
+	return sj, nil
+}
+
+// probeStep builds a step's job with every declared input and item name given, so a Step that
+// reads an undeclared key fails its mode's registration, in every binary and test that links it.
+func probeStep(m Mode) error {
+	with := map[string]string{}
+	for _, in := range m.StepInputs {
+		with[in.Name] = in.Name
+	}
+	vars := map[string]string{}
+	for _, n := range packs.ItemNames() {
+		vars[n] = n
+	}
+	_, err := m.BuildStep(with, vars, "verify")
+	var ue *UndeclaredInputError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return nil
 }
 
 var (
@@ -86,18 +177,24 @@ var (
 
 // RegisterMode makes a mode known to the layers above the modes, and to packs: its Settings
 // resolve for its runs, and a mode outside the pack contract's own may be declared by a pack. A
-// mode's package calls it once, from init; a second registration of a name is a programming
-// error.
+// mode's package calls it once, from init; a second registration of a name, step inputs packs
+// refuses, or a Step that reads an input the mode does not declare is a programming error.
 func RegisterMode(m Mode) {
 	if m.Name == "" {
 		panic("engine: a mode with no name")
+	}
+	if m.Step != nil {
+		if err := probeStep(m); err != nil {
+			panic("engine: " + err.Error())
+		}
 	}
 	modesMu.Lock()
 	defer modesMu.Unlock()
 	if _, dup := modes[m.Name]; dup {
 		panic(fmt.Sprintf("engine: mode %q registered twice", m.Name))
 	}
-	packs.RegisterMode(packs.ModeSpec{Name: m.Name, Settings: m.Settings, Step: m.Step != nil, EditsInPlace: m.EditsInPlace})
+	packs.RegisterMode(packs.ModeSpec{Name: m.Name, Settings: m.Settings, Step: m.Step != nil, EditsInPlace: m.EditsInPlace, StepInputs: m.StepInputs})
+	m.StepInputs = slices.Clone(m.StepInputs)
 	modes[m.Name] = m
 }
 

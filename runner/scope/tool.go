@@ -1,6 +1,9 @@
 package scope
 
-import "github.com/locumdev/locum/runner/engine"
+import (
+	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
+)
 
 // SpanArgs are the tool arguments of a mode that works on a span of one file: the file, and
 // the lines or the Go declaration of it (Read's lines and symbol).
@@ -8,4 +11,15 @@ var SpanArgs = []engine.ToolArg{
 	{Name: "file", Required: true},
 	{Name: "lines", Doc: "A-B, A- or A; default all"},
 	{Name: "symbol", Doc: "or a Go declaration, such as Type.Method"},
+}
+
+// SpanInputs are the workflow step inputs of a mode that works on a span of one file: the file
+// (what file is, from the repository root) and the lines or the Go declaration of it, the file
+// and the declaration the item's where the step gives none.
+func SpanInputs(file string) []packs.StepInput {
+	return []packs.StepInput{
+		{Name: "file", Doc: file + ", from the repository root", Item: "file", Kind: packs.InputPath},
+		{Name: "lines", Doc: "the span's lines, " + LinesForm + ", instead of the whole file"},
+		{Name: "symbol", Doc: "instead of lines, the span is this Go declaration with its doc comment, such as Type.Method", Item: "symbol"},
+	}
 }

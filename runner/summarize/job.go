@@ -15,7 +15,8 @@ import (
 var Mode = engine.Mode{Name: "summarize", Model: engine.ChatModel,
 	// A digest of 150 words comes back as about 1,000 bytes of claims.
 	Prior: cost.ReadPrior(8, 1000), Unit: "span lines", Step: stepJob, Tool: tool,
-	Settings: slices.Concat(packs.ChatSettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxWords})}
+	Settings:   slices.Concat(packs.ChatSettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxWords}),
+	StepInputs: scope.SpanInputs("the file to digest")}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -53,7 +54,7 @@ var tool = &engine.Tool{
 // stepJob is a workflow item's digest, of the span the step's inputs name; it passes forward the
 // claims the gate supported, each with its lines.
 func stepJob(it engine.StepItem) (engine.StepJob, error) {
-	j := &Job{File: it.Input("file", "file"), Lines: it.Input("lines", ""), Symbol: it.Input("symbol", "symbol")}
+	j := &Job{File: it.Input("file"), Lines: it.Input("lines"), Symbol: it.Input("symbol")}
 	return engine.StepJob{Job: j, Output: func() string {
 		var b strings.Builder
 		for _, c := range j.Claims {

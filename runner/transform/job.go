@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -16,7 +15,12 @@ import (
 var Mode = engine.Mode{Name: "transform", Model: engine.ChatModel, EditsInPlace: true, Outcome: outcome,
 	Prior: cost.EditPrior(), Unit: "span lines", Step: stepJob, Tool: tool,
 	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.MaxAttempts,
-		packs.EditGuard, packs.EditFormat, packs.Mutants, packs.ExpectRed, packs.NoBaseline, packs.HostHoldsSpan, packs.DelegateWhen})}
+		packs.EditGuard, packs.EditFormat, packs.Mutants, packs.ExpectRed, packs.NoBaseline, packs.HostHoldsSpan, packs.DelegateWhen}),
+	StepInputs: slices.Concat(scope.SpanInputs("the file to edit"), []packs.StepInput{
+		{Name: "task", Doc: "what to change, in plain words"},
+		{Name: "verify", Doc: "the command whose exit 0 keeps an item's edit (exit 1 retries, anything else restores)", Kind: packs.InputVerify},
+		packs.SettingInput(packs.EditGuard),
+	})}
 
 func init() { engine.RegisterMode(Mode) }
 
@@ -44,17 +48,11 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 }
 
 // stepJob is a workflow item's transform: its span, task and verify from the step's inputs, the
-// item's verify the workflow's where the step gives none. It passes nothing forward: what it did
-// is its commit.
+// item's verify the workflow's where the step gives none; its edit_guard is a setting the
+// workflow applies. It passes nothing forward: what it did is its commit.
 func stepJob(it engine.StepItem) (engine.StepJob, error) {
-	j := Job{File: it.Input("file", "file"), Lines: it.Input("lines", ""), Symbol: it.Input("symbol", "symbol"),
-		Verify: cmp.Or(it.Input("verify", ""), it.Verify), Task: it.Input("task", "")}
-	// The step's guard narrows what its edits may change; a call may narrow it, never widen it.
-	var args map[string]string
-	if g := it.Input(packs.EditGuard.String(), ""); g != "" {
-		args = map[string]string{packs.EditGuard.String(): g}
-	}
-	return engine.StepJob{Job: j, Args: args}, nil
+	j := Job{File: it.Input("file"), Lines: it.Input("lines"), Symbol: it.Input("symbol"), Verify: it.Input("verify"), Task: it.Input("task")}
+	return engine.StepJob{Job: j}, nil
 }
 
 // tool is the transform tool: a kept edit replaces lines of a file, so it edits, for a host that

@@ -19,10 +19,12 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
+	locumschema "github.com/locumdev/locum/schema"
 )
 
-// linesMode is a mode of this test's own, as a mode's package would declare it: its settings, how
-// a workflow step builds its job, and its tool. Nothing else in the tree names it.
+// linesMode is a mode of this test's own, as a mode's package would declare it: its settings, the
+// inputs a workflow step gives it and how the step builds its job from them, and its tool.
+// Nothing else in the tree names it.
 var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings: []packs.Key{packs.MaxAttempts},
 	Outcome: func(r *engine.Result) string {
 		if r.Details == nil || r.Details["lines"] == nil {
@@ -30,9 +32,14 @@ var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings:
 		}
 		return fmt.Sprintf("%s: %v lines in %v", r.Mode, r.Details["lines"], r.Details["file"])
 	},
+	StepInputs: []packs.StepInput{
+		{Name: "file", Doc: "the file to count, from the repository root", Item: "file", Kind: packs.InputPath},
+		{Name: "label", Doc: "what the output calls the count"},
+	},
 	Step: func(it engine.StepItem) (engine.StepJob, error) {
-		j := &linesJob{file: it.Input("file", "file")}
-		return engine.StepJob{Job: j, Output: func() string { return fmt.Sprintf("%d lines", j.lines) }}, nil
+		j := &linesJob{file: it.Input("file")}
+		label := it.Input("label")
+		return engine.StepJob{Job: j, Output: func() string { return fmt.Sprintf("%s: %d lines", label, j.lines) }}, nil
 	},
 	Tool: &engine.Tool{
 		Description: "Count the lines of a file.",
@@ -83,7 +90,7 @@ func TestAModeIsServedAsAToolAndRunAsAStep(t *testing.T) {
 		".locum/workspace.json": `{"packs":["tools/local-llm","tools/lines"]}`,
 		".locum/packs/tools/lines/pack.json": `{"portulan":{"pack":"1.2"},"name":"lines","category":"tools","contributes":{` +
 			`"modes":{"test-lines":{"max_attempts":3}},` +
-			`"workflows":{"count":{"steps":[{"name":"count","mode":"test-lines","for_each":{"files":"*.txt"}}]}}}}`,
+			`"workflows":{"count":{"steps":[{"name":"count","mode":"test-lines","for_each":{"files":"*.txt"},"with":{"label":"{{item}}"}}]}}}}`,
 	}
 	for name, text := range files {
 		path := filepath.Join(root, name)
@@ -142,7 +149,7 @@ func TestAModeIsServedAsAToolAndRunAsAStep(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(res), "outside the repository")
 
-	// A workflow runs it as a step, each file an item of its own.
+	// A workflow runs it as a step, each file an item of its own, with the inputs it declares.
 	res, out = call("run", map[string]any{"workflow": "count"})
 	require.False(t, res.IsError, textOf(res))
 	items := out["details"].(map[string]any)["items"].([]any)
@@ -152,5 +159,18 @@ func TestAModeIsServedAsAToolAndRunAsAStep(t *testing.T) {
 		assert.Equal(t, "OK", it.(map[string]any)["status"])
 		outputs = append(outputs, it.(map[string]any)["output"])
 	}
-	assert.ElementsMatch(t, []any{"3 lines", "1 lines"}, outputs)
+	assert.ElementsMatch(t, []any{"a.txt: 3 lines", "b.txt: 1 lines"}, outputs)
+
+	// A step giving it a key it does not declare is refused as its pack loads, naming those it
+	// takes.
+	bad := filepath.Join(t.TempDir(), "tools", "lines", "pack.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bad), 0o755))
+	require.NoError(t, os.WriteFile(bad, []byte(`{"portulan":{"pack":"1.2"},"name":"lines","category":"tools","contributes":{`+
+		`"workflows":{"count":{"steps":[{"name":"count","mode":"test-lines","with":{"lable":"x"}}]}}}}`), 0o644))
+	v, err := locumschema.New()
+	require.NoError(t, err)
+	_, err = packs.LoadFile(v, bad, "pack.json")
+	var invalid *locumschema.InvalidError
+	require.ErrorAs(t, err, &invalid)
+	assert.Equal(t, `pack.json: /contributes/workflows/count/steps/0/with/lable: "lable" is not an input of mode test-lines, which takes file and label`, invalid.Problems[0].String())
 }
