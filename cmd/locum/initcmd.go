@@ -19,8 +19,9 @@ import (
 
 func (e *env) initCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "init",
-		Usage: "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
+		Name:     "init",
+		Category: groupSetUp,
+		Usage:    "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
 		Description: "Writes " + packs.WorkspaceFile + ", " + packs.SkillInstallPath + " and " + packs.HostConfigPath + "\n" +
 			"(a locum server running `locum mcp`, for Claude Code, Cursor and other MCP hosts) at the repository root.\n" +
 			"Run again, it changes nothing. An existing " + packs.HostConfigPath + " gets the locum server added (or its locum\n" +
@@ -34,6 +35,15 @@ func (e *env) initCommand() *cli.Command {
 			"(never into the repository): a [y/N] question on a terminal, --yes elsewhere. Finding no server is\n" +
 			"not an error.",
 		UsageText: "locum init [--force] [--yes] [--base-url URL]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				"locum init",
+				"locum init --yes",
+				"locum init --force --base-url http://127.0.0.1:8080/v1",
+			},
+			exits: exitWords{done: "set up, or already so; finding no server is no failure",
+				red: "refused: a file you changed is in the way (each is named, and nothing is written)"},
+		}),
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"},
 			&cli.BoolFlag{Name: "yes", Usage: "write the endpoint found into the user config without asking"},
