@@ -73,7 +73,7 @@ func TestTranscriptsFolder(t *testing.T) {
 		s := &Settings{items: []Setting{{Key: HostTranscripts.String(), Value: tt.value}}}
 		assert.Equal(t, tt.want, TranscriptsFolder(s, env), tt.value)
 	}
-	assert.Contains(t, LedgerFlags(), FlagSpec{Name: "host-transcripts", Key: "host_transcripts", Env: "LOCUM_HOST_TRANSCRIPTS", Doc: LedgerFlags()[0].Doc, OperatorOnly: true})
+	assert.Contains(t, LedgerFlags(), FlagSpec{Name: "host-transcripts", Key: "host_transcripts", Env: "LOCUM_HOST_TRANSCRIPTS", Doc: LedgerFlags()[0].Doc, OperatorOnly: true, Group: GroupHost})
 	var serve []string
 	for _, f := range ServeFlags() {
 		serve = append(serve, f.Name)

@@ -194,14 +194,34 @@ var (
 // mode of the contract, so no run resolves them.
 const LedgerSettings = "ledger"
 
+// Group is where a setting's flag stands in a command's help: among the command's own flags
+// (GroupCommand), or under one of Groups, with the settings of its kind every mode shares.
+type Group string
+
+// The groups of settings.
+const (
+	// GroupCommand settings belong to the few modes that take them and stand among a command's
+	// own flags, such as summarize's max_words.
+	GroupCommand  Group = ""
+	GroupModel    Group = "model request"
+	GroupVerify   Group = "verify and sandbox"
+	GroupEndpoint Group = "endpoint"
+	GroupHost     Group = "host cost"
+)
+
+// Groups are the groups of settings in the order a command's help shows them, after its own flags.
+var Groups = []Group{GroupModel, GroupVerify, GroupEndpoint, GroupHost}
+
 // keySpec is one setting: its built-in default, the environment variable and flag that override
 // it, and whether every mode takes it or only the modes that register it.
 type keySpec struct {
 	key  Key
 	kind valueKind
-	def  string
-	env  string
-	flag string
+	// group is where its flag stands in help.
+	group Group
+	def   string
+	env   string
+	flag  string
 	// perMode settings are taken only by the modes whose registration lists them (ModeSpec.Settings).
 	perMode bool
 	// ledger settings are resolved by the ledger alone (LedgerSettings), never by a mode's run.
@@ -222,67 +242,73 @@ type keySpec struct {
 }
 
 var keySpecs = []keySpec{
-	{key: BaseURL, kind: kindText, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
-	{key: AllowRemote, kind: kindBool, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, operatorOnly: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
+	{key: BaseURL, kind: kindText, group: GroupEndpoint, def: "http://127.0.0.1:1234/v1", env: "LOCUM_BASE_URL", flag: "base-url", global: true, doc: "the OpenAI-compatible endpoint; loopback only unless --allow-remote"},
+	{key: AllowRemote, kind: kindBool, group: GroupEndpoint, def: "false", env: "LOCUM_ALLOW_REMOTE", flag: "allow-remote", global: true, operatorOnly: true, doc: "allow an endpoint off this machine (sends workspace text to it)"},
 	// A server that lists its models and not this one answers with whatever it loaded, under the
 	// name asked: only the operator may send it anyway, never a repository's file or a tool call.
-	{key: AllowUnlisted, kind: kindBool, def: "false", env: "LOCUM_ALLOW_UNLISTED_MODEL", flag: "allow-unlisted-model", global: true, operatorOnly: true, doc: "send a model the server does not list (it answers with whatever it loaded, under the name asked); without it such a run is refused before any request"},
-	{key: Timeout, kind: kindDuration, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole, such as 10m"},
-	{key: FirstTokenTimeout, kind: kindDurationOrZero, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", perMode: true, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
-	{key: MaxInputBytes, kind: kindCount, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
-	{key: MaxOutputTokens, kind: kindCount, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", perMode: true, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
-	{key: Effort, kind: kindEffort, def: "low", env: "LOCUM_EFFORT", flag: "effort", perMode: true, doc: "thinking cap: none, low, medium or high"},
-	{key: RoleSetting, kind: kindSlug, flag: "role", perMode: true, doc: "run the model this role is routed to: earned by a signed A/B record (locum eval), or accepted by the operator (locum roles accept)"},
-	{key: MaxAttempts, kind: kindCount, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", perMode: true, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
-	{key: EditFormat, kind: kindEditFormat, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", perMode: true, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
-	{key: EditGuard, kind: kindEditGuard, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", perMode: true, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},
-	{key: Mutants, kind: kindCountOrZero, def: "4", env: "LOCUM_MUTANTS", flag: "mutants", global: true, operatorOnly: true, perMode: true, max: 20, doc: "after a kept edit, run the verify against at most this many small changes to the span, in a scratch copy of the tree, and report how many it rejected (verify_strength=K/N); 0 for none"},
-	{key: VerifyTimeout, kind: kindDuration, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", perMode: true, ceiling: true, doc: "deadline for each run of the verify command"},
-	{key: ExpectRed, kind: kindBool, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", perMode: true, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
-	{key: NoBaseline, kind: kindBool, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", perMode: true, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
-	{key: MaxTurns, kind: kindCount, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", perMode: true, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
-	{key: VerifyRounds, kind: kindCountOrZero, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", perMode: true, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
-	{key: StallTurns, kind: kindCount, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", perMode: true, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
-	{key: MaxWords, kind: kindCount, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", perMode: true, doc: "the length of the digest in words"},
-	{key: EmbedModel, kind: kindText, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", perMode: true, doc: "the embedding model"},
-	{key: Threshold, kind: kindCosine, env: "LOCUM_THRESHOLD", flag: "threshold", perMode: true, doc: "join files whose score is at or above this, a plain decimal from -1 to 1; unset, 0.8 for an embedding cosine and 0.5 for a lexical score"},
-	{key: Method, kind: kindDedupMethod, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", perMode: true, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
-	{key: Exact, kind: kindAutoBool, def: "auto", env: "LOCUM_EXACT", flag: "exact", perMode: true, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
-	{key: BatchSize, kind: kindCount, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", perMode: true, doc: "inputs per embeddings request"},
-	{key: Glob, kind: kindText, def: "*.md", env: "LOCUM_GLOB", flag: "glob", perMode: true, doc: "which files of the folder are entries"},
+	{key: AllowUnlisted, kind: kindBool, group: GroupEndpoint, def: "false", env: "LOCUM_ALLOW_UNLISTED_MODEL", flag: "allow-unlisted-model", global: true, operatorOnly: true, doc: "send a model the server does not list (it answers with whatever it loaded, under the name asked); without it such a run is refused before any request"},
+	{key: Timeout, kind: kindDuration, group: GroupModel, def: "10m", env: "LOCUM_TIMEOUT", flag: "timeout", ceiling: true, doc: "deadline for each model request as a whole"},
+	{key: FirstTokenTimeout, kind: kindDurationOrZero, group: GroupModel, def: "0s", env: "LOCUM_FIRST_TOKEN_TIMEOUT", flag: "first-token-timeout", perMode: true, ceiling: true, doc: "give up on a streamed reply with no first token after this long; 0 for none"},
+	{key: MaxInputBytes, kind: kindCount, group: GroupModel, def: "32768", env: "LOCUM_MAX_INPUT_BYTES", flag: "max-input-bytes", repoMax: 256 << 10, ceiling: true, doc: "refuse a prompt (or a file, for dedup) over this many bytes, before any request"},
+	{key: MaxOutputTokens, kind: kindCount, group: GroupModel, def: "4096", env: "LOCUM_MAX_OUTPUT_TOKENS", flag: "max-output-tokens", perMode: true, repoMax: 32768, ceiling: true, doc: "max_tokens sent with every request"},
+	{key: Effort, kind: kindEffort, group: GroupModel, def: "low", env: "LOCUM_EFFORT", flag: "effort", perMode: true, doc: "thinking cap: none, low, medium or high"},
+	{key: RoleSetting, kind: kindSlug, group: GroupCommand, flag: "role", perMode: true, doc: "run the model this role is routed to: earned by a signed A/B record (locum eval), or accepted by the operator (locum roles accept)"},
+	{key: MaxAttempts, kind: kindCount, group: GroupModel, def: "3", env: "LOCUM_MAX_ATTEMPTS", flag: "max-attempts", perMode: true, max: 20, ceiling: true, doc: "edit attempts before the verdict is red"},
+	{key: EditFormat, kind: kindEditFormat, group: GroupModel, def: "span", env: "LOCUM_EDIT_FORMAT", flag: "edit-format", perMode: true, doc: "span (replace the span), blocks (SEARCH/REPLACE blocks) or insert (lines to insert above the span; nothing else changes)"},
+	{key: EditGuard, kind: kindEditGuard, group: GroupModel, def: "span", env: "LOCUM_EDIT_GUARD", flag: "edit-guard", perMode: true, ceiling: true, doc: "what an edit of a Go file may change, checked before the verify: span (anything in the span), signature (bodies only: every declaration's signature and the file's other declarations kept) or comments (comments only); a call may narrow it, never widen it"},
+	{key: Mutants, kind: kindCountOrZero, group: GroupVerify, def: "4", env: "LOCUM_MUTANTS", flag: "mutants", global: true, operatorOnly: true, perMode: true, max: 20, doc: "after a kept edit, run the verify against at most this many small changes to the span, in a scratch copy of the tree, and report how many it rejected (verify_strength=K/N); 0 for none"},
+	{key: VerifyTimeout, kind: kindDuration, group: GroupVerify, def: "10m", env: "LOCUM_VERIFY_TIMEOUT", flag: "verify-timeout", perMode: true, ceiling: true, doc: "deadline for each run of the verify command"},
+	{key: ExpectRed, kind: kindBool, group: GroupVerify, def: "false", env: "LOCUM_EXPECT_RED", flag: "expect-red", perMode: true, doc: "refuse, before any request, a run whose verify already exits 0 on the unchanged tree: for a bug fix whose verify must show the bug"},
+	{key: NoBaseline, kind: kindBool, group: GroupVerify, def: "false", env: "LOCUM_NO_BASELINE", flag: "no-baseline", perMode: true, doc: "skip the verify run on the unchanged tree before the first request; the outcome then cannot say fixed or held (baseline=skipped)"},
+	{key: MaxTurns, kind: kindCount, group: GroupModel, def: "30", env: "LOCUM_MAX_TURNS", flag: "max-turns", perMode: true, max: 200, ceiling: true, doc: "model turns (requests) an agent run may take before its status is max_turns"},
+	{key: VerifyRounds, kind: kindCountOrZero, group: GroupModel, def: "2", env: "LOCUM_VERIFY_ROUNDS", flag: "verify-rounds", perMode: true, max: 10, ceiling: true, doc: "fix rounds an agent gets after a red verify, each fed the end of its output; 0 for none"},
+	{key: StallTurns, kind: kindCount, group: GroupModel, def: "8", env: "LOCUM_STALL_TURNS", flag: "stall-turns", perMode: true, max: 200, ceiling: true, doc: "turns in a row without a change to the worktree before an agent run is stalled"},
+	{key: MaxWords, kind: kindCount, group: GroupCommand, def: "150", env: "LOCUM_MAX_WORDS", flag: "max-words", perMode: true, doc: "the length of the digest in words"},
+	{key: EmbedModel, kind: kindText, group: GroupCommand, def: "text-embedding-nomic-embed-text-v1.5", env: "LOCUM_EMBED_MODEL", flag: "model", perMode: true, doc: "the embedding model"},
+	{key: Threshold, kind: kindCosine, group: GroupCommand, env: "LOCUM_THRESHOLD", flag: "threshold", perMode: true, doc: "join files whose score is at or above this, a plain decimal from -1 to 1; unset, 0.8 for an embedding cosine and 0.5 for a lexical score"},
+	{key: Method, kind: kindDedupMethod, group: GroupCommand, def: "auto", env: "LOCUM_DEDUP_METHOD", flag: "method", perMode: true, doc: "embedding (cosine of the model's vectors), lexical (estimated Jaccard of word shingles, no server), or auto: embedding when an embedding model is configured or the server lists the default one, else lexical"},
+	{key: Exact, kind: kindAutoBool, group: GroupCommand, def: "auto", env: "LOCUM_EXACT", flag: "exact", perMode: true, doc: "score every pair (true), or only the candidates of random-hyperplane LSH (false); auto uses LSH when exact scoring would take longer than the embeddings took"},
+	{key: BatchSize, kind: kindCount, group: GroupModel, def: "64", env: "LOCUM_BATCH_SIZE", flag: "batch-size", perMode: true, doc: "inputs per embeddings request"},
+	{key: Glob, kind: kindText, group: GroupCommand, def: "*.md", env: "LOCUM_GLOB", flag: "glob", perMode: true, doc: "which files of the folder are entries"},
 	// The embedding cache is the operator's file, shared by every repository: its size is theirs
 	// to choose.
-	{key: CacheMaxMiB, kind: kindCount, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, perMode: true, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
+	{key: CacheMaxMiB, kind: kindCount, group: GroupCommand, def: "1024", env: "LOCUM_CACHE_MAX_MIB", flag: "cache-max-mib", global: true, operatorOnly: true, perMode: true, doc: "the embedding cache's size in MiB past which a run evicts the least recently used vectors (locum cache prune compacts the file)"},
 	// What the host pays is the operator's to say: no repository file prices their tokens.
-	{key: HostFamily, kind: kindHostFamily, def: "claude", env: "LOCUM_HOST_FAMILY", flag: "host-family", global: true, operatorOnly: true, doc: "the host's model family, whose list prices weigh the host-cost estimate: claude, gemini or gpt"},
-	{key: HostPriceIn, kind: kindPrice, env: "LOCUM_HOST_PRICE_IN", flag: "host-price-in", global: true, operatorOnly: true, doc: "what the host pays per million input tokens, in US dollars; unset, its family's list price"},
-	{key: HostPriceOut, kind: kindPrice, env: "LOCUM_HOST_PRICE_OUT", flag: "host-price-out", global: true, operatorOnly: true, doc: "what the host pays per million output tokens, in US dollars; unset, its family's list price"},
-	{key: HostPriceCached, kind: kindPrice, env: "LOCUM_HOST_PRICE_CACHED", flag: "host-price-cached", global: true, operatorOnly: true, doc: "what the host pays per million cached input tokens, in US dollars; unset, its family's list price"},
-	{key: HostBytesPerToken, kind: kindRatio, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
+	{key: HostFamily, kind: kindHostFamily, group: GroupHost, def: "claude", env: "LOCUM_HOST_FAMILY", flag: "host-family", global: true, operatorOnly: true, doc: "the host's model family, whose list prices weigh the host-cost estimate: claude, gemini or gpt"},
+	{key: HostPriceIn, kind: kindPrice, group: GroupHost, env: "LOCUM_HOST_PRICE_IN", flag: "host-price-in", global: true, operatorOnly: true, doc: "what the host pays per million input tokens, in US dollars; unset, its family's list price"},
+	{key: HostPriceOut, kind: kindPrice, group: GroupHost, env: "LOCUM_HOST_PRICE_OUT", flag: "host-price-out", global: true, operatorOnly: true, doc: "what the host pays per million output tokens, in US dollars; unset, its family's list price"},
+	{key: HostPriceCached, kind: kindPrice, group: GroupHost, env: "LOCUM_HOST_PRICE_CACHED", flag: "host-price-cached", global: true, operatorOnly: true, doc: "what the host pays per million cached input tokens, in US dollars; unset, its family's list price"},
+	{key: HostBytesPerToken, kind: kindRatio, group: GroupHost, def: "4", env: "LOCUM_HOST_BYTES_PER_TOKEN", flag: "host-bytes-per-token", global: true, operatorOnly: true, doc: "bytes of text to one host token, for the host-cost estimate"},
 	// Like the context, the turns the host has left are the host's to say, or the operator's:
 	// global, so no repository file sets them.
-	{key: HostTurnsLeft, kind: kindCountOrZero, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, perMode: true, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
+	{key: HostTurnsLeft, kind: kindCountOrZero, group: GroupHost, def: "10", env: "LOCUM_HOST_TURNS_LEFT", flag: "host-turns-left", global: true, perMode: true, max: 100000, doc: "turns the host's session has left, each re-reading what a run put in its context, for the host-cost estimate"},
 	// What the host's context holds is the host's to say, or the operator's: global, so no
 	// repository file sets it.
-	{key: HostContextTokens, kind: kindCountOrZero, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, perMode: true, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
-	{key: HostHoldsSpan, kind: kindBool, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, perMode: true, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
-	{key: DelegateWhen, kind: kindDelegateWhen, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, perMode: true, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
+	{key: HostContextTokens, kind: kindCountOrZero, group: GroupHost, env: "LOCUM_HOST_CONTEXT_TOKENS", flag: "host-context-tokens", global: true, perMode: true, max: 10_000_000, doc: "tokens your session re-reads on every turn (its context), which each host turn a delegation saves is worth; unset, 44000"},
+	{key: HostHoldsSpan, kind: kindBool, group: GroupHost, def: "false", env: "LOCUM_HOST_HOLDS_SPAN", flag: "host-holds-span", global: true, perMode: true, doc: "you already read the span: doing the edit yourself would take no turn to read it"},
+	{key: DelegateWhen, kind: kindDelegateWhen, group: GroupHost, def: "pays", env: "LOCUM_DELEGATE_WHEN", flag: "delegate-when", global: true, operatorOnly: true, perMode: true, doc: "pays: refuse, before any request, a transform whose role's own runs expect a loss at its size, or a workflow expected to cost the host more than doing it itself (locum status shows the break-even); always: never refuse for cost"},
 	// The host's transcripts are the operator's files, outside every repository: only the
 	// operator names them, and only the ledger reads them. Its one "mode", the ledger (no mode
 	// of the contract), keeps it out of every run's settings and so out of every journal.
-	{key: HostTranscripts, kind: kindText, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, ledger: true, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
-	{key: Jobs, kind: kindCount, def: "4", env: "LOCUM_JOBS", flag: "jobs", perMode: true, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
-	{key: Servers, kind: kindText, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, perMode: true, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
+	{key: HostTranscripts, kind: kindText, group: GroupHost, def: "", env: "LOCUM_HOST_TRANSCRIPTS", flag: "host-transcripts", global: true, operatorOnly: true, ledger: true, doc: "the folder of the host's own session transcripts (Claude Code's ~/.claude/projects), which locum ledger reads to measure what each run's call cost the host; unset, nothing is read"},
+	{key: Jobs, kind: kindCount, group: GroupCommand, def: "4", env: "LOCUM_JOBS", flag: "jobs", perMode: true, max: 64, repoMax: 16, ceiling: true, doc: "items of a workflow run at once, across the servers (each server takes no more than the slots it reports)"},
+	{key: Servers, kind: kindText, group: GroupEndpoint, def: "", env: "LOCUM_SERVERS", flag: "servers", global: true, operatorOnly: true, perMode: true, doc: "the pool of endpoints a workflow's items are spread over, separated by commas, each under the loopback rail; empty for the one base URL"},
 	// Going on past a red baseline spends the model's requests on items no edit can make green:
 	// the operator's choice alone.
-	{key: OnRedBaseline, kind: kindOnRedBaseline, def: "stop", env: "LOCUM_ON_RED_BASELINE", flag: "on-red-baseline", global: true, operatorOnly: true, perMode: true, doc: "stop: refuse a workflow step, before any model request, whose items (two or more) are all judged by one verify that already fails on the tree they start from; continue: run them anyway"},
-	{key: K, kind: kindCount, def: "5", env: "LOCUM_K", flag: "k", perMode: true, doc: "turns per task and arm of an A/B capture"},
+	{key: OnRedBaseline, kind: kindOnRedBaseline, group: GroupVerify, def: "stop", env: "LOCUM_ON_RED_BASELINE", flag: "on-red-baseline", global: true, operatorOnly: true, perMode: true, doc: "stop: refuse a workflow step, before any model request, whose items (two or more) are all judged by one verify that already fails on the tree they start from; continue: run them anyway"},
+	{key: K, kind: kindCount, group: GroupCommand, def: "5", env: "LOCUM_K", flag: "k", perMode: true, doc: "turns per task and arm of an A/B capture"},
 	// The verify's sandbox is the operator's alone: global, so no pack or workspace sets it, and
 	// no tool takes it as an argument.
-	{key: VerifyNetwork, kind: kindBool, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, perMode: true, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
-	{key: SandboxSetting, kind: kindSandbox, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, perMode: true, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
-	{key: VerifyHome, kind: kindBool, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, perMode: true, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
-	{key: VerifyCaches, kind: kindText, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, perMode: true, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
+	{key: VerifyNetwork, kind: kindBool, group: GroupVerify, def: "false", env: "LOCUM_VERIFY_NETWORK", flag: "verify-network", global: true, operatorOnly: true, perMode: true, doc: "let the verify reach the network; in a sandbox it has only a loopback of its own otherwise"},
+	{key: SandboxSetting, kind: kindSandbox, group: GroupVerify, def: "auto", env: "LOCUM_SANDBOX", flag: "sandbox", global: true, operatorOnly: true, perMode: true, doc: "how the verify is contained: auto (bubblewrap where it runs, else a process group), require (refuse without bubblewrap), or none (a process group, your choice)"},
+	{key: VerifyHome, kind: kindBool, group: GroupVerify, def: "false", env: "LOCUM_VERIFY_HOME", flag: "verify-home", global: true, operatorOnly: true, perMode: true, doc: "let a sandboxed verify see your HOME, read-only, rather than a scratch one"},
+	{key: VerifyCaches, kind: kindText, group: GroupVerify, def: "", env: "LOCUM_VERIFY_CACHES", flag: "verify-caches", global: true, operatorOnly: true, perMode: true, doc: "more directories a sandboxed verify may write, separated by colons (Go's build cache is writable already)"},
+}
+
+// repositorySets says a file in the repository may set the setting: a pack or the workspace for
+// a mode's setting, the workspace's endpoint for the base URL (Resolve).
+func (s keySpec) repositorySets() bool {
+	return !s.operatorOnly && (!s.global || s.key == BaseURL)
 }
 
 func (s keySpec) appliesTo(mode string) bool {
@@ -724,6 +750,10 @@ type FlagSpec struct {
 	// OperatorOnly settings are the operator's alone (a flag, the environment, the user
 	// config): no tool call takes them as an argument.
 	OperatorOnly bool
+	// Repository says a file in the repository (a pack, the workspace) may set it.
+	Repository bool
+	// Group is where the flag stands in a command's help.
+	Group Group
 }
 
 // SettingFlags lists the flags of the settings a mode has ("" for the shared ones), in a fixed
@@ -735,6 +765,11 @@ func SettingFlags(mode string) []FlagSpec {
 		}
 		return s.appliesTo(mode)
 	})
+}
+
+// AllFlags lists the flag of every setting that has one, in the table's order.
+func AllFlags() []FlagSpec {
+	return flagSpecs(func(keySpec) bool { return true })
 }
 
 // LedgerFlags lists the flags of the settings only the ledger takes (LedgerSettings).
@@ -758,7 +793,8 @@ func flagSpecs(include func(keySpec) bool) []FlagSpec {
 		if s.flag == "" || !include(s) {
 			continue
 		}
-		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool, OperatorOnly: s.operatorOnly}
+		f := FlagSpec{Name: s.flag, Key: s.key.name, Env: s.env, Default: s.def, Doc: s.doc, Bool: s.kind == kindBool,
+			OperatorOnly: s.operatorOnly, Repository: s.repositorySets(), Group: s.group}
 		switch s.kind {
 		case kindCount, kindCountOrZero:
 			f.Number = "int"

@@ -214,3 +214,60 @@ func TestSettingFlagLists(t *testing.T) {
 		})
 	}
 }
+
+// Every setting stands in one group of help: among a command's own flags, or one of Groups; the
+// groups a flag list gives are the table's.
+func TestSettingGroups(t *testing.T) {
+	for _, s := range keySpecs {
+		if s.group != GroupCommand {
+			assert.Contains(t, Groups, s.group, s.key.name)
+		}
+	}
+	groupOf := map[string]Group{}
+	for _, f := range AllFlags() {
+		groupOf[f.Name] = f.Group
+	}
+	for flag, want := range map[string]Group{
+		"timeout": GroupModel, "max-attempts": GroupModel, "verify-timeout": GroupVerify, "sandbox": GroupVerify,
+		"base-url": GroupEndpoint, "servers": GroupEndpoint, "host-family": GroupHost, "delegate-when": GroupHost,
+		"role": GroupCommand, "max-words": GroupCommand,
+	} {
+		assert.Equal(t, want, groupOf[flag], flag)
+	}
+}
+
+// A flag says whether a file in the repository may set its setting, as Resolve takes it.
+func TestFlagRepository(t *testing.T) {
+	repo := map[string]bool{}
+	for _, f := range AllFlags() {
+		repo[f.Name] = f.Repository
+	}
+	assert.True(t, repo["max-input-bytes"])
+	assert.True(t, repo["base-url"], "the workspace's endpoint")
+	assert.False(t, repo["allow-remote"])
+	assert.False(t, repo["sandbox"])
+	assert.False(t, repo["host-turns-left"], "global: no pack or workspace sets it")
+}
+
+// A mode's built-in defaults are the default pack's values over the table's, as a run with
+// nothing else composed resolves them.
+func TestBuiltinDefaults(t *testing.T) {
+	agent, err := BuiltinDefaults("agent")
+	require.NoError(t, err)
+	assert.Equal(t, "131072", agent[MaxInputBytes.String()], "the default pack's")
+	assert.Equal(t, "agent", agent[RoleSetting.String()])
+	assert.Equal(t, "10m", agent[Timeout.String()], "the table's")
+	_, ok := agent[HostContextTokens.String()]
+	assert.False(t, ok, "a setting with no value is left out")
+
+	shared, err := BuiltinDefaults("")
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:1234/v1", shared[BaseURL.String()])
+	_, ok = shared[MaxAttempts.String()]
+	assert.False(t, ok, "a mode's setting is no shared one")
+
+	for _, mode := range Modes {
+		_, err := BuiltinDefaults(mode)
+		assert.NoError(t, err, mode)
+	}
+}

@@ -92,6 +92,8 @@ type SettingDoc struct {
 	// narrow it.
 	OperatorOnly, Repository, Endpoint, Call, Lower bool
 	Doc                                             string
+	// Group is where its flag stands in a command's help.
+	Group Group
 }
 
 // SettingDocs are every declared setting, once, in the table's order.
@@ -107,6 +109,7 @@ func SettingDocs() []SettingDoc {
 			Endpoint: s.key == BaseURL,
 			Call:     !s.operatorOnly && s.flag != "",
 			Doc:      s.doc,
+			Group:    s.group,
 		}
 		d.Lower = d.Call && s.ceiling
 		if s.perMode {

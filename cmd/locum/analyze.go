@@ -29,7 +29,15 @@ func (e *env) analyzeCommands() []*cli.Command {
 			Description: "For each run: the primary failure stage (the first step that went wrong), the final stage,\n" +
 				"whether a later attempt recovered it, the verification gap (files the run changed that the\n" +
 				"verify command neither named nor ran a test for, where its text tells), and good, warning or\n" +
-				"risky with the reasons. --all adds a table per model and mode. Exit 0 once analysed.",
+				"risky with the reasons. --all adds a table per model and mode.",
+			Metadata: helpOf(commandHelp{
+				examples: []string{
+					"locum runs analyze 20261204T201530Z-5c1f0e",
+					"locum runs analyze --all --since 7d --mode transform",
+					"locum runs analyze --all --json",
+				},
+				exits: exitWords{done: "analysed, whatever the health"},
+			}),
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "all", Usage: "analyse every run in the journal folder"},
 				&cli.StringFlag{Name: "since", Usage: "with --all: runs started within this age (7d, 36h) or since this date (2026-11-01)"},
@@ -40,9 +48,13 @@ func (e *env) analyzeCommands() []*cli.Command {
 			Action:       e.runsAnalyze,
 		},
 		{
-			Name:         "diff",
-			Usage:        "two runs side by side: settings, prompts' hashes, reply classes, attempts, verdicts",
-			UsageText:    "locum runs diff RUN_A RUN_B [--changed] [--json]",
+			Name:      "diff",
+			Usage:     "two runs side by side: settings, prompts' hashes, reply classes, attempts, verdicts",
+			UsageText: "locum runs diff RUN_A RUN_B [--changed] [--json]",
+			Metadata: helpOf(commandHelp{examples: []string{
+				"locum runs diff 20261204T201530Z-5c1f0e 20261204T203012Z-a1b2c3",
+				"locum runs diff 20261204T2015 20261204T2030 --changed",
+			}}),
 			OnUsageError: onUsageError,
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "changed", Usage: "show only the rows where the runs differ"},
@@ -57,6 +69,11 @@ func (e *env) analyzeCommands() []*cli.Command {
 				"locum runs prune --max-size 100MB [--dry-run] [--json]",
 			Description: "Only regular *.jsonl files whose first line is a run_start event are removed; the newest\n" +
 				"journal is never removed for size, since it may be a run in progress.",
+			Metadata: helpOf(commandHelp{examples: []string{
+				"locum runs prune --older-than 30d --dry-run",
+				"locum runs prune --older-than 30d --max-size 100MB",
+				"locum runs prune --max-size 100MB --json",
+			}}),
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "older-than", Usage: "remove journals of runs started longer ago than this (30d, 2w, 36h)"},
 				&cli.StringFlag{Name: "max-size", Usage: "then remove the oldest until the journals take at most this much (100MB)"},

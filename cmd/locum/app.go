@@ -16,13 +16,6 @@ import (
 	"github.com/locumdev/locum/schema"
 )
 
-// Exit codes, the same for every command.
-const (
-	exitOK       = 0 // done
-	exitRed      = 1 // a red verdict, or a refusal before any request
-	exitCouldNot = 2 // could not run: bad arguments, no server, a malformed reply, a signal
-)
-
 // Main runs locum with the process's streams and returns its exit code. SIGINT, SIGTERM and
 // SIGHUP cancel the context every command runs under.
 //
@@ -276,8 +269,7 @@ func (e *env) rootCommand() *cli.Command {
 		Version: fullVersion(),
 		Description: "locum runs one bounded job on a local OpenAI-compatible server (LM Studio, Ollama,\n" +
 			"llama-server, vLLM) under rails: loopback only, an input budget, a thinking cap, and\n" +
-			"rollback unless the verify command passes.\n\n" +
-			"Exit codes: 0 done; 1 a red verdict or a refusal before any request; 2 could not run.",
+			"rollback unless the verify command passes.",
 		UsageText: "locum COMMAND [options] [arguments]\n   locum --verify-offline",
 		Reader:    e.stdin,
 		Writer:    e.stdout,
@@ -285,15 +277,16 @@ func (e *env) rootCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verify-offline", Local: true, Usage: "check that the rails hold on this machine, with zero network, and exit"},
 		},
-		HideHelpCommand:       true,
-		EnableShellCompletion: true,
-		// urfave/cli hides its completion command; locum lists it, since docs/commands.md tells users to run it.
-		ConfigureShellCompletionCommand: func(c *cli.Command) {
-			c.Hidden = false
-			c.Usage = "print the shell completion script for bash, zsh or fish"
-		},
-		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError:   onUsageError,
+		Metadata: helpOf(commandHelp{examples: []string{
+			`locum transform --file pkg/calc/calc.go --lines 10-24 --verify "go test ./pkg/calc" "return an error instead of panicking"`,
+			"locum runs list --failed",
+			"locum --verify-offline",
+		}}),
+		HideHelpCommand:                 true,
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
+		ExitErrHandler:                  func(context.Context, *cli.Command, error) {},
+		OnUsageError:                    onUsageError,
 		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
 			if cmd.Bool("verify-offline") && cmd.NArg() > 0 {
 				return ctx, usagef(cmd, "--verify-offline runs alone; it does not combine with %q", cmd.Args().First())
@@ -309,26 +302,27 @@ func (e *env) rootCommand() *cli.Command {
 			}
 			return usagef(cmd, "missing command")
 		},
+		// In the order the root help lists them within each group (commandGroups).
 		Commands: []*cli.Command{
-			e.statusCommand(),
 			e.transformCommand(),
 			e.agentCommand(),
 			e.runCommand(),
 			e.summarizeCommand(),
-			e.verifyCheckCommand(),
 			e.dedupCommand(),
-			e.evalCommand(),
-			e.rolesCommand(),
 			e.runsCommand(),
-			e.cacheCommand(),
 			e.ledgerCommand(),
 			e.recoverCommand(),
+			e.statusCommand(),
+			e.rolesCommand(),
 			e.packsCommand(),
-			e.verifyCommand(),
-			e.initCommand(),
-			e.mcpCommand(),
+			e.verifyCheckCommand(),
+			e.cacheCommand(),
 			e.versionCommand(),
 			e.helpCommand(),
+			e.initCommand(),
+			e.mcpCommand(),
+			e.evalCommand(),
+			e.verifyCommand(),
 		},
 	}
 	keepFlagValuesWhole(root)
@@ -343,6 +337,22 @@ func keepFlagValuesWhole(cmd *cli.Command) {
 	cmd.DisableSliceFlagSeparator = true
 	for _, sub := range cmd.Commands {
 		keepFlagValuesWhole(sub)
+	}
+}
+
+// configureCompletion shows urfave/cli's completion command, which it hides: docs/commands.md tells
+// users to run it.
+func configureCompletion(c *cli.Command) {
+	c.Hidden = false
+	c.Category = groupSetUp
+	c.Usage = "print the shell completion script for bash, zsh, fish or PowerShell"
+	c.Description = "Prints a script that completes locum's commands and subcommands; source it from your shell's\n" +
+		"startup file. bash's needs the bash-completion package, which minimal images such as Debian's\n" +
+		"containers lack."
+	c.Metadata = helpOf(commandHelp{examples: []string{"locum completion bash", "locum completion zsh", "locum completion fish"}})
+	for _, shell := range c.Commands {
+		shell.Usage = "print the " + shell.Name + " completion script"
+		shell.Metadata = helpOf(commandHelp{examples: []string{"locum completion " + shell.Name}})
 	}
 }
 

@@ -16,8 +16,13 @@ import (
 
 func (e *env) cacheCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "cache",
-		Usage:     "show or prune the embedding cache dedup keeps",
+		Name:     "cache",
+		Category: groupInspect,
+		Usage:    "show or prune the embedding cache dedup keeps",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum cache show",
+			"locum cache prune --older-than 30d",
+		}}),
 		UsageText: "locum cache show [--json] | prune [--older-than 30d] [--max-size 512MB] [--all] [--json]",
 		Description: "dedup keeps every vector it fetched in one file, embeddings.db in locum's folder of the user\n" +
 			"cache directory ($XDG_CACHE_HOME/locum, else ~/.cache/locum), keyed by server kind, endpoint,\n" +
@@ -35,6 +40,7 @@ func (e *env) cacheCommand() *cli.Command {
 				Name:         "show",
 				Usage:        "the cache's file, its size, and its vectors per server and model",
 				UsageText:    "locum cache show [--json]",
+				Metadata:     helpOf(commandHelp{examples: []string{"locum cache show", "locum cache show --json"}}),
 				Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object on stdout"}},
 				OnUsageError: onUsageError,
 				Action:       e.cacheShow,
@@ -45,11 +51,16 @@ func (e *env) cacheCommand() *cli.Command {
 				UsageText: "locum cache prune [--older-than 30d] [--max-size 512MB] [--json]\n" +
 					"locum cache prune --all [--json]",
 				Description: "With no flag, prune removes the least recently used vectors past the cache's cap (the\n" +
-					"cache_max_mib setting, LOCUM_CACHE_MAX_MIB, 1024 by default) and compacts the file: a run\n" +
-					"evicts past the cap as well, but only a prune gives the disk its free pages back.",
+					"cache_max_mib setting, LOCUM_CACHE_MAX_MIB) and compacts the file: a run evicts past the\n" +
+					"cap as well, but only a prune gives the disk its free pages back.",
+				Metadata: helpOf(commandHelp{examples: []string{
+					"locum cache prune",
+					"locum cache prune --older-than 30d --max-size 512MB",
+					"locum cache prune --all --json",
+				}}),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "older-than", Usage: "remove vectors last used longer ago than this (30d, 2w)"},
-					&cli.StringFlag{Name: "max-size", Usage: "then remove the least recently used until the data takes at most this much (512MB; default the cache's cap)"},
+					&cli.StringFlag{Name: "max-size", Usage: "then remove the least recently used until the data takes at most this much (512MB)", DefaultText: "the cache's cap"},
 					&cli.BoolFlag{Name: "all", Usage: "remove the whole file"},
 					&cli.BoolFlag{Name: "json", Usage: "print one JSON object on stdout"},
 				},

@@ -16,32 +16,41 @@ import (
 func (e *env) dedupCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "dir", Usage: "the folder whose entries to compare (required)"},
-		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
-		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
-		&cli.BoolFlag{Name: "json", Usage: "print the groups (or with --pairs the pairs) and figures as one JSON object on stdout"},
 		&cli.BoolFlag{Name: "pairs", Usage: "list each pair at or above the threshold, highest first, instead of joining them into groups"},
-		&cli.IntFlag{Name: "top", Usage: "print at most this many groups (or pairs), largest (highest) first; 0 for all (default 50 on a terminal, all in a pipe or a log; --json has all)", HideDefault: true},
+		&cli.IntFlag{Name: "top", Usage: "print at most this many groups (or pairs), largest (highest) first, 0 for all; a pipe, a log and --json get all unless it is given", DefaultText: "50"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "embed every file again instead of reusing cached embeddings"},
 		&cli.StringFlag{Name: "role", Hidden: true},
 	}
 	flags = append(flags, settingFlags("dedup")...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "json", Usage: "print the groups (or with --pairs the pairs) and figures as one JSON object on stdout"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+	)
 	return &cli.Command{
-		Name:  "dedup",
-		Usage: "screen a folder for near-duplicate entries by embedding or word similarity; it never edits a file",
-		Description: "Embeds each entry (the regular files directly in --dir matching --glob, *.md by default in any\n" +
-			"letter case, README.md left out), scores the pairs by the cosine of their vectors, and joins the\n" +
-			"pairs at or above --threshold (0.8 unless set) into groups, largest first, each with its members\n" +
-			"and its weakest pair: `group 1: 3 files, 2 pairs, weakest 0.8290 0036-a.md 0038-b.md`. --pairs\n" +
-			"lists the pairs instead, highest first. A group is a candidate for a person to judge, never a\n" +
-			"verdict. Embeddings are cached in one file in your cache directory, by server, model and content;\n" +
+		Name:     "dedup",
+		Category: groupDelegate,
+		Usage:    "screen a folder for near-duplicate entries by embedding or word similarity; it never edits a file",
+		Description: "Embeds each entry (the regular files directly in --dir matching --glob in any letter case,\n" +
+			"README.md left out), scores the pairs by the cosine of their vectors, and joins the pairs at or\n" +
+			"above --threshold into groups, largest first, each with its members and its weakest pair:\n" +
+			"`group 1: 3 files, 2 pairs, weakest 0.8290 0036-a.md 0038-b.md`. --pairs lists the pairs\n" +
+			"instead, highest first. A group is a candidate for a person to judge, never a verdict.\n" +
+			"Embeddings are cached in one file in your cache directory, by server, model and content;\n" +
 			"`locum cache prune` trims it.\n\n" +
 			"--method lexical compares words instead, with no server: the score is the Jaccard similarity of\n" +
-			"the entries' three-word shingles, found by MinHash and scored exactly (threshold 0.5 unless set);\n" +
-			"a note pasted inside a longer one (at least 90% of its shingles, under three times its size) scores\n" +
-			"that share and is marked `(a.md inside)`. Lexical is the default when no embedding model is\n" +
-			"configured and the server does not list the default one, or no server answers.\n\n" +
-			"Exit 0 for a run, with pairs or without; 1 when a file is over --max-input-bytes (every such file\n" +
-			"is named) or the endpoint is refused, before any request; 2 could not run.",
-		UsageText:    "locum dedup --dir DIR [--threshold N] [--method auto|embedding|lexical] [--pairs] [--model ID] [--glob '*.md'] [--json]",
+			"the entries' three-word shingles, found by MinHash and scored exactly; a note pasted inside a\n" +
+			"longer one (at least 90% of its shingles, under three times its size) scores that share and is\n" +
+			"marked `(a.md inside)`. Lexical is the default when no embedding model is configured and the\n" +
+			"server does not list the default one, or no server answers.",
+		UsageText: "locum dedup --dir DIR [--threshold N] [--method auto|embedding|lexical] [--pairs] [--model ID] [--glob '*.md'] [--json]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				`locum dedup --dir docs/adr`,
+				`locum dedup --dir notes --method lexical --threshold 0.6 --pairs --top 20`,
+				`locum dedup --dir notes --glob "*.txt" --model nomic-embed-text:latest --json`,
+			},
+			exits: exitWords{done: "a screen ran, with pairs or without", red: "a file is over --max-input-bytes (every such file is named), or the endpoint is refused, before any request"},
+		}),
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {

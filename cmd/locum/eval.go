@@ -32,8 +32,8 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "host-cmd", Usage: "the host agent's command, split on whitespace with no shell; the prompt is its last argument"},
 		&cli.StringFlag{Name: "host-model", Usage: "the host's model, recorded as declared (required with --ab)"},
 		&cli.StringSliceFlag{Name: "role-model", Usage: "arm L's model for one role, ROLE=ID (repeatable; overrides --model for that role)"},
-		&cli.StringFlag{Name: "name", Value: evals.DefaultRecord, HideDefault: true, Usage: "the record's name: .locum/evals/ab/NAME.json (default local-worker)"},
-		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, HideDefault: true, Usage: "the most one host turn may take (default 10m)"},
+		&cli.StringFlag{Name: "name", Value: evals.DefaultRecord, DefaultText: evals.DefaultRecord, Usage: "the record's name: .locum/evals/ab/NAME.json"},
+		&cli.DurationFlag{Name: "turn-timeout", Value: 10 * time.Minute, DefaultText: "10m", Usage: "the most one host turn may take"},
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
 		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
@@ -42,8 +42,9 @@ func (e *env) evalCommand() *cli.Command {
 	}
 	flags = localFlags(append(flags, settingFlags("eval")...))
 	return &cli.Command{
-		Name:  "eval",
-		Usage: "screen a model, capture signed A/B records that earn roles their routing, and check them",
+		Name:     "eval",
+		Category: groupSetUp,
+		Usage:    "screen a model, capture signed A/B records that earn roles their routing, and check them",
 		Description: "locum eval --model ID            screen: one sample per task, graded; earns nothing\n" +
 			"locum eval --ab --k 5 --seed S --host-cmd CMD --host-model ID [--write]\n" +
 			"                                 capture k turns per task and arm, sign the record, and with\n" +
@@ -52,7 +53,20 @@ func (e *env) evalCommand() *cli.Command {
 			"locum eval --write [--name N]    re-render the register and routing from a record that verifies\n\n" +
 			"A task qualifies when all k local turns pass and all k host turns complete with local passes at\n" +
 			"least host passes; a role is enabled when every task it names qualifies.",
-		UsageText:    "locum eval [--model ID | --role R] | --ab ... | --verify | --write",
+		UsageText: "locum eval [--model ID | --role R] | --ab ... | --verify | --write",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				`locum eval --model qwen2.5-coder:7b`,
+				`locum eval --ab -k 5 --seed 42 --model qwen2.5-coder:7b --host-model claude-sonnet-4-5 --host-cmd "claude -p --output-format json" --sign-key signing.key --write`,
+				`locum eval --verify --name local-worker`,
+			},
+			exits: exitWords{
+				done: "a screen or a capture ran, or a record holds (--verify) and was written (--write)",
+				red: "a red screen, a record with a finding (--verify), or a refusal (a --write from a record that does " +
+					"not hold, a host command that turns its permission checks off)",
+				couldNot: "the record is missing (--verify)",
+			},
+		}),
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Commands:     []*cli.Command{e.keygenCommand()},
@@ -79,9 +93,13 @@ func (e *env) evalCommand() *cli.Command {
 
 func (e *env) keygenCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "keygen",
-		Usage:        "make an ed25519 signing key: FILE (mode 0600) and FILE.pub, the line trust.keys lists",
-		UsageText:    "locum eval keygen --out FILE",
+		Name:      "keygen",
+		Usage:     "make an ed25519 signing key: FILE (mode 0600) and FILE.pub, the line trust.keys lists",
+		UsageText: "locum eval keygen --out FILE",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum eval keygen --out ~/.config/locum/signing.key",
+			"locum eval keygen --out signing.key",
+		}}),
 		Flags:        []cli.Flag{&cli.StringFlag{Name: "out", Usage: "where to write the private key (required); the public key goes to FILE.pub"}},
 		OnUsageError: onUsageError,
 		Action: func(_ context.Context, cmd *cli.Command) error {

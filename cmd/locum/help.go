@@ -14,9 +14,11 @@ import (
 func (e *env) versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "version",
+		Category:     groupInspect,
 		Usage:        "print locum's module version and the VCS revision it was built from",
 		UsageText:    "locum version",
 		OnUsageError: onUsageError,
+		Metadata:     helpOf(commandHelp{examples: []string{"locum version"}}),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
@@ -30,11 +32,18 @@ func (e *env) versionCommand() *cli.Command {
 func (e *env) helpCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "help",
-		Usage:        "show the help of locum or of one command; help settings lists every setting",
-		UsageText:    "locum help [COMMAND [SUBCOMMAND]]\n   locum help settings",
+		Category:     groupInspect,
+		Usage:        "show the help of locum or of one command; help settings lists every setting, help exit-codes the exit codes",
+		UsageText:    "locum help [COMMAND [SUBCOMMAND]]\n   locum help settings\n   locum help exit-codes",
 		OnUsageError: onUsageError,
-		// settings is no command: it lists what every command's settings are.
-		Commands:        []*cli.Command{e.helpSettingsCommand()},
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum help transform",
+			"locum help runs show",
+			"locum help settings",
+		}}),
+		// settings and exit-codes are no commands: they list what every command's settings and
+		// exit codes are. reference writes docs/reference.
+		Commands:        []*cli.Command{e.helpSettingsCommand(), e.helpExitCodesCommand(), e.helpReferenceCommand()},
 		HideHelpCommand: true,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			names := cmd.Args().Slice()
@@ -66,6 +75,7 @@ func (e *env) helpSettingsCommand() *cli.Command {
 		Usage:        "list every setting: its flag, environment variable, default, values, modes and who may set it",
 		UsageText:    "locum help settings",
 		OnUsageError: onUsageError,
+		Metadata:     helpOf(commandHelp{examples: []string{"locum help settings"}}),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
@@ -76,11 +86,14 @@ func (e *env) helpSettingsCommand() *cli.Command {
 	}
 }
 
+// settingsIntro says where a setting's value comes from, for help settings and its page.
+const settingsIntro = "Each setting resolves from, weakest first: its default, each composed pack, the workspace\n" +
+	"(.locum/workspace.json), the user config, the environment, a flag, a tool call's argument."
+
 // writeSettings prints each setting as a block: its key, its documentation, then one labelled
 // line each for its flag and environment variable, its values, its modes and who may set it.
 func writeSettings(w io.Writer, docs []packs.SettingDoc) {
-	fmt.Fprintln(w, "Each setting resolves from, weakest first: its default, each composed pack, the workspace")
-	fmt.Fprintln(w, "(.locum/workspace.json), the user config, the environment, a flag, a tool call's argument.")
+	fmt.Fprintln(w, settingsIntro)
 	for _, d := range docs {
 		fmt.Fprintf(w, "\n%s\n    %s\n", d.Key, d.Doc)
 		var line []string
@@ -96,23 +109,31 @@ func writeSettings(w io.Writer, docs []packs.SettingDoc) {
 		}
 		line = append(line, "default: "+def)
 		fmt.Fprintf(w, "    %s\n", strings.Join(line, "   "))
-		values := d.Bounds
-		if d.RepoMax > 0 {
-			values += fmt.Sprintf(" (at most %d from a pack or the workspace)", d.RepoMax)
-		}
-		fmt.Fprintf(w, "    values: %s\n", values)
-		modes := strings.Join(d.Modes, ", ")
-		switch {
-		case d.Every:
-			modes = "every mode"
-		case d.Ledger:
-			modes = "locum ledger only"
-		case modes == "":
-			modes = "no mode this locum registers"
-		}
-		fmt.Fprintf(w, "    modes: %s\n", modes)
+		fmt.Fprintf(w, "    values: %s\n", settingValues(d))
+		fmt.Fprintf(w, "    modes: %s\n", settingModes(d))
 		fmt.Fprintf(w, "    set by: %s\n", setBy(d))
 	}
+}
+
+// settingValues words what values a setting takes, and the most a repository's file may set.
+func settingValues(d packs.SettingDoc) string {
+	if d.RepoMax > 0 {
+		return d.Bounds + fmt.Sprintf(" (at most %d from a pack or the workspace)", d.RepoMax)
+	}
+	return d.Bounds
+}
+
+// settingModes words which modes take a setting.
+func settingModes(d packs.SettingDoc) string {
+	switch {
+	case d.Every:
+		return "every mode"
+	case d.Ledger:
+		return "locum ledger only"
+	case len(d.Modes) == 0:
+		return "no mode this locum registers"
+	}
+	return strings.Join(d.Modes, ", ")
 }
 
 // setBy words who may set a setting.

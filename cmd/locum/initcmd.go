@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -22,10 +23,13 @@ func (e *env) initCommand() *cli.Command {
 	// The built-in persona is locum's own file: a fault in it is a build's, caught by its tests.
 	persona, _ := packs.LocalWorker()
 	return &cli.Command{
-		Name:  "init",
-		Usage: "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, and the MCP host config",
-		Description: "Writes " + packs.WorkspaceFile + ", " + packs.SkillInstallPath + " and " + packs.HostConfigPath + "\n" +
-			"(a locum server running `locum mcp`, for Claude Code, Cursor and other MCP hosts) at the repository root.\n" +
+		Name:     "init",
+		Category: groupSetUp,
+		Usage:    "set up this repository: a workspace composing tools/local-llm, the delegate-local skill, the MCP host config and a local worker",
+		Description: "Writes " + packs.WorkspaceFile + ", " + packs.SkillInstallPath + ", " + packs.HostConfigPath + "\n" +
+			"(a locum server running `locum mcp`, for Claude Code, Cursor and other MCP hosts) and " + packs.WorkerInstallPath + "\n" +
+			"(a Claude Code subagent whose only tools are locum's) at the repository root. A worker file of\n" +
+			"your own is kept, and init goes on.\n" +
 			"Run again, it changes nothing. An existing " + packs.HostConfigPath + " gets the locum server added (or its locum\n" +
 			"entry replaced), every other server and key kept, with or without --force. A file you changed\n" +
 			"is never replaced without --force. Every file is checked before any is written: a refusal (exit 1)\n" +
@@ -36,12 +40,21 @@ func (e *env) initCommand() *cli.Command {
 			"endpoint in use does not answer and another does, it offers to write that one into your user config\n" +
 			"(never into the repository): a [y/N] question on a terminal, --yes elsewhere. Finding no server is\n" +
 			"not an error.",
-		UsageText: "locum init [--force] [--yes] [--base-url URL]",
+		UsageText: "locum init [--force] [--yes] [--base-url URL] [--worker-model ALIAS] [--worker-max-turns N]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				"locum init",
+				"locum init --yes",
+				"locum init --force --worker-model sonnet --worker-max-turns 30",
+			},
+			exits: exitWords{done: "set up, or already so; finding no server is no failure",
+				red: "refused: a file you changed is in the way (each is named, and nothing is written)"},
+		}),
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "replace files that differ from what init writes"},
 			&cli.BoolFlag{Name: "yes", Usage: "write the endpoint found into the user config without asking"},
-			&cli.StringFlag{Name: "worker-model", Value: persona.Model, Usage: "the host's model alias for the local worker (" + packs.WorkerInstallPath + "): haiku, sonnet, opus or inherit"},
-			&cli.IntFlag{Name: "worker-max-turns", Value: persona.MaxTurns, Usage: "the local worker's turn cap"},
+			&cli.StringFlag{Name: "worker-model", Value: persona.Model, DefaultText: persona.Model, Usage: "the host's model alias for the local worker (" + packs.WorkerInstallPath + "): haiku, sonnet, opus or inherit"},
+			&cli.IntFlag{Name: "worker-max-turns", Value: persona.MaxTurns, DefaultText: strconv.Itoa(persona.MaxTurns), Usage: "the local worker's turn cap"},
 		}, settingFlags("", "timeout", "first-token-timeout", "max-input-bytes", "max-output-tokens", "effort")...),
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -23,7 +23,7 @@ import (
 
 func (e *env) ledgerCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "by", Value: "mode", Usage: "sum the runs by " + strings.Join(ledger.Bys, ", ")},
+		&cli.StringFlag{Name: "by", Value: "mode", DefaultText: "mode", Usage: "sum the runs by " + strings.Join(ledger.Bys, ", ")},
 		&cli.StringFlag{Name: "since", Usage: "runs started within this age (7d, 36h) or since this date (2026-11-01)"},
 		&cli.StringFlag{Name: "mode", Usage: "runs of this mode only"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object on stdout (the MCP ledger tool returns the same)"},
@@ -33,10 +33,11 @@ func (e *env) ledgerCommand() *cli.Command {
 			flags = append(flags, f)
 		}
 	}
-	flags = append(flags, declareFlags(packs.LedgerFlags())...)
+	flags = append(flags, declareFlags(packs.LedgerFlags(), nil)...)
 	return &cli.Command{
-		Name:  "ledger",
-		Usage: "what delegation saved or cost the host: runs, keep rate, host tokens net of losses, money, local time",
+		Name:     "ledger",
+		Category: groupReview,
+		Usage:    "what delegation saved or cost the host: runs, keep rate, host tokens net of losses, money, local time",
 		UsageText: "locum ledger [--by model|mode|role|week] [--since 7d|2026-11-01] [--mode M] [--json]\n" +
 			"locum ledger --host-price-in 3 --host-price-out 15 --host-price-cached 0.3\n" +
 			"locum ledger --host-transcripts ~/.claude/projects",
@@ -51,6 +52,11 @@ func (e *env) ledgerCommand() *cli.Command {
 			"With --host-transcripts (LOCUM_HOST_TRANSCRIPTS, or host.transcripts in your user config) naming the\n" +
 			"folder of the host's own session transcripts, each run is joined to the host's requests that made\n" +
 			"its call and read its result, and their usage shows beside the estimate, measured; only you name it.",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum ledger --since 7d",
+			"locum ledger --by role --host-price-in 3 --host-price-out 15 --host-price-cached 0.3",
+			"locum ledger --host-transcripts ~/.claude/projects --json",
+		}}),
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(_ context.Context, cmd *cli.Command) error {

@@ -13,11 +13,12 @@ import (
 )
 
 func (e *env) mcpCommand() *cli.Command {
-	flags := declareFlags(packs.ServeFlags())
+	flags := declareFlags(packs.ServeFlags(), nil)
 	flags = append(flags, &cli.BoolFlag{Name: "allow-model", Usage: "let a tool call name a model (routing=operator); without it a call runs only the model its role is routed to (earned by a signed A/B record, or accepted with locum roles accept)"})
 	return &cli.Command{
-		Name:  "mcp",
-		Usage: "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
+		Name:     "mcp",
+		Category: groupSetUp,
+		Usage:    "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
 		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
 			"writes the host's .mcp.json). Its tools are status, transform, verify_check, summarize, dedup,\n" +
 			"run, runs_show and ledger: the same runs as the commands, with the same rails, journal and\n" +
@@ -26,9 +27,16 @@ func (e *env) mcpCommand() *cli.Command {
 			"host's prices) are the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
 			"SIGTERM, SIGINT or SIGHUP stops every call in flight at once, as it stops a command (each\n" +
-			"verify stopped, each file restored), whether or not the host still holds stdin open.\n\n" +
-			"Exit 0 when the host closes stdin; 2 could not start, or a signal stopped it.",
-		UsageText:    "locum mcp [--allow-model] [--base-url URL] [--allow-remote] [--servers URL,URL]",
+			"verify stopped, each file restored), whether or not the host still holds stdin open.",
+		UsageText: "locum mcp [--allow-model] [--base-url URL] [--allow-remote] [--servers URL,URL]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				"locum mcp",
+				"locum mcp --allow-model --sandbox require",
+				"locum mcp --servers http://127.0.0.1:8080/v1,http://127.0.0.1:8081/v1",
+			},
+			exits: exitWords{done: "the host closed stdin", couldNot: "the server did not start, or a signal stopped it"},
+		}),
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -20,8 +20,14 @@ import (
 
 func (e *env) packsCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "packs",
-		Usage:     "list, show and validate pack manifests",
+		Name:     "packs",
+		Category: groupInspect,
+		Usage:    "list, show and validate pack manifests",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum packs list",
+			"locum packs show tools/local-llm",
+			"locum packs validate",
+		}}),
 		UsageText: "locum packs list | show NAME | validate [PATH...]",
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
@@ -35,6 +41,7 @@ func (e *env) packsCommand() *cli.Command {
 				Name:      "list",
 				Usage:     "list the packs locum ships and the workspace holds, and which are composed",
 				UsageText: "locum packs list [--json]",
+				Metadata:  helpOf(commandHelp{examples: []string{"locum packs list", "locum packs list --json"}}),
 				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the packs as one JSON object on stdout"}},
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() > 0 {
@@ -48,6 +55,7 @@ func (e *env) packsCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "show a pack: modes with their resolved settings and sources, roles, recipes, gates, skills",
 				UsageText: "locum packs show NAME   (NAME is category/name, e.g. tools/local-llm)",
+				Metadata:  helpOf(commandHelp{examples: []string{"locum packs show tools/local-llm"}}),
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					if cmd.NArg() != 1 {
 						return usagef(cmd, "want exactly one pack NAME, got %s", client.Count(cmd.NArg(), "argument", "arguments"))
@@ -57,10 +65,17 @@ func (e *env) packsCommand() *cli.Command {
 				OnUsageError: onUsageError,
 			},
 			{
-				Name:  "validate",
-				Usage: "validate pack manifests (pack.json or a pack directory) and workspace files; with no PATH, the workspace and every pack it composes",
-				Description: "Each problem prints as one line: FILE: /json/pointer: what was expected, what was found.\n" +
-					"Exit 0 when every file is valid, 1 when any is not, 2 when a file cannot be read.",
+				Name:        "validate",
+				Usage:       "validate pack manifests (pack.json or a pack directory) and workspace files; with no PATH, the workspace and every pack it composes",
+				Description: "Each problem prints as one line: FILE: /json/pointer: what was expected, what was found.",
+				Metadata: helpOf(commandHelp{
+					examples: []string{
+						"locum packs validate",
+						"locum packs validate .locum/packs/team/review/pack.json",
+						"locum packs validate .locum/workspace.json .locum/packs/team/review",
+					},
+					exits: exitWords{done: "every file is valid", red: "a file is not valid", couldNot: "a file cannot be read"},
+				}),
 				UsageText:    "locum packs validate [PATH...]",
 				Action:       func(_ context.Context, cmd *cli.Command) error { return e.packsValidate(cmd.Args().Slice()) },
 				OnUsageError: onUsageError,

@@ -66,8 +66,14 @@ func (e *env) rollback(root string, create bool) (rails.Rollback, error) {
 
 func (e *env) recoverCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "recover",
-		Usage: "resolve rollback records that interrupted transforms left behind",
+		Name:     "recover",
+		Category: groupReview,
+		Usage:    "resolve rollback records that interrupted transforms left behind",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum recover --list",
+			"locum recover --restore pkg/calc/calc.go",
+			"locum recover --discard",
+		}}),
 		Description: "Every locum start restores a file an interrupted transform left edited. When the file\n" +
 			"changed again after the crash, locum stops and asks: --list shows the records, --restore PATH\n" +
 			"puts the original bytes and mode back, --discard PATH keeps the file as it is now.",

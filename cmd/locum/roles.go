@@ -30,6 +30,7 @@ func (e *env) rolesCommand() *cli.Command {
 	acceptFlags = localFlags(append(acceptFlags, settingFlags("eval")...))
 	return &cli.Command{
 		Name:      "roles",
+		Category:  groupInspect,
 		Usage:     "who may do what: each role's routing now; accept or revoke a model for a role",
 		UsageText: "locum roles [--json] | locum roles accept ROLE MODEL [--yes] [--no-screen] | locum roles revoke ROLE",
 		Description: "A role runs a model only when it resolves: earned (a signed A/B record's routing, locum eval),\n" +
@@ -37,6 +38,10 @@ func (e *env) rolesCommand() *cli.Command {
 			"locum roles accept screens MODEL on the role's eval tasks, prints the table, and on your\n" +
 			"confirmation writes roles.ROLE to your user config (never to the repository). A screen that\n" +
 			"fails still lets you accept, after a warning naming what failed.",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum roles",
+			"locum roles --json",
+		}}),
 		Flags:  localFlags([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the roles as one JSON object on stdout"}}),
 		Action: e.rolesList,
 		Commands: []*cli.Command{
@@ -44,14 +49,29 @@ func (e *env) rolesCommand() *cli.Command {
 				Name:      "accept",
 				Usage:     "screen MODEL on ROLE's tasks, then accept it for ROLE in your user config",
 				UsageText: "locum roles accept ROLE MODEL [--yes] [--no-screen]",
-				Flags:     acceptFlags,
-				Action:    e.rolesAccept,
+				Metadata: helpOf(commandHelp{
+					examples: []string{
+						"locum roles accept code qwen2.5-coder:7b",
+						"locum roles accept prose qwen3-8b --yes",
+						"locum roles accept agent qwen3-coder-30b --no-screen --yes",
+					},
+					exits: exitWords{
+						done: "accepted: the user config names the model for the role",
+						red:  "not accepted, or the screen was refused before any request; nothing written",
+					},
+				}),
+				Flags:  acceptFlags,
+				Action: e.rolesAccept,
 			},
 			{
 				Name:      "revoke",
 				Usage:     "remove the model accepted for ROLE from your user config",
 				UsageText: "locum roles revoke ROLE",
-				Action:    e.rolesRevoke,
+				Metadata: helpOf(commandHelp{
+					examples: []string{"locum roles revoke code", "locum roles revoke agent"},
+					exits:    exitWords{done: "revoked", red: "the user config accepts no model for the role"},
+				}),
+				Action: e.rolesRevoke,
 			},
 		},
 	}

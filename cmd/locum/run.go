@@ -22,13 +22,14 @@ func (e *env) runCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringSliceFlag{Name: "param", Usage: "a parameter of the workflow, NAME=VALUE (repeat the flag for each)"},
 		&cli.StringFlag{Name: "resume", Usage: "go on with the interrupted run of this id, under the workflow and parameters it ran with, without redoing its green items"},
-		&cli.StringFlag{Name: "model", Usage: "the model every item uses: an operator's explicit choice (routing=operator); by default each step's mode runs its role's model"},
+		&cli.StringFlag{Name: "model", Usage: "the model every item uses: an operator's explicit choice (routing=operator); without it each step's mode runs its role's model"},
 		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
 	}
 	flags = append(flags, settingFlags(workflow.Mode.Name)...)
 	return &cli.Command{
-		Name:  "run",
-		Usage: "run a pack's workflow: each item in a worktree of its own, across a pool of servers, the green ones combined on one branch",
+		Name:     "run",
+		Category: groupDelegate,
+		Usage:    "run a pack's workflow: each item in a worktree of its own, across a pool of servers, the green ones combined on one branch",
 		Description: "A workflow is a list of steps a composed pack declares, each a mode (transform, summarize,\n" +
 			"dedup) run once or for each file, Go declaration or line. Every item runs in a git worktree of\n" +
 			"its own at the branch as the steps before left it, under the same rails as a single call, with\n" +
@@ -38,9 +39,16 @@ func (e *env) runCommand() *cli.Command {
 			"not apply is reported as a conflict and left out. The workflow's verify then runs on the\n" +
 			"combined branch: only a pass offers it (locum runs show --diff RUN_ID, runs accept, runs reject).\n\n" +
 			"With no argument it lists the workflows the composed packs declare. An interrupted run goes on\n" +
-			"with --resume RUN_ID. Exit 0 every item green and the branch verified; 1 an item not green, the\n" +
-			"final verify red, or a refusal; 2 could not run.",
-		UsageText:    "locum run WORKFLOW [--param NAME=VALUE]... [--servers URL,URL] [--jobs N] [--json]\n   locum run --resume RUN_ID\n   locum run",
+			"with --resume RUN_ID.",
+		UsageText: "locum run WORKFLOW [--param NAME=VALUE]... [--servers URL,URL] [--jobs N] [--json]\n   locum run --resume RUN_ID\n   locum run",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				`locum run`,
+				`locum run go-doc --param dir=pkg/calc --jobs 2`,
+				`locum run --resume 20261204T201530Z-5c1f0e --servers http://127.0.0.1:8080/v1,http://127.0.0.1:8081/v1`,
+			},
+			exits: exitWords{done: "every item green and the branch verified, or the workflows listed", red: "an item not green, the final verify red, or a refusal"},
+		}),
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {

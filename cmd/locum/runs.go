@@ -13,8 +13,14 @@ import (
 
 func (e *env) runsCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "runs",
-		Usage:     "read back the run journal",
+		Name:     "runs",
+		Category: groupReview,
+		Usage:    "read back the run journal",
+		Metadata: helpOf(commandHelp{examples: []string{
+			"locum runs list --since 24h",
+			"locum runs show 20261204T201530Z-5c1f0e",
+			"locum runs analyze --all --since 7d",
+		}}),
 		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
@@ -27,17 +33,29 @@ func (e *env) runsCommand() *cli.Command {
 		},
 		Commands: append([]*cli.Command{
 			{
-				Name:         "list",
-				Usage:        "list the runs, newest first",
-				UsageText:    "locum runs list [--mode MODE] [--since 24h|7d|DATE] [--failed] [--json]",
+				Name:      "list",
+				Usage:     "list the runs, newest first",
+				UsageText: "locum runs list [--mode MODE] [--since 24h|7d|DATE] [--failed] [--json]",
+				Metadata: helpOf(commandHelp{examples: []string{
+					"locum runs list",
+					"locum runs list --mode transform --since 7d --failed",
+					"locum runs list --since 2026-11-30 --json",
+				}}),
 				Flags:        runsListFlags(),
 				OnUsageError: onUsageError,
 				Action:       e.runsList,
 			},
 			{
-				Name:         "show",
-				Usage:        "show one run's events (RUN_ID, or a unique prefix of it)",
-				UsageText:    "locum runs show RUN_ID [--diff]",
+				Name:      "show",
+				Usage:     "show one run's events (RUN_ID, or a unique prefix of it)",
+				UsageText: "locum runs show RUN_ID [--diff]",
+				Metadata: helpOf(commandHelp{
+					examples: []string{
+						"locum runs show 20261204T201530Z-5c1f0e",
+						"locum runs show 20261204T2015 --diff",
+					},
+					exits: exitWords{red: "with --diff, a run whose branch is not there to read (it did not complete, or was accepted or rejected)"},
+				}),
 				Flags:        []cli.Flag{&cli.BoolFlag{Name: "diff", Usage: "show an agent run's branch as a diff from where it started"}},
 				OnUsageError: onUsageError,
 				Action: func(ctx context.Context, cmd *cli.Command) error {

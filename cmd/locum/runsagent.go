@@ -87,9 +87,14 @@ func escapeDiff(s string) string {
 
 func (e *env) runsAcceptCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "accept",
-		Usage:        "merge a completed agent run's branch into the current branch (fast-forward when it can); refuses a dirty tree",
-		UsageText:    "locum runs accept RUN_ID",
+		Name:      "accept",
+		Usage:     "merge a completed agent run's branch into the current branch (fast-forward when it can); refuses a dirty tree",
+		UsageText: "locum runs accept RUN_ID",
+		Metadata: helpOf(commandHelp{
+			examples: []string{"locum runs accept 20261204T201530Z-5c1f0e", "locum runs accept 20261204T2015"},
+			exits: exitWords{done: "merged, and the branch deleted",
+				red: "refused: a run that did not complete, a working tree with uncommitted changes, a conflict, a branch moved since the run"},
+		}),
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rv, err := e.review(ctx, cmd)
@@ -109,9 +114,13 @@ func (e *env) runsAcceptCommand() *cli.Command {
 
 func (e *env) runsRejectCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "reject",
-		Usage:        "delete an agent run's branch and its worktree",
-		UsageText:    "locum runs reject RUN_ID",
+		Name:      "reject",
+		Usage:     "delete an agent run's branch and its worktree",
+		UsageText: "locum runs reject RUN_ID",
+		Metadata: helpOf(commandHelp{
+			examples: []string{"locum runs reject 20261204T201530Z-5c1f0e", "locum runs reject 20261204T2015"},
+			exits:    exitWords{done: "the branch and its worktree deleted", red: "refused: a run still going, or a branch that is not there"},
+		}),
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rv, err := e.review(ctx, cmd)

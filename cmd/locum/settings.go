@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/urfave/cli/v3"
@@ -12,44 +13,47 @@ import (
 
 // settingFlags declares the flags of a mode's settings. Values stay text here: the one resolver
 // in package packs checks them, so a bad value is refused the same way whether it came from a
-// flag, the environment or a file.
+// flag, the environment or a file. Each shows the default the mode gets from locum's own pack.
 func settingFlags(mode string, skip ...string) []cli.Flag {
-	return declareFlags(packs.SettingFlags(mode), skip...)
+	defaults, err := packs.BuiltinDefaults(mode)
+	if err != nil {
+		// The default pack is embedded and its tests resolve every mode's settings from it.
+		panic(fmt.Sprintf("locum: %v", err))
+	}
+	return declareFlags(packs.SettingFlags(mode), defaults, skip...)
 }
 
-func declareFlags(specs []packs.FlagSpec, skip ...string) []cli.Flag {
+// declareFlags declares the flags of settings, each with the setting's own words (settingOf
+// knows a setting's flag by them), its group and its default: defaults[key] where given, else the
+// table's.
+func declareFlags(specs []packs.FlagSpec, defaults map[string]string, skip ...string) []cli.Flag {
 	var out []cli.Flag
-next:
 	for _, f := range specs {
-		for _, s := range skip {
-			if s == f.Name {
-				continue next
-			}
-		}
-		usage := f.Doc
-		if f.Env != "" {
-			usage += fmt.Sprintf(" (env %s)", f.Env)
-		}
-		if f.Bool {
-			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: usage})
+		if slices.Contains(skip, f.Name) {
 			continue
 		}
-		switch {
-		case f.Default != "" && f.OperatorOnly:
-			// No file in the repository sets it: only a flag, the environment or the user config.
-			usage += fmt.Sprintf(" (default %s)", f.Default)
-		case f.Default != "":
-			usage += fmt.Sprintf(" (default %s unless a pack or the workspace says otherwise)", f.Default)
+		def, ok := defaults[f.Key]
+		if !ok {
+			def = f.Default
+		}
+		group := string(f.Group)
+		if f.Bool {
+			// A switch is off unless given; only one on by default would say so.
+			if def == "false" {
+				def = ""
+			}
+			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: f.Doc, Category: group, DefaultText: def})
+			continue
 		}
 		// A number flag is typed, so --help shows it as one and a value that is not one is a
 		// usage error; the resolver still checks its range, the same for a flag, env or file.
 		switch f.Number {
 		case "int":
-			out = append(out, &cli.IntFlag{Name: f.Name, Usage: usage, HideDefault: true})
+			out = append(out, &cli.IntFlag{Name: f.Name, Usage: f.Doc, Category: group, DefaultText: def, HideDefault: def == ""})
 		case "float":
-			out = append(out, &cli.FloatFlag{Name: f.Name, Usage: usage, HideDefault: true})
+			out = append(out, &cli.FloatFlag{Name: f.Name, Usage: f.Doc, Category: group, DefaultText: def, HideDefault: def == ""})
 		default:
-			out = append(out, &cli.StringFlag{Name: f.Name, Usage: usage})
+			out = append(out, &cli.StringFlag{Name: f.Name, Usage: f.Doc, Category: group, DefaultText: def})
 		}
 	}
 	return out

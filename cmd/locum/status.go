@@ -21,21 +21,32 @@ func (e *env) statusCommand() *cli.Command {
 	flags := settingFlags("")
 	flags = append(flags,
 		&cli.StringFlag{Name: "model", Usage: "a chat model to look for among those the server lists"},
-		&cli.StringFlag{Name: "embed-model", Usage: "the embedding model to look for (default: the dedup mode's embed_model)"},
+		&cli.StringFlag{Name: "embed-model", Usage: "the embedding model to look for", DefaultText: "dedup's embed_model"},
 		&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object on stdout"},
 	)
 	return &cli.Command{
-		Name:  "status",
-		Usage: "say whether a model server answers on the endpoint, which one it is, and what it serves",
+		Name:     "status",
+		Category: groupInspect,
+		Usage:    "say whether a model server answers on the endpoint, which one it is, and what it serves",
 		Description: "Probes the endpoint (LM Studio, Ollama, llama-server, llama-cpp-python, vLLM, or unknown), lists\n" +
 			"its models with their loaded context windows where the server tells, and says whether the\n" +
 			"chat and embedding models are listed (llama-server answers any name, so only a listed model\n" +
 			"counts). Without --model it names the model each role resolves to (earned, or accepted in\n" +
-			"your user config) and where from.\n" +
-			"Exit 0 when the server answers, 1 when the endpoint is refused (off loopback) or the server lists\n" +
-			"models and not the one --model names (a run naming it would be refused, unless\n" +
-			"--allow-unlisted-model), 2 when none answers or it is still loading its model.",
-		UsageText:    "locum status [--base-url URL] [--model ID] [--json]",
+			"your user config) and where from.",
+		UsageText: "locum status [--base-url URL] [--model ID] [--json]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				"locum status",
+				"locum status --model qwen2.5-coder:7b",
+				"locum status --base-url http://127.0.0.1:11434/v1 --json",
+			},
+			exits: exitWords{
+				done: "the server answers",
+				red: "the endpoint is refused (off loopback), or the server lists models and not the one --model names " +
+					"(a run naming it would be refused, unless --allow-unlisted-model)",
+				couldNot: "no server answers, or it is still loading its model",
+			},
+		}),
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -18,28 +18,39 @@ import (
 )
 
 func (e *env) transformCommand() *cli.Command {
+	// Own flags first, in the order help lists them: --role, a setting, stands beside --model.
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to edit (required)"},
-		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: " + scope.LinesForm + "; default the whole file"},
+		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: " + scope.LinesForm, DefaultText: "whole file"},
 		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
 		&cli.StringFlag{Name: "verify", Usage: "the command that judges the edit (required): exit 0 keeps it, 1 retries, anything else restores and stops"},
 		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
-		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
-		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
 	}
 	flags = append(flags, settingFlags("transform")...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+	)
 	return &cli.Command{
-		Name:  "transform",
-		Usage: "edit one file span with the local model; keep the edit only if the verify command exits 0",
+		Name:     "transform",
+		Category: groupDelegate,
+		Usage:    "edit one file span with the local model; keep the edit only if the verify command exits 0",
 		Description: "The model gets the span (with a few lines of context), the task, and on a retry the end of\n" +
 			"the verify output. Each edit is written atomically, then --verify runs with bash -c from the\n" +
 			"repository root. Exit 0 keeps the edit; exit 1 is fed back for the next attempt; any other exit,\n" +
 			"a timeout or a signal restores the file at once. Unless the verdict is 0 the file ends with its\n" +
 			"original bytes and mode, also after a crash: the next locum start restores it.\n\n" +
-			"The task is the argument, --task-file, or - to read it from stdin.\n" +
-			"Exit 0 kept; 1 red after the last attempt, or refused before any request; 2 could not run.",
-		UsageText:    `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
+			"The task is the argument, --task-file, or - to read it from stdin.",
+		UsageText: `locum transform --file PATH [--lines A-B | --symbol NAME] --verify "CMD" [--model ID | --role code] [options] "TASK"`,
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				`locum transform --file pkg/calc/calc.go --lines 10-24 --verify "go test ./pkg/calc" "return an error wrapped with %w instead of panicking"`,
+				`locum transform --file pkg/calc/calc.go --symbol Clamp --verify "go test ./pkg/calc" --edit-guard signature "make Clamp return lo when x < lo"`,
+				`locum transform --file docs/intro.md --lines 5-30 --verify "! grep -q TODO docs/intro.md" --task-file task.md --json`,
+			},
+			exits: exitWords{done: "the edit is kept", red: "red after the last attempt, or refused before any request"},
+		}),
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action:       e.machineAction(e.transform),

@@ -18,26 +18,37 @@ import (
 func (e *env) verifyCheckCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file whose span the verify should judge (required)"},
-		&cli.StringFlag{Name: "lines", Usage: "the span: " + scope.LinesForm + "; default the whole file"},
+		&cli.StringFlag{Name: "lines", Usage: "the span: " + scope.LinesForm, DefaultText: "whole file"},
 		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment"},
 		&cli.StringFlag{Name: "verify", Usage: "the bash command a transform of the span would run (required)"},
-		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
-		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
 	}
 	flags = append(flags, settingFlags(verifycheck.Mode.Name)...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on stdout"},
+		&cli.StringFlag{Name: "journal", Usage: "write the run journal to this file instead of the git directory"},
+	)
 	return &cli.Command{
-		Name:  "verify-check",
-		Usage: "whether a verify can fail on a span, before a transform of it: no model, no edit",
+		Name:     "verify-check",
+		Category: groupInspect,
+		Usage:    "whether a verify can fail on a span, before a transform of it: no model, no edit",
 		Description: "Copies the tree (without its git directories) to a scratch directory, runs the verify there on\n" +
 			"the span as it is (it must pass), then on each of a few small changes to the span, the\n" +
-			"mutants a transform's kept edit is checked against (--mutants, 4 by default):\n" +
+			"mutants a transform's kept edit is checked against (at most --mutants of them):\n" +
 			indent(mutate.Describe(nil), "  ") + "\n" +
-			"A verify worth handing a transform rejects them. The receipt says verify_strength=K/N.\n\n" +
-			"Exit 0 when the verify rejected at least one; 1 when it rejected none (it cannot tell a\n" +
-			"wrong edit of the span from a right one: choose a verify that exercises it) or could not be\n" +
-			"checked (it fails on the span as it is, say); 2 could not run. The person's tree is never\n" +
-			"written.",
-		UsageText:    `locum verify-check --file PATH [--lines A-B | --symbol NAME] --verify CMD [--mutants 4] [--json]`,
+			"A verify worth handing a transform rejects them. The receipt says verify_strength=K/N.\n" +
+			"The person's tree is never written.",
+		UsageText: `locum verify-check --file PATH [--lines A-B | --symbol NAME] --verify CMD [--mutants 4] [--json]`,
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				`locum verify-check --file pkg/calc/calc.go --symbol Clamp --verify "go test ./pkg/calc"`,
+				`locum verify-check --file pkg/calc/calc.go --lines 10-24 --verify "go test -run TestClamp ./pkg/calc" --mutants 8 --json`,
+			},
+			exits: exitWords{
+				done: "the verify rejected at least one change",
+				red: "it rejected none (it cannot tell a wrong edit of the span from a right one: choose a verify " +
+					"that exercises it), or the span could not be checked (the verify fails on it as it is, say)",
+			},
+		}),
 		Flags:        flags,
 		OnUsageError: e.machineUsageError,
 		Action: e.machineAction(func(ctx context.Context, cmd *cli.Command) error {

@@ -13,13 +13,24 @@ import (
 
 func (e *env) verifyCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "verify",
-		Usage: "run the verify recipes of the composed packs and the workspace",
+		Name:     "verify",
+		Category: groupSetUp,
+		Usage:    "run the verify recipes of the composed packs and the workspace",
 		Description: "Each recipe runs with bash -c from the repository root, stdin closed, and prints\n" +
-			"ok|FAIL|ERROR NAME (duration). Name recipes by category/name:id or by id; none runs all.\n" +
-			"Exit 0 when all pass, 1 when any is red, 2 when one could not run (its exit 2, 126 or 127,\n" +
-			"a missing requirement, a signal) or there is nothing to run.",
+			"ok|FAIL|ERROR NAME (duration). Name recipes by category/name:id or by id; none runs all.",
 		UsageText: "locum verify [--list] [ID...]",
+		Metadata: helpOf(commandHelp{
+			examples: []string{
+				"locum verify --list",
+				"locum verify",
+				"locum verify tools/local-llm:runner-rails",
+			},
+			exits: exitWords{
+				done:     "every recipe passes",
+				red:      "a recipe is red",
+				couldNot: "a recipe could not run (its exit 2, 126 or 127, a missing requirement, a signal), or there is nothing to run",
+			},
+		}),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "list", Usage: "print each recipe's name and command instead of running them"},
 		},
