@@ -280,9 +280,12 @@ func stageText(ev engine.ProgressEvent) string {
 	case engine.StageDecode:
 		return fmt.Sprintf("decode: %d tokens so far, %d chars in %s (%s)", ev.Deltas, ev.Chars, ev.Elapsed.Round(100*time.Millisecond), attempt(ev))
 	case engine.StageVerify:
+		if ev.Step == engine.StepBaseline {
+			return "verify running (baseline, before any edit)"
+		}
 		return fmt.Sprintf("verify running (%s)", attempt(ev))
 	case engine.StageMutants:
-		return fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total)
+		return ev.MutantText()
 	case engine.StageEmbed:
 		return fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total)
 	case engine.StageScore:

@@ -446,7 +446,7 @@ func TestTransformSaysTheVerifyStrength(t *testing.T) {
 	out := structured(t, res)
 	assert.Equal(t, "2/2", out["verify_strength"], text(res))
 	assert.Contains(t, text(res), "; the verify rejected all 2 changes locum made to the span;")
-	f.waitProgress(t, "checking the verify: mutant")
+	f.waitProgress(t, "checking the verify")
 
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "calc.go"), []byte(calc), 0o644))
 	res, err = f.call(t, context.Background(), "transform", map[string]any{

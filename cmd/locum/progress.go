@@ -51,9 +51,12 @@ func describe(ev engine.ProgressEvent) string {
 		}
 		return desc
 	case engine.StageVerify:
+		if ev.Step == engine.StepBaseline {
+			return "baseline: the verify command runs on the tree before any edit"
+		}
 		return fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt)
 	case engine.StageMutants:
-		return fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done+1, ev.Total)
+		return ev.MutantText()
 	case engine.StageEmbed:
 		return fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total)
 	case engine.StageScore:

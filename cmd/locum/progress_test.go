@@ -141,3 +141,9 @@ func TestWorkflowProgressLines(t *testing.T) {
 	assert.Equal(t, "run: fix 3 RED a.go#F\\x1b[31m: transform: restored a.go lines 1-3 [2 of 8 done, 1 running, 1 red; "+
 		"http://127.0.0.1:1/v1 1 running 2 done 0 red; http://127.0.0.1:2/v1 0 running 0 done 1 red]\n", b.String())
 }
+
+func TestTheBaselineVerifyIsNoAttempt(t *testing.T) {
+	assert.Equal(t, "baseline: the verify command runs on the tree before any edit",
+		describe(engine.ProgressEvent{Stage: engine.StageVerify, Step: engine.StepBaseline, Attempt: 1}))
+	assert.Equal(t, "attempt 2: the verify command runs", describe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "edit", Attempt: 2}))
+}

@@ -68,7 +68,7 @@ func (r *Run) Baseline(ctx context.Context, verify, dir string) (string, error) 
 		r.Emit(BaselineSkippedEvent{Verdict: BaselineSkipped})
 		return r.baseline, nil
 	}
-	r.Observe(ProgressEvent{Stage: StageVerify, Step: "baseline"})
+	r.Observe(ProgressEvent{Stage: StageVerify, Step: StepBaseline})
 	vr, err := r.Verify(ctx, verify, dir)
 	var couldNot *NoVerdictError
 	if errors.As(err, &couldNot) {

@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 import "time"
 
 // Stage names what a run is doing when it reports progress.
@@ -55,4 +57,16 @@ func (r *Run) Observe(ev ProgressEvent) {
 		ev.Attempt = r.calls + 1
 	}
 	r.Spec.Observer.Observe(ev)
+}
+
+// StepBaseline is the Step of the verify run on the tree before any edit.
+const StepBaseline = "baseline"
+
+// MutantText words a StageMutants event: Done 0 is the control run (the verify on the kept span
+// in the scratch copy), then the mutants, Total-1 of them.
+func (ev ProgressEvent) MutantText() string {
+	if ev.Done == 0 {
+		return "checking the verify: it runs on the kept span in a scratch copy"
+	}
+	return fmt.Sprintf("checking the verify: mutant %d of %d", ev.Done, ev.Total-1)
 }
