@@ -2,6 +2,7 @@ package summarize
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -26,7 +27,9 @@ const maxQuote = 160
 //     claim's words, nearest the model's citation on a tie), at least a third of its words, and
 //     two when it has two, are the window's words (words of three letters or more that are not
 //     glue words, matched with their endings and the parts of identifiers aside);
-//   - every number it states is written in those lines.
+//   - every number it states is written in those lines, and every name of the file's code it
+//     names (TryAcquire, max_tokens, the Acquire function) too: a claim about a function cites
+//     the lines that hold it.
 //
 // It judges what the claim rests on, never whether the claim reads the lines rightly: a claim
 // that turns a line's meaning round with the line's own words passes.
@@ -64,6 +67,8 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 				c.Quote = excerpt(cited)
 				if n := missingNumber(c.Text, cited); n != "" {
 					c.Reason = fmt.Sprintf("the number %s is not in lines %d-%d", n, wa, wb)
+				} else if n := missingName(c.Text, cited, fileLines[span.Start-1:span.End]); n != "" {
+					c.Reason = fmt.Sprintf("the name %s is not in lines %d-%d", n, wa, wb)
 				} else {
 					c.Verdict = "supported"
 				}
@@ -288,6 +293,69 @@ func missingNumber(text string, lines []string) string {
 		}
 	}
 	return ""
+}
+
+// identifier is a word as code writes one.
+var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// codeName says a word is a name as code writes it, not an English word: with an underscore
+// inside, or a capital after a small letter (TryAcquire, maxTokens).
+func codeName(w string) bool {
+	if strings.Contains(strings.Trim(w, "_"), "_") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		if unicode.IsUpper(rune(w[i])) && unicode.IsLower(rune(w[i-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// missingName is the first name of the file's code the text names that the cited lines do not
+// hold as a word, or "": a word written as code (codeName), or a capitalized word past the
+// text's first that the span writes as code: called or declared (the Acquire function), so that
+// a word of the span's prose (The Go Authors) is not taken for one.
+func missingName(text string, cited, span []string) string {
+	held := identifiers(cited)
+	var inSpan map[string]bool
+	for i, w := range identifier.FindAllString(text, -1) {
+		if held[w] {
+			continue
+		}
+		if codeName(w) {
+			return w
+		}
+		if i > 0 && unicode.IsUpper(rune(w[0])) {
+			if inSpan == nil {
+				inSpan = declared(span)
+			}
+			if inSpan[w] {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// called is a name written as code: before a parenthesis, or after a keyword that declares one.
+var called = regexp.MustCompile(`(?:\b(?:func|type|class|def|fn|struct|interface|enum|trait|const|let|var)\s+([A-Za-z_][A-Za-z0-9_]*)|\b([A-Za-z_][A-Za-z0-9_]*)\()`)
+
+// declared are the names the lines call or declare.
+func declared(lines []string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range called.FindAllStringSubmatch(strings.Join(lines, "\n"), -1) {
+		out[m[1]+m[2]] = true
+	}
+	return out
+}
+
+func identifiers(lines []string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range identifier.FindAllString(strings.Join(lines, "\n"), -1) {
+		out[w] = true
+	}
+	return out
 }
 
 // copiesALine says the text's words are one line's words, in order and no more: a heading or a
