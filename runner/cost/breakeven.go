@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // History is what is known of one mode and role's runs: how many ran and were kept, and the mean
@@ -160,14 +161,14 @@ func (r Rule) Words() string {
 	var s string
 	switch {
 	case r.PaysAbove != nil && *r.PaysAbove <= 1:
-		s = fmt.Sprintf("%s pays at any size at a %.0f%% keep rate (%s)", what, 100*r.KeepRate, r.History.Basis)
+		s = fmt.Sprintf("%s pays at any size at %s keep rate (%s)", what, APercent(r.KeepRate), r.History.Basis)
 	case r.PaysAbove != nil:
-		s = fmt.Sprintf("%s pays from %d %s at a %.0f%% keep rate (%s)", what, *r.PaysAbove, r.Unit, 100*r.KeepRate, r.History.Basis)
+		s = fmt.Sprintf("%s pays from %d %s at %s keep rate (%s)", what, *r.PaysAbove, r.Unit, APercent(r.KeepRate), r.History.Basis)
 	default:
-		s = fmt.Sprintf("%s never pays at a %.0f%% keep rate (%s)", what, 100*r.KeepRate, r.History.Basis)
+		s = fmt.Sprintf("%s never pays at %s keep rate (%s)", what, APercent(r.KeepRate), r.History.Basis)
 	}
 	if r.MinKeepRate != nil {
-		s += fmt.Sprintf("; at any size above a %.0f%% keep rate", 100**r.MinKeepRate)
+		s += fmt.Sprintf("; at any size above %s keep rate", APercent(*r.MinKeepRate))
 	}
 	switch {
 	case r.Stop && r.StopBelow != nil:
@@ -176,4 +177,14 @@ func (r Rule) Words() string {
 		s += "; stopped: " + r.Why
 	}
 	return s
+}
+
+// APercent is a share as a percentage with its article, as it is read aloud: "a 50%", "an 80%",
+// "an 11%".
+func APercent(share float64) string {
+	n := fmt.Sprintf("%.0f", 100*share)
+	if strings.HasPrefix(n, "8") || n == "11" || n == "18" {
+		return "an " + n + "%"
+	}
+	return "a " + n + "%"
 }

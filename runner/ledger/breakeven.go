@@ -194,7 +194,7 @@ func Gate(rules []cost.Rule, mode, role, model string, lines int) error {
 		}
 		need := ""
 		if r.MinKeepRate != nil {
-			need = fmt.Sprintf(", and at any size above a %.0f%% keep rate", 100**r.MinKeepRate)
+			need = fmt.Sprintf(", and at any size above %s keep rate", cost.APercent(*r.MinKeepRate))
 		}
 		return &engine.RefusalError{Kind: KindDoesNotPay, Worded: rails.Textf("a %s of %d %s on %s does not pay: %s; at its %.0f%% keep rate it pays %s%s. Do this one yourself; nothing was sent (the operator may set {delegate_when} to always)",
 			what, lines, r.Unit, untrusted.Escape(model), r.Why, 100*r.KeepRate, size, need)}

@@ -51,8 +51,8 @@ func WorkflowCall(h cost.History, edits bool, items, files int, spanLines float6
 	gainPerLine := (in*(1-h.ReviewPerRead) + out*h.WritePerRead) * h.BytesPerLine
 	bytes := k*float64(items)*spanLines*gainPerLine - h.CallBytes*out - float64(items)*itemLineBytes*in
 	usd = cost.Dollars(((direct-delegated)*turn + bytes) / 1e6)
-	words = fmt.Sprintf("%s over %s at a %.0f%% keep rate: %.1f host turns done directly against %.1f delegated, %s in all (estimated)",
-		count(items, "item"), count(files, "file"), 100*k, direct, delegated, cost.Money(usd))
+	words = fmt.Sprintf("%s over %s at %s keep rate: %.1f host turns done directly against %.1f delegated, %s in all (estimated)",
+		count(items, "item"), count(files, "file"), cost.APercent(k), direct, delegated, cost.Money(usd))
 	return usd, words
 }
 
