@@ -317,7 +317,8 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	if !mode.EditsInPlace {
 		return
 	}
-	file, _ := r.Details["file"].(string)
+	details, _ := r.Details.(map[string]any)
+	file, _ := details["file"].(string)
 	if file == "" {
 		return
 	}

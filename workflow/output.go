@@ -39,7 +39,7 @@ func ItemLine(it ItemResult) string {
 
 // outcome is the run's one line: what it combined, and what the person does next.
 func outcome(r *engine.Result) string {
-	d := r.Details
+	d, _ := r.Details.(map[string]any)
 	if d == nil || d["workflow"] == nil {
 		return ""
 	}

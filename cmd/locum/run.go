@@ -155,7 +155,8 @@ func workflowOutput(cmd *cli.Command) output {
 		if cmd.Bool("json") {
 			return
 		}
-		items, _ := res.Details["items"].([]workflow.ItemResult)
+		details, _ := res.Details.(map[string]any)
+		items, _ := details["items"].([]workflow.ItemResult)
 		for _, it := range items {
 			fmt.Fprintln(stdout, workflow.ItemLine(it))
 		}

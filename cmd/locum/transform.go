@@ -141,7 +141,8 @@ func (e *env) render(cmd *cli.Command, res *engine.Result, extra output, stdout,
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-	if ch, ok := res.Details["changes"].(string); ok && !asJSON {
+	details, _ := res.Details.(map[string]any)
+	if ch, ok := details["changes"].(string); ok && !asJSON {
 		// The file's lines are the repository's text: escaped, as every other line.
 		fmt.Fprint(stderr, untrusted.EscapeLines(ch))
 	}

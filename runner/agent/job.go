@@ -44,7 +44,7 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 
 // outcome is the run's one line: its status, and where the work is.
 func outcome(res *engine.Result) string {
-	d := res.Details
+	d, _ := res.Details.(map[string]any)
 	status, _ := d["status"].(string)
 	if status == "" {
 		return ""

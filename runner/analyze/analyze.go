@@ -275,7 +275,7 @@ func (st *state) runEnd(ev map[string]any) {
 	if e.Error != nil {
 		st.errKind = e.Error.Kind
 	}
-	if d := e.Details; d != nil {
+	if d := engine.DecodeDetails[map[string]any](e.Details); d != nil {
 		st.run.Shown = str(d["shown"])
 		st.run.VerifyStrength = str(d["verify_strength"])
 		// The agent's result names every file it changed.

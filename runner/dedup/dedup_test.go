@@ -36,7 +36,7 @@ func TestJournalKeepsTheTopPairs(t *testing.T) {
 		Steps(Options{Dir: dir, Pairs: true}, &found))
 	require.Nil(t, res.Error)
 	assert.Len(t, found.Pairs, 190)
-	assert.Len(t, res.Details["pairs"], 190)
+	assert.Len(t, res.Details.(map[string]any)["pairs"], 190)
 	data, err := os.ReadFile(journal)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
@@ -99,7 +99,7 @@ func TestEmbeddingCacheKeyedByServerAndDigest(t *testing.T) {
 			JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
 		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root, Cache: cache}, &found))
 		require.Nil(t, res.Error)
-		assert.Equal(t, found.Cached, res.Details["cached"])
+		assert.Equal(t, found.Cached, res.Details.(map[string]any)["cached"])
 		journal, err := os.ReadFile(spec.JournalPath)
 		require.NoError(t, err)
 		return found, strings.Split(string(journal), "\n")

@@ -15,6 +15,7 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +94,8 @@ type Run struct {
 	// decodeTokens and decodeTime sum the decodes that were timed (see Decode).
 	decodeTokens int64
 	decodeTime   time.Duration
-	details      map[string]any
+	// details are the mode's details (SetDetails): a pointer to its struct, or nil.
+	details any
 	// journalDetails replace details in the journal's run_end, where the whole value would be
 	// too large to keep (a million dedup pairs).
 	journalDetails map[string]any
@@ -129,8 +131,26 @@ func (r *Run) Guard(name string, fn func() error) {
 // where none could be measured, for the result and the receipt.
 func (r *Run) SetVerifyStrength(s string) { r.verifyStrength = s }
 
-// Detail sets one key of the mode's part of the result.
-func (r *Run) Detail(key string, v any) { r.details[key] = v }
+// SetDetails makes d, a pointer to the mode's details struct, the run's details: the result's
+// and run_end's, as the steps and guards have left it when the run ends. Where d has a method
+// JournalDetails, run_end keeps what it returns in their place (a screen keeps its top pairs,
+// not a million). Details whose every key is left out are none: null.
+func (r *Run) SetDetails(d any) {
+	if v := reflect.ValueOf(d); v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("engine: details are a pointer to a struct, not %T", d))
+	}
+	r.details = d
+}
+
+// Detail sets one key of the mode's part of the result, for a mode whose details are no struct.
+func (r *Run) Detail(key string, v any) {
+	m, ok := r.details.(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		r.details = m
+	}
+	m[key] = v
+}
 
 // JournalDetail sets what the journal keeps of a detail in place of its whole value.
 func (r *Run) JournalDetail(key string, v any) {
@@ -300,7 +320,7 @@ func (r *Run) AddRequests(n int, u client.Usage, elapsed time.Duration) {
 // run_start (with every resolved setting and its source), each step's events, and run_end.
 func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	start := time.Now()
-	run := &Run{ID: NewRunID(start), Spec: spec, details: map[string]any{}}
+	run := &Run{ID: NewRunID(start), Spec: spec}
 	run.Journal = run.openJournal()
 	defer run.Journal.Close()
 
@@ -325,10 +345,18 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	}
 	res := run.result(err)
 	run.hostCost(res)
-	details := res.Details
-	if len(run.journalDetails) > 0 && details != nil {
-		details = maps.Clone(details)
-		maps.Copy(details, run.journalDetails)
+	journaled := res.Details
+	if m, ok := journaled.(map[string]any); ok && len(run.journalDetails) > 0 {
+		m = maps.Clone(m)
+		maps.Copy(m, run.journalDetails)
+		journaled = m
+	}
+	if s, ok := journaled.(journalShortened); ok {
+		journaled = s.JournalDetails()
+	}
+	details, err := encodeDetails(journaled)
+	if err != nil && spec.Stderr != nil {
+		fmt.Fprintf(spec.Stderr, "locum: warning: the run's details could not be journaled: %v\n", err)
 	}
 	run.Journal.Emit(RunEndEvent{Status: res.Status, ExitCode: res.ExitCode, Error: res.Error,
 		Model: res.Model, Receipt: res.Receipt(), Details: details, Host: res.Host, WallMs: time.Since(start).Milliseconds()})
@@ -405,7 +433,10 @@ func runGuard(g guard) (err error) {
 func (r *Run) result(err error) *Result {
 	status, kind, code := Classify(err)
 	res := &Result{Status: status, Mode: r.Spec.Mode, RunID: r.ID, Attempts: r.calls, TimeMs: r.elapsed.Milliseconds(),
-		Spend: "$0.00", ExitCode: code, Details: r.details}
+		Spend: "$0.00", ExitCode: code}
+	if hasDetails(r.details) {
+		res.Details = r.details
+	}
 	if r.Spec.Model != "" {
 		res.Model = &r.Spec.Model
 	}
@@ -445,9 +476,6 @@ func (r *Run) result(err error) *Result {
 	if err != nil {
 		res.Error = errorInfo(kind, err)
 		res.Error.Message = Reword(res.Error.Message, err, r.Spec.ArgName)
-	}
-	if len(res.Details) == 0 {
-		res.Details = nil
 	}
 	return res
 }

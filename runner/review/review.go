@@ -122,7 +122,7 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 			}
 		case "run_end":
 			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
-			rv.Status, _ = e.Details["status"].(string)
+			rv.Status, _ = engine.DecodeDetails[map[string]any](e.Details)["status"].(string)
 			rv.ended = true
 		case "worktree":
 			if e, _ := engine.DecodeEvent[engine.WorktreeEvent](ev); gitsafe.ValidSHA(e.Base) {

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestFindNamesTheBranchOfARegisteredMode(t *testing.T) {
 		j.Emit(engine.RunStartEvent{Mode: mode})
 		j.Emit(engine.WorktreeEvent{Base: base})
 		j.Emit(engine.BranchCommitEvent{Commit: "not-a-sha"})
-		j.Emit(engine.RunEndEvent{Details: map[string]any{"status": StatusCompleted}})
+		j.Emit(engine.RunEndEvent{Details: json.RawMessage(`{"status":"` + StatusCompleted + `"}`)})
 		require.NoError(t, j.Close())
 	}
 	journal(id, "test-branching")

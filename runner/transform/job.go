@@ -77,7 +77,7 @@ var tool = &engine.Tool{
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""
 // for a run that never reached the file.
 func outcome(r *engine.Result) string {
-	d := r.Details
+	d, _ := r.Details.(map[string]any)
 	if d == nil || d["file"] == nil {
 		return ""
 	}

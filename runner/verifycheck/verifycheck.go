@@ -96,7 +96,7 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 // outcome is the check's one line: "verify-check: calc.go lines 3-9: the verify rejected all 4
 // changes locum made to the span".
 func outcome(r *engine.Result) string {
-	d := r.Details
+	d, _ := r.Details.(map[string]any)
 	words, _ := d["strength_words"].(string)
 	if d == nil || words == "" {
 		return ""

@@ -24,10 +24,10 @@ import (
 // a workflow step builds its job, and its tool. Nothing else in the tree names it.
 var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings: []packs.Key{packs.MaxAttempts},
 	Outcome: func(r *engine.Result) string {
-		if r.Details == nil || r.Details["lines"] == nil {
+		if r.Details == nil || r.Details.(map[string]any)["lines"] == nil {
 			return ""
 		}
-		return fmt.Sprintf("%s: %v lines in %v", r.Mode, r.Details["lines"], r.Details["file"])
+		return fmt.Sprintf("%s: %v lines in %v", r.Mode, r.Details.(map[string]any)["lines"], r.Details.(map[string]any)["file"])
 	},
 	Step: func(it engine.StepItem) (engine.StepJob, error) {
 		j := &linesJob{file: it.Input("file", "file")}
