@@ -317,8 +317,7 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	if !mode.EditsInPlace {
 		return
 	}
-	details, _ := r.Details.(map[string]any)
-	file, _ := details["file"].(string)
+	file := engine.SpanOf(r.Details).File
 	if file == "" {
 		return
 	}

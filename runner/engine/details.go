@@ -27,6 +27,42 @@ import (
 // to a pointer where it may be null; a list that may be empty has omitzero; and keys written
 // together are one embedded pointer, none of them written while it is nil.
 
+// SpanDetails are the file and span a mode read (transform, summarize, verify-check), once it
+// read them: Symbol where the span was named by its declaration.
+type SpanDetails struct {
+	File   string `json:"file,omitempty"`
+	Lines  string `json:"lines,omitempty"`
+	Symbol string `json:"symbol,omitempty"`
+}
+
+// span gives the SpanDetails of any details that embed them (SpanOf).
+func (s SpanDetails) span() SpanDetails { return s }
+
+// SpanOf is the span details name: the zero SpanDetails where their type embeds none, or they are
+// nil. A layer above the modes reads the file a mode that edits in place edited through it,
+// without importing the mode.
+func SpanOf(details any) SpanDetails {
+	if s, ok := details.(interface{ span() SpanDetails }); ok {
+		return s.span()
+	}
+	return SpanDetails{}
+}
+
+// StrengthDetails are how many mutants of a kept change the verify rejected, as the result's
+// verify_strength says it (K/N, or ?), in words for the outcome line, and the mutants it did not
+// reject; written where they were measured (transform, verify-check, a workflow's final verify).
+type StrengthDetails struct {
+	VerifyStrength string   `json:"verify_strength,omitempty"`
+	StrengthWords  string   `json:"strength_words,omitempty"`
+	Survivors      []string `json:"survivors,omitempty"`
+}
+
+// ShownDetails are what a green verify showed by the baseline (Shown: fixed or held), written
+// with a kept change where the baseline ran (transform, agent).
+type ShownDetails struct {
+	Shown string `json:"shown,omitempty"`
+}
+
 // journalShortened is details of which the journal keeps less than the result holds (a screen's
 // million pairs): run_end keeps JournalDetails in their place.
 type journalShortened interface {
