@@ -8,6 +8,7 @@ package workflow
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -33,7 +34,10 @@ var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome
 
 func init() {
 	engine.RegisterMode(Mode)
-	review.Register(Mode.Name, Branch)
+	review.Register(Mode.Name, Branch, func(details json.RawMessage) string {
+		status, _ := engine.DecodeDetails[map[string]any](details)["status"].(string)
+		return status
+	})
 }
 
 // The closed list of a workflow run's statuses (details.status).

@@ -63,6 +63,44 @@ type ShownDetails struct {
 	Shown string `json:"shown,omitempty"`
 }
 
+// AgentDetails are an agent run's details. Every key is written, null where unused, from the
+// run's first step; Shown only where the baseline ran and the run committed.
+type AgentDetails struct {
+	// Status is the run's closed status (agent.Statuses).
+	Status *string `json:"status"`
+	// Branch is the run's branch where it was kept; Worktree the worktree's path where --keep kept it.
+	Branch   *string `json:"branch"`
+	Worktree *string `json:"worktree"`
+	// Base is the commit the branch started at; Commit the run's commit on it.
+	Base         *string  `json:"base"`
+	Commit       *string  `json:"commit"`
+	FilesChanged []string `json:"files_changed"`
+	DiffStat     *string  `json:"diff_stat"`
+	// Turns counts the model's requests.
+	Turns        int           `json:"turns"`
+	Usage        AgentUsage    `json:"usage"`
+	VerifyRounds []VerifyRound `json:"verify_rounds"`
+	VerifyTail   *string       `json:"verify_tail"`
+	// Summary is what the model said with finish.
+	Summary *string `json:"summary"`
+	// VerifyUndone are the files a verify changed that a commit could take, put back after it.
+	VerifyUndone []string `json:"verify_undone"`
+	ShownDetails
+}
+
+// AgentUsage sums an agent's tokens over its turns, each nil where a reply did not report it.
+type AgentUsage struct {
+	InTokens  *int64 `json:"in_tokens"`
+	OutTokens *int64 `json:"out_tokens"`
+}
+
+// VerifyRound is an agent's verify after finish: Exit is nil where the verify did not exit.
+type VerifyRound struct {
+	Round   int    `json:"round"`
+	Verdict string `json:"verdict"`
+	Exit    *int   `json:"exit"`
+}
+
 // journalShortened is details of which the journal keeps less than the result holds (a screen's
 // million pairs): run_end keeps JournalDetails in their place.
 type journalShortened interface {
