@@ -155,9 +155,11 @@ func workflowOutput(cmd *cli.Command) output {
 		if cmd.Bool("json") {
 			return
 		}
-		details, _ := res.Details.(map[string]any)
-		items, _ := details["items"].([]workflow.ItemResult)
-		for _, it := range items {
+		d, ok := res.Details.(*workflow.Details)
+		if !ok || d.Ran == nil {
+			return
+		}
+		for _, it := range d.Items {
 			fmt.Fprintln(stdout, workflow.ItemLine(it))
 		}
 	}
