@@ -24,10 +24,11 @@ import (
 // a workflow step builds its job, and its tool. Nothing else in the tree names it.
 var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings: []packs.Key{packs.MaxAttempts},
 	Outcome: func(r *engine.Result) string {
-		if r.Details == nil || r.Details.(map[string]any)["lines"] == nil {
+		d, ok := r.Details.(*linesDetails)
+		if !ok {
 			return ""
 		}
-		return fmt.Sprintf("%s: %v lines in %v", r.Mode, r.Details.(map[string]any)["lines"], r.Details.(map[string]any)["file"])
+		return fmt.Sprintf("%s: %d lines in %s", r.Mode, d.Lines, d.File)
 	},
 	Step: func(it engine.StepItem) (engine.StepJob, error) {
 		j := &linesJob{file: it.Input("file", "file")}
@@ -44,6 +45,13 @@ var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings:
 }
 
 func init() { engine.RegisterMode(linesMode) }
+
+// linesDetails are the mode's part of a run's result, as a mode's package declares them.
+type linesDetails struct {
+	File        string `json:"file"`
+	Lines       int    `json:"lines"`
+	MaxAttempts int64  `json:"max_attempts"`
+}
 
 // linesJob counts a file's lines.
 type linesJob struct {
@@ -63,9 +71,7 @@ func (j *linesJob) Steps(p engine.Place) []engine.Step {
 			return engine.BadInputf("{file}: %v", err)
 		}
 		j.lines = bytes.Count(data, []byte("\n"))
-		r.Detail("file", j.file)
-		r.Detail("lines", j.lines)
-		r.Detail("max_attempts", r.Spec.Settings.Int(packs.MaxAttempts))
+		r.SetDetails(&linesDetails{File: j.file, Lines: j.lines, MaxAttempts: r.Spec.Settings.Int(packs.MaxAttempts)})
 		return nil
 	}}}
 }
