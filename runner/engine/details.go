@@ -19,8 +19,9 @@ import (
 // the same type, so writer and reader name a key through one declaration. A type a reader outside
 // the mode decodes lives here; the rest in their mode's package.
 //
-// The object's keys are sorted, as they were when details were a map and as a journal line's
-// are, whatever the order the fields are declared in; a nested object keeps its own type's order.
+// The object's keys are sorted as encoding/json sorts a map's, as a journal line's are, whatever
+// the order the fields are declared in, so the object's shape depends on its keys alone; a nested
+// object keeps its own type's order.
 // Its fields follow encoding/json's rules: a tag's name, omitempty and omitzero, "-", and an
 // embedded struct's fields written as the embedding struct's own. So a key a mode writes only
 // where something happened has omitempty, a pointer where its value may be zero, and a pointer
@@ -251,9 +252,6 @@ func detailsStruct(d any) (reflect.Value, bool) {
 
 // hasDetails says d writes at least one key: details whose every key is left out are none.
 func hasDetails(d any) bool {
-	if m, ok := d.(map[string]any); ok {
-		return len(m) > 0
-	}
 	v, ok := detailsStruct(d)
 	if !ok {
 		return false
@@ -285,9 +283,6 @@ func encodeDetails(d any) (json.RawMessage, error) {
 // writeDetails writes d, a pointer to a mode's details struct, as one JSON object: its keys
 // sorted, each list an element at a time.
 func writeDetails(w *bufio.Writer, d any) error {
-	if m, ok := d.(map[string]any); ok {
-		return writeDetailMap(w, m)
-	}
 	v, ok := detailsStruct(d)
 	if !ok {
 		_, err := w.WriteString("null")
@@ -314,28 +309,6 @@ func writeDetails(w *bufio.Writer, d any) error {
 	return w.WriteByte('}')
 }
 
-// writeDetailMap writes details kept as a map, its keys sorted.
-func writeDetailMap(w *bufio.Writer, m map[string]any) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	w.WriteByte('{')
-	for n, k := range keys {
-		if n > 0 {
-			w.WriteByte(',')
-		}
-		name, _ := json.Marshal(k)
-		w.Write(name)
-		w.WriteByte(':')
-		if err := writeValue(w, reflect.ValueOf(m[k])); err != nil {
-			return err
-		}
-	}
-	return w.WriteByte('}')
-}
-
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
 // writeValue writes one detail as json.Marshal would; a list (not a byte slice, which JSON gives
@@ -344,7 +317,7 @@ func writeValue(w *bufio.Writer, v reflect.Value) error {
 	if v.Kind() == reflect.Interface && !v.IsNil() {
 		v = v.Elem()
 	}
-	if !v.IsValid() || v.Kind() != reflect.Slice || v.IsNil() || v.Type().Elem().Kind() == reflect.Uint8 ||
+	if v.Kind() != reflect.Slice || v.IsNil() || v.Type().Elem().Kind() == reflect.Uint8 ||
 		v.Type().Implements(marshalerType) {
 		return writeMarshaled(w, v)
 	}
@@ -363,14 +336,9 @@ func writeValue(w *bufio.Writer, v reflect.Value) error {
 // writeMarshaled writes v through json.Marshal, by its address where it has one, so a method
 // MarshalJSON has on the pointer applies as it does to a field of a struct marshaled by pointer.
 func writeMarshaled(w *bufio.Writer, v reflect.Value) error {
-	var x any
-	switch {
-	case !v.IsValid():
-		x = nil
-	case v.CanAddr():
+	x := v.Interface()
+	if v.CanAddr() {
 		x = v.Addr().Interface()
-	default:
-		x = v.Interface()
 	}
 	data, err := json.Marshal(x)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"path/filepath"
@@ -96,10 +95,7 @@ type Run struct {
 	decodeTime   time.Duration
 	// details are the mode's details (SetDetails): a pointer to its struct, or nil.
 	details any
-	// journalDetails replace details in the journal's run_end, where the whole value would be
-	// too large to keep (a million dedup pairs).
-	journalDetails map[string]any
-	guards         []guard
+	guards  []guard
 	// baseline is the verify's verdict before the run changed anything (Baseline).
 	baseline string
 	// sandbox is how the run's verify was contained, the last time it ran.
@@ -140,24 +136,6 @@ func (r *Run) SetDetails(d any) {
 		panic(fmt.Sprintf("engine: details are a pointer to a struct, not %T", d))
 	}
 	r.details = d
-}
-
-// Detail sets one key of the mode's part of the result, for a mode whose details are no struct.
-func (r *Run) Detail(key string, v any) {
-	m, ok := r.details.(map[string]any)
-	if !ok {
-		m = map[string]any{}
-		r.details = m
-	}
-	m[key] = v
-}
-
-// JournalDetail sets what the journal keeps of a detail in place of its whole value.
-func (r *Run) JournalDetail(key string, v any) {
-	if r.journalDetails == nil {
-		r.journalDetails = map[string]any{}
-	}
-	r.journalDetails[key] = v
 }
 
 // Emit appends a mode's event to the journal.
@@ -346,11 +324,6 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	res := run.result(err)
 	run.hostCost(res)
 	journaled := res.Details
-	if m, ok := journaled.(map[string]any); ok && len(run.journalDetails) > 0 {
-		m = maps.Clone(m)
-		maps.Copy(m, run.journalDetails)
-		journaled = m
-	}
 	if s, ok := journaled.(journalShortened); ok {
 		journaled = s.JournalDetails()
 	}
