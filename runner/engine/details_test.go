@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -183,4 +185,22 @@ func TestRunDetails(t *testing.T) {
 			assert.Equal(t, tc.end, string(end.Details))
 		})
 	}
+}
+
+// spec/result.md's table of the agent's details names every key AgentDetails writes, and no other.
+func TestAgentDetailsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../spec/result.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "## The agent's details")
+	require.True(t, ok)
+	table, _, _ = strings.Cut(table, "\n\n## ")
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(table, -1) {
+		documented = append(documented, m[1])
+	}
+	var declared []string
+	for _, f := range detailFields(reflect.TypeFor[AgentDetails]()) {
+		declared = append(declared, f.name)
+	}
+	assert.ElementsMatch(t, declared, documented)
 }
