@@ -18,6 +18,12 @@ type ScreenResult struct {
 	Reply string `json:"reply_class"`
 }
 
+// ScreenDetails are a screen's part of its result and of its journal's run_end: each task's
+// sample, once every task was sampled.
+type ScreenDetails struct {
+	Screen []ScreenResult `json:"screen"`
+}
+
 // ScreenSteps samples each task once with the run's model and grades it. A screen has no
 // baseline arm, so it earns no routing whatever it finds; it is red when any task fails.
 func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
@@ -53,7 +59,7 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
 				failed++
 			}
 		}
-		r.Detail("screen", *results)
+		r.SetDetails(&ScreenDetails{Screen: *results})
 		if failed > 0 {
 			return &engine.RedError{Reason: fmt.Sprintf("the screen failed %d of %d tasks; a screen earns no routing either way (that takes locum eval --ab)", failed, len(*results))}
 		}

@@ -26,6 +26,11 @@ var echoMode = engine.Mode{Name: "test-echo", Model: engine.ChatModel, Settings:
 
 func init() { engine.RegisterMode(echoMode) }
 
+// echoDetails are the mode's part of a run's result, as a mode's package declares them.
+type echoDetails struct {
+	Answer string `json:"answer"`
+}
+
 // echoJob asks the model to repeat a text.
 type echoJob struct {
 	text   string
@@ -47,7 +52,7 @@ func (j *echoJob) Steps(engine.Place) []engine.Step {
 				return err
 			}
 			j.answer = res.Answer
-			r.Detail("answer", res.Answer)
+			r.SetDetails(&echoDetails{Answer: res.Answer})
 			return nil
 		}},
 	}

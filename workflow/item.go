@@ -321,7 +321,7 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	if !mode.EditsInPlace {
 		return
 	}
-	file, _ := r.Details["file"].(string)
+	file := engine.SpanOf(r.Details).File
 	if file == "" {
 		return
 	}

@@ -39,14 +39,11 @@ func ItemLine(it ItemResult) string {
 
 // outcome is the run's one line: what it combined, and what the person does next.
 func outcome(r *engine.Result) string {
-	d := r.Details
-	if d == nil || d["workflow"] == nil {
+	d, ok := r.Details.(*Details)
+	if !ok || d.Workflow == "" || d.Ran == nil || len(d.Items) == 0 {
 		return ""
 	}
-	items, _ := d["items"].([]ItemResult)
-	if len(items) == 0 {
-		return ""
-	}
+	items := d.Items
 	green, red, blind := 0, 0, 0
 	for _, it := range items {
 		if it.Green() {
@@ -58,27 +55,27 @@ func outcome(r *engine.Result) string {
 			blind++
 		}
 	}
-	line := fmt.Sprintf("workflow %s: %d of %d items green", untrusted.Escape(fmt.Sprint(d["workflow"])), green, len(items))
+	line := fmt.Sprintf("workflow %s: %d of %d items green", untrusted.Escape(d.Workflow), green, len(items))
 	if red > 0 {
 		line += fmt.Sprintf(", %d not", red)
 	}
 	if blind > 0 {
 		line += fmt.Sprintf(", %d of them kept by a verify not shown able to fail on its span (read their diffs)", blind)
 	}
-	switch d["status"] {
+	switch d.Status {
 	case StatusCompleted:
-		if b, ok := d["branch"].(string); ok {
-			line += fmt.Sprintf("; the final verify passed on %s (%v kept): read it with locum runs show --diff %s, then runs accept or runs reject", b, d["kept"], r.RunID)
-			if words, ok := d["strength_words"].(string); ok {
-				line += "; " + words
+		if d.Branch != "" && d.Kept != nil {
+			line += fmt.Sprintf("; the final verify passed on %s (%d kept): read it with locum runs show --diff %s, then runs accept or runs reject", d.Branch, *d.Kept, r.RunID)
+			if d.StrengthWords != "" {
+				line += "; " + d.StrengthWords
 			}
 		}
 	case StatusVerifyFailed:
-		line += fmt.Sprintf("; the final verify failed on the combined branch (%v), which was dropped", cmp.Or(fmt.Sprint(d["verify_verdict"]), "no verdict"))
+		line += fmt.Sprintf("; the final verify failed on the combined branch (%s), which was dropped", cmp.Or(d.VerifyVerdict, "no verdict"))
 	case StatusNoChange:
 		line += "; no change to combine"
 	case StatusInterrupted:
-		if why, ok := d["resume"].(string); ok {
+		if why := d.Resume; why != "" {
 			line += "; interrupted, and it cannot be resumed: " + why
 			break
 		}

@@ -79,7 +79,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 			prior[priorKey(it.Step, it.Item)] = it
 		case "run_end":
 			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
-			ended, _ = e.Details["status"].(string)
+			ended = engine.DecodeDetails[Details](e.Details).Status
 			if ended == "" {
 				ended = "ended"
 			}

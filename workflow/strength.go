@@ -45,8 +45,7 @@ func (w *run) measureFinal(ctx context.Context, r *engine.Run, command string) e
 		}
 	}
 	r.SetVerifyStrength(res.String())
-	r.Detail("verify_strength", res.String())
-	r.Detail("strength_words", res.WordsFor("the kept edits", "read the branch's diff"))
+	w.d.StrengthDetails = engine.StrengthDetails{VerifyStrength: res.String(), StrengthWords: res.WordsFor("the kept edits", "read the branch's diff")}
 	return nil
 }
 

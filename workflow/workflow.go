@@ -8,6 +8,7 @@ package workflow
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -33,7 +34,9 @@ var Mode = engine.Mode{Name: "workflow", Model: engine.NoModel, Outcome: outcome
 
 func init() {
 	engine.RegisterMode(Mode)
-	review.Register(Mode.Name, Branch)
+	review.Register(Mode.Name, Branch, func(details json.RawMessage) string {
+		return engine.DecodeDetails[Details](details).Status
+	})
 }
 
 // The closed list of a workflow run's statuses (details.status).
@@ -177,12 +180,50 @@ type run struct {
 	seal   seal
 	noSeal error
 	mu     sync.Mutex
+	// d are the run's details.
+	d Details
+}
+
+// Details are a workflow run's part of its result and of its journal's run_end.
+type Details struct {
+	// Resume says why the run cannot be resumed, where it has no operator key to seal its
+	// journal with.
+	Resume string `json:"resume,omitempty"`
+	// Workflow, Params and Base are the workflow run, once found; ResumedFrom the run it resumes.
+	Workflow    string            `json:"workflow,omitempty"`
+	Params      map[string]string `json:"params,omitzero"`
+	Base        string            `json:"base,omitempty"`
+	ResumedFrom string            `json:"resumed_from,omitempty"`
+	// Ran is nil until the steps ran.
+	*Ran
+	// Kept and Red count the items whose change was kept and those not green, once counted.
+	Kept *int `json:"kept,omitempty"`
+	Red  *int `json:"red,omitempty"`
+	// Status is the run's closed status (StatusCompleted, ...), once it has one.
+	Status string `json:"status,omitempty"`
+	// VerifyExit and VerifyVerdict are the final verify's, once it ran (VerifyExit null where it
+	// did not exit); VerifyTail the end of its output where it failed.
+	VerifyExit    **int   `json:"verify_exit,omitempty"`
+	VerifyVerdict string  `json:"verify_verdict,omitempty"`
+	VerifyTail    *string `json:"verify_tail,omitempty"`
+	// Branch and Commit are the branch offered and its head.
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// StrengthDetails are the final verify's strength on the kept edits, where measured.
+	engine.StrengthDetails
+}
+
+// Ran are each item's result, and the pool's servers with their counts (null where none).
+type Ran struct {
+	Items   []ItemResult `json:"items"`
+	Servers []Server     `json:"servers"`
 }
 
 func priorKey(step, item string) string { return step + "\x00" + item }
 
 func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	w.r = r
+	r.SetDetails(&w.d)
 	r.Guard("worktrees", w.cleanup)
 	if err := w.job.Layer.CheckCallModel(w.job.Call); err != nil {
 		return err
@@ -199,7 +240,7 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	if w.noSeal != nil {
-		r.Detail("resume", "no operator key to seal its journal with ("+oneLine(w.noSeal.Error())+")")
+		w.d.Resume = "no operator key to seal its journal with (" + oneLine(w.noSeal.Error()) + ")"
 	}
 	name, params := w.job.Name, w.job.Params
 	if w.job.Resume != "" {
@@ -237,12 +278,7 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	}
 	w.head = w.base
 	w.branch = Branch(r.ID)
-	r.Detail("workflow", name)
-	r.Detail("params", w.params)
-	r.Detail("base", w.base)
-	if w.resumedOf != "" {
-		r.Detail("resumed_from", w.resumedOf)
-	}
+	w.d.Workflow, w.d.Params, w.d.Base, w.d.ResumedFrom = name, w.params, w.base, w.resumedOf
 	r.Emit(engine.WorkflowEvent{Name: name, Pack: from, Definition: w.definition, Params: w.params, Base: w.base,
 		ResumedFrom: nilIfEmpty(w.resumedOf), Seal: nilIfEmpty(w.seal.run(r.ID, name, w.definition, w.base, w.params))})
 	if w.resumedOf != "" {
@@ -365,7 +401,7 @@ func (w *run) servers(ctx context.Context, r *engine.Run) error {
 // items runs the workflow's steps in order: each step's items in parallel from the branch as the
 // steps before left it, then its green changes combined onto the branch in item order.
 func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
-	defer func() { r.Detail("items", w.items); r.Detail("servers", w.pool.snapshot()) }()
+	defer func() { w.d.Ran = &Ran{Items: w.items, Servers: w.pool.snapshot()} }()
 	for _, st := range w.wf.Steps {
 		vars := maps.Clone(w.params)
 		maps.Copy(vars, w.outputs)
@@ -406,7 +442,7 @@ func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
 		if ctx.Err() != nil {
 			// The green items keep their refs; a resume combines them.
 			w.status = StatusInterrupted
-			r.Detail("status", w.status)
+			w.d.Status = w.status
 			return context.Cause(ctx)
 		}
 		if err := w.combineStep(ctx, st, w.items[len(w.items)-len(results):]); err != nil {
@@ -483,11 +519,10 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 			red++
 		}
 	}
-	r.Detail("kept", kept)
-	r.Detail("red", red)
+	w.d.Kept, w.d.Red = &kept, &red
 	if !w.edits() {
 		w.status = StatusCompleted
-		r.Detail("status", w.status)
+		w.d.Status = w.status
 		if red > 0 {
 			return &engine.RedError{Reason: fmt.Sprintf("%d of %d items did not end green", red, len(w.items))}
 		}
@@ -495,7 +530,7 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 	}
 	if kept == 0 {
 		w.status = StatusNoChange
-		r.Detail("status", w.status)
+		w.d.Status = w.status
 		return &engine.RedError{Kind: StatusNoChange, Reason: "no item left a change to combine: nothing was done"}
 	}
 	start := time.Now()
@@ -513,7 +548,7 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 	if err != nil {
 		// Stopped while it judged the branch: the items stand, for a resume to judge again.
 		w.status = StatusInterrupted
-		r.Detail("status", w.status)
+		w.d.Status = w.status
 		return err
 	}
 	var exit *int
@@ -521,25 +556,23 @@ func (w *run) verify(ctx context.Context, r *engine.Run) error {
 		exit = &vr.ExitCode
 	}
 	r.Emit(engine.VerifyRoundEvent{Round: 1, Verdict: vr.Verdict(), Exit: exit, DurationMs: time.Since(start).Milliseconds(), Tail: string(vr.Output)})
-	r.Detail("verify_exit", exit)
-	r.Detail("verify_verdict", vr.Verdict())
+	w.d.VerifyExit, w.d.VerifyVerdict = &exit, vr.Verdict()
 	if !vr.Exited || vr.ExitCode != 0 {
 		w.status = StatusVerifyFailed
-		r.Detail("status", w.status)
-		r.Detail("verify_tail", string(vr.Output))
+		w.d.Status = w.status
+		w.d.VerifyTail = new(string(vr.Output))
 		return &engine.RedError{Reason: fmt.Sprintf("the final verify failed on the combined branch (%s): the branch is not offered", vr.Verdict())}
 	}
 	if err := w.measureFinal(ctx, r, command); err != nil {
 		w.status = StatusInterrupted
-		r.Detail("status", w.status)
+		w.d.Status = w.status
 		return err
 	}
 	w.offered = true
 	w.hostTurns(r, len(w.files), true)
 	w.status = StatusCompleted
-	r.Detail("status", w.status)
-	r.Detail("branch", w.branch)
-	r.Detail("commit", w.head)
+	w.d.Status = w.status
+	w.d.Branch, w.d.Commit = w.branch, w.head
 	r.Emit(engine.BranchCommitEvent{Commit: w.head, Branch: w.branch})
 	if red > 0 {
 		return &engine.RedError{Kind: "partial", Reason: fmt.Sprintf("%d of %d items did not end green; the branch holds the %d that did, and the final verify passed on it", red, len(w.items), kept)}
@@ -569,7 +602,7 @@ func (w *run) cleanup() error {
 		} else if w.status == "" && w.started {
 			// Stopped by an error after items ran: what they did is kept for a resume.
 			w.status = StatusInterrupted
-			w.r.Detail("status", w.status)
+			w.d.Status = w.status
 		}
 	}
 	return errors.Join(errs...)

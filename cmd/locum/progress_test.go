@@ -117,7 +117,7 @@ func TestAgentSummaryClearsTheLiveLine(t *testing.T) {
 	obs.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 1})
 	before := stderr.Len()
 	cmd := &cli.Command{Name: "agent", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}}
-	_ = e.finish(cmd, &engine.Result{Mode: "agent", Details: map[string]any{"status": "kept", "turns": 3}}, nil)
+	_ = e.finish(cmd, &engine.Result{Mode: "agent", Details: &engine.AgentDetails{Status: new("kept"), Turns: 3}}, nil)
 	written := stderr.String()[before:]
 	i := strings.Index(written, "agent: kept")
 	require.GreaterOrEqual(t, i, 0, "%q", written)

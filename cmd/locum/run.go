@@ -163,8 +163,11 @@ func workflowOutput(cmd *cli.Command) output {
 		if cmd.Bool("json") {
 			return
 		}
-		items, _ := res.Details["items"].([]workflow.ItemResult)
-		for _, it := range items {
+		d, ok := res.Details.(*workflow.Details)
+		if !ok || d.Ran == nil {
+			return
+		}
+		for _, it := range d.Items {
 			fmt.Fprintln(stdout, workflow.ItemLine(it))
 		}
 	}

@@ -152,9 +152,9 @@ func (e *env) render(cmd *cli.Command, res *engine.Result, extra output, stdout,
 	if line := res.Outcome(); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-	if ch, ok := res.Details["changes"].(string); ok && !asJSON {
+	if d, ok := res.Details.(*transform.Details); ok && d.Kept != nil && !asJSON {
 		// The file's lines are the repository's text: escaped, as every other line.
-		fmt.Fprint(stderr, untrusted.EscapeLines(ch))
+		fmt.Fprint(stderr, untrusted.EscapeLines(d.Changes))
 	}
 	if res.Error != nil {
 		// The message may quote a server or a verify command; its own line breaks are locum's.

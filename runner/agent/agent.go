@@ -85,12 +85,6 @@ func modelError(class rails.ReplyClass, detail string) error {
 	return &stop{status: StatusModelError, err: &ModelError{Detail: detail, Reply: &rails.ReplyError{Class: class, Detail: detail}}}
 }
 
-type round struct {
-	Round   int    `json:"round"`
-	Verdict string `json:"verdict"`
-	Exit    *int   `json:"exit"`
-}
-
 // agent is the state of one run.
 type agent struct {
 	opts      Options
@@ -101,8 +95,10 @@ type agent struct {
 	committed bool
 	ws        *workspace
 	conv      *conversation
-	rounds    []round
+	rounds    []engine.VerifyRound
 	status    string
+	// d are the run's details.
+	d engine.AgentDetails
 	// baseline is the verify's verdict before the run changed anything (engine.Baseline).
 	baseline string
 	// noise is what git shows changed in the worktree straight after its checkout, by path.
@@ -143,10 +139,10 @@ func (a *agent) wrap(fn func(context.Context, *engine.Run) error) func(context.C
 			a.status = statusOf(err)
 		}
 		if a.status != "" {
-			r.Detail("status", a.status)
+			a.d.Status = new(a.status)
 		}
 		if a.conv != nil {
-			r.Detail("turns", a.conv.turns)
+			a.d.Turns = a.conv.turns
 		}
 		return unwrapStop(err)
 	}
@@ -183,11 +179,8 @@ func statusOf(err error) string {
 }
 
 func (a *agent) scope(ctx context.Context, r *engine.Run) error {
-	for k, v := range map[string]any{"status": nil, "branch": nil, "worktree": nil, "base": nil, "commit": nil,
-		"files_changed": []string{}, "diff_stat": nil, "turns": 0, "usage": map[string]any{"in_tokens": nil, "out_tokens": nil},
-		"verify_rounds": []round{}, "verify_tail": nil, "summary": nil, "verify_undone": []string{}} {
-		r.Detail(k, v)
-	}
+	a.d = engine.AgentDetails{FilesChanged: []string{}, VerifyRounds: []engine.VerifyRound{}, VerifyUndone: []string{}}
+	r.SetDetails(&a.d)
 	// Until a change is committed, the job is the host's to do: at the least one file read and
 	// edited and the verify run; the delegation is the call.
 	r.HostWork(engine.HostWork{Turns: cost.Turns{Direct: directTurns(1, 1), Delegated: 1}})
@@ -214,7 +207,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 		return &engine.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
 	}
 	a.base = strings.TrimSpace(sha)
-	r.Detail("base", a.base)
+	a.d.Base = new(a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
 	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first)})
 	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int(packs.MaxInputBytes); n > limit {
@@ -318,13 +311,12 @@ func (a *agent) cleanup(r *engine.Run) error {
 	ctx, cancel := context.WithTimeout(context.Background(), gitsafe.Timeout)
 	defer cancel()
 	if a.opts.Keep && !a.committed {
-		r.Detail("worktree", a.wt)
-		r.Detail("branch", a.branch)
+		a.d.Worktree, a.d.Branch = new(a.wt), new(a.branch)
 		return nil
 	}
 	err := gitsafe.RemoveWorktree(ctx, a.opts.Root, a.wt)
 	if a.committed {
-		r.Detail("branch", a.branch)
+		a.d.Branch = new(a.branch)
 		return err
 	}
 	return errors.Join(err, gitsafe.DeleteBranch(ctx, a.opts.Root, a.branch))
@@ -342,9 +334,8 @@ func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResu
 	if vr.Exited {
 		exit = &vr.ExitCode
 	}
-	a.rounds = append(a.rounds, round{Round: n, Verdict: vr.Verdict(), Exit: exit})
-	r.Detail("verify_rounds", a.rounds)
-	r.Detail("verify_tail", tail)
+	a.rounds = append(a.rounds, engine.VerifyRound{Round: n, Verdict: vr.Verdict(), Exit: exit})
+	a.d.VerifyRounds, a.d.VerifyTail = a.rounds, new(tail)
 	r.Emit(engine.VerifyRoundEvent{Round: n, Verdict: vr.Verdict(), Exit: exit, DurationMs: time.Since(start).Milliseconds(), Tail: tail})
 	if vr.Canceled {
 		return vr, nil
@@ -390,16 +381,14 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 			files = append(files, n)
 		}
 	}
-	r.Detail("files_changed", files)
+	a.d.FilesChanged = files
 	if len(files) == 0 {
 		r.Emit(engine.AgentCommitEvent{Files: files})
 		return &stop{status: StatusNoChange, err: &engine.RedError{Kind: StatusNoChange, Reason: "the verify passed, but the run changed no file: nothing was done"}}
 	}
-	if shown := engine.Shown(a.baseline); shown != "" {
-		r.Detail("shown", shown)
-	}
+	a.d.Shown = engine.Shown(a.baseline)
 	stat, _ := gitsafe.Run(ctx, a.wt, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--shortstat", a.base)
-	r.Detail("diff_stat", strings.TrimSpace(stat))
+	a.d.DiffStat = new(strings.TrimSpace(stat))
 	if diff, err := gitsafe.Run(ctx, a.wt, "diff", "--cached", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", a.base); err == nil {
 		w := hostWork(a.wt, files, diff)
 		// Done directly: each changed file read and edited, and the verify run once a round
@@ -417,7 +406,7 @@ func (a *agent) commit(ctx context.Context, r *engine.Run, summary string) error
 		return err
 	}
 	a.committed = true
-	r.Detail("commit", strings.TrimSpace(sha))
+	a.d.Commit = new(strings.TrimSpace(sha))
 	r.Emit(engine.AgentCommitEvent{Commit: new(strings.TrimSpace(sha)), Files: files, DiffStat: strings.TrimSpace(stat)})
 	return nil
 }

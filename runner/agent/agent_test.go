@@ -44,9 +44,10 @@ func TestRunThroughTheEngine(t *testing.T) {
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl"), Progress: &progress},
 		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
-	assert.Equal(t, StatusCompleted, res.Details["status"])
-	assert.Equal(t, []string{"a.txt"}, res.Details["files_changed"])
-	assert.Equal(t, 4, res.Details["turns"])
+	d := res.Details.(*engine.AgentDetails)
+	assert.Equal(t, new(StatusCompleted), d.Status)
+	assert.Equal(t, []string{"a.txt"}, d.FilesChanged)
+	assert.Equal(t, 4, d.Turns)
 	assert.Equal(t, "agent: turn 1: read_file a.txt\nagent: turn 2: edit_file a.txt\nagent: turn 3: grep good\\x1b[2J\nagent: turn 4: finish\n", progress.String())
 	data, err := os.ReadFile(filepath.Join(root, "a.txt"))
 	require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestSettleKeepsIgnoredOutput(t *testing.T) {
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},
 		Steps(Options{Task: "say goodbye", Verify: "mkdir -p out && echo built > out/bin && echo appended >> a.txt && grep -q goodbye a.txt", Root: root}))
 	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
-	assert.Equal(t, []string{"a.txt"}, res.Details["verify_undone"])
+	assert.Equal(t, []string{"a.txt"}, res.Details.(*engine.AgentDetails).VerifyUndone)
 	reqs := s.RequestsTo("/v1/chat/completions")
 	assert.Contains(t, string(reqs[3].Body), "The verify command changed a.txt; locum put back")
 	assert.Contains(t, string(reqs[4].Body), `out/bin, lines 1-1 of 1:\n1\tbuilt`, "ignored output stays")

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,12 @@ var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome,
 
 func init() {
 	engine.RegisterMode(Mode)
-	review.Register(Mode.Name, Branch)
+	review.Register(Mode.Name, Branch, func(details json.RawMessage) string {
+		if status := engine.DecodeDetails[engine.AgentDetails](details).Status; status != nil {
+			return *status
+		}
+		return ""
+	})
 }
 
 // Job is a request for one agent run.
@@ -44,27 +50,25 @@ func (j Job) Steps(p engine.Place) []engine.Step {
 
 // outcome is the run's one line: its status, and where the work is.
 func outcome(res *engine.Result) string {
-	d := res.Details
-	status, _ := d["status"].(string)
-	if status == "" {
+	d, ok := res.Details.(*engine.AgentDetails)
+	if !ok || d.Status == nil || *d.Status == "" {
 		return ""
 	}
-	line := "agent: " + status
-	if n, ok := d["turns"].(int); ok && n > 0 {
+	line := "agent: " + *d.Status
+	if n := d.Turns; n > 0 {
 		line += fmt.Sprintf(" after %d turn", n)
 		if n > 1 {
 			line += "s"
 		}
 	}
-	if b, ok := d["branch"].(string); ok {
-		line += " on branch " + untrusted.Escape(b)
+	if d.Branch != nil {
+		line += " on branch " + untrusted.Escape(*d.Branch)
 	}
-	if stat, ok := d["diff_stat"].(string); ok && stat != "" {
-		line += ": " + untrusted.Escape(strings.TrimSpace(stat))
+	if d.DiffStat != nil && *d.DiffStat != "" {
+		line += ": " + untrusted.Escape(strings.TrimSpace(*d.DiffStat))
 	}
-	if wt, ok := d["worktree"].(string); ok {
-		line += ", worktree kept at " + untrusted.Escape(wt)
+	if d.Worktree != nil {
+		line += ", worktree kept at " + untrusted.Escape(*d.Worktree)
 	}
-	shown, _ := d["shown"].(string)
-	return line + engine.ShownWords(shown, "the run")
+	return line + engine.ShownWords(d.Shown, "the run")
 }

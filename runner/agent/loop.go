@@ -148,7 +148,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 	malformed := 0
 	nudged := false
 	verifyRound := 0
-	defer func() { r.Detail("usage", map[string]any{"in_tokens": c.in, "out_tokens": c.out}) }()
+	defer func() { a.d.Usage = engine.AgentUsage{InTokens: c.in, OutTokens: c.out} }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
@@ -163,7 +163,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 		c.turns++
-		r.Detail("turns", c.turns)
+		a.d.Turns = c.turns
 		res, err := r.Chat(ctx, "turn", client.ChatRequest{Model: r.Spec.Model, Messages: c.msgs, MaxTokens: c.maxTokens, Effort: c.effort, Tools: Tools})
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -253,7 +253,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 		if !finished {
 			continue
 		}
-		r.Detail("summary", summary)
+		a.d.Summary = new(summary)
 		verifyRound++
 		vr, err := a.gate(ctx, r, verifyRound)
 		if err != nil {

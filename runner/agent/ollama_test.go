@@ -47,8 +47,12 @@ func TestRealOllama(t *testing.T) {
 	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: s, Model: model, Routing: "operator",
 		JournalPath: filepath.Join(t.TempDir(), "j.jsonl")},
 		Steps(Options{Task: "Change the word hello in greet.txt to goodbye.", Verify: "grep -q goodbye greet.txt", Root: root}))
-	status, _ := res.Details["status"].(string)
-	t.Logf("status %s after %v turns: %s", status, res.Details["turns"], res.Receipt())
+	d := res.Details.(*engine.AgentDetails)
+	status := ""
+	if d.Status != nil {
+		status = *d.Status
+	}
+	t.Logf("status %s after %d turns: %s", status, d.Turns, res.Receipt())
 	assert.True(t, slices.Contains(Statuses, status), "status %q", status)
 	data, err := os.ReadFile(filepath.Join(root, "greet.txt"))
 	require.NoError(t, err)
@@ -57,7 +61,7 @@ func TestRealOllama(t *testing.T) {
 		assert.Equal(t, 0, res.ExitCode)
 	} else {
 		assert.NotEqual(t, 0, res.ExitCode)
-		assert.Nil(t, res.Details["branch"])
+		assert.Nil(t, d.Branch)
 	}
 }
 

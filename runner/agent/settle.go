@@ -64,7 +64,7 @@ func (a *agent) settle(ctx context.Context, r *engine.Run, after string) ([]stri
 	slices.Sort(files)
 	if len(files) > 0 {
 		r.Emit(engine.VerifyUndoneEvent{After: after, Files: files})
-		r.Detail("verify_undone", a.undoneList())
+		a.d.VerifyUndone = a.undoneList()
 	}
 	return files, nil
 }

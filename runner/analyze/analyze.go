@@ -263,6 +263,14 @@ func (st *state) observe(ev map[string]any) {
 	}
 }
 
+// endDetails are what a run's end says of its change, whatever its mode: an agent's details
+// name the files it changed, what its green verify showed (as a transform's do) and, as every
+// mode that measured its verify, its strength.
+type endDetails struct {
+	engine.AgentDetails
+	engine.StrengthDetails
+}
+
 func (st *state) runEnd(ev map[string]any) {
 	e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
 	st.ended = true
@@ -275,14 +283,14 @@ func (st *state) runEnd(ev map[string]any) {
 	if e.Error != nil {
 		st.errKind = e.Error.Kind
 	}
-	if d := e.Details; d != nil {
-		st.run.Shown = str(d["shown"])
-		st.run.VerifyStrength = str(d["verify_strength"])
+	if d := engine.DecodeDetails[*endDetails](e.Details); d != nil {
+		st.run.Shown = d.Shown
+		st.run.VerifyStrength = d.VerifyStrength
 		// The agent's result names every file it changed.
-		if files, ok := d["files_changed"].([]any); ok {
+		if d.FilesChanged != nil {
 			st.edited = st.edited[:0]
-			for _, f := range files {
-				if name := str(f); name != "" {
+			for _, name := range d.FilesChanged {
+				if name != "" {
 					st.edited = append(st.edited, name)
 				}
 			}
@@ -523,11 +531,6 @@ func (st *state) health() (string, []string) {
 var receiptAttempts = regexp.MustCompile(` attempts=([0-9]{1,6}) `)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
 
 // deref is a text a journal may leave null, "" where it does.
 func deref(s *string) string {

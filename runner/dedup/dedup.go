@@ -89,6 +89,46 @@ type Result struct {
 	CacheProblem string
 }
 
+// Details are a screen's part of its result and of its journal's run_end, written once it
+// scored.
+type Details struct {
+	Method    string  `json:"method"`
+	Dir       string  `json:"dir"`
+	Files     int     `json:"files"`
+	Threshold float64 `json:"threshold"`
+	// Groups are a screen by groups' alone, Pairs a screen by pairs' (the result's every pair;
+	// the journal's top JournalPairs, of a screen by groups too).
+	Groups []Group `json:"groups,omitzero"`
+	Pairs  []Pair  `json:"pairs,omitzero"`
+	// PairsTotal counts the pairs at or above the threshold: a screen by groups', and the
+	// journal's where it keeps fewer pairs than there were.
+	PairsTotal *int `json:"pairs_total,omitempty"`
+	// Separation is a screen by embeddings' (Result.Separation).
+	Separation *Separation `json:"separation,omitempty"`
+	Cached     int         `json:"cached"`
+	Fitted     int         `json:"fitted,omitempty"`
+	// UnchangedSince says the folder is as the last screen found it.
+	UnchangedSince string `json:"unchanged_since,omitempty"`
+	Reused         int    `json:"reused,omitempty"`
+	// top are the pairs a screen by groups keeps for the journal; total counts every pair.
+	top   []Pair
+	total int
+}
+
+// JournalDetails are what run_end keeps of the details: the top JournalPairs pairs, with their
+// count where there were more, so a screen of a million pairs does not write tens of megabytes.
+func (d *Details) JournalDetails() any {
+	j := *d
+	switch {
+	case d.Groups != nil:
+		j.Pairs = d.top
+	case d.total > JournalPairs:
+		j.Pairs = d.Pairs[:min(JournalPairs, len(d.Pairs))]
+		j.PairsTotal = &d.total
+	}
+	return &j
+}
+
 type dedup struct {
 	opts    Options
 	names   []string
@@ -501,43 +541,26 @@ func (d *dedup) score(_ context.Context, r *engine.Run) error {
 		groups = set.group.groups(d.names)
 	}
 	*d.result = Result{Files: d.names, Groups: groups, Pairs: pairs, Total: total, Threshold: threshold, Cached: d.result.Cached, Fitted: d.result.Fitted, Method: method, Why: d.result.Why, Picked: d.result.Picked, Separation: separation, CacheProblem: d.result.CacheProblem, Reused: d.result.Reused}
-	r.Detail("method", method)
-	r.Detail("dir", d.opts.Dir)
-	r.Detail("files", len(d.names))
-	r.Detail("threshold", threshold)
 	if pairs == nil {
 		pairs = []Pair{}
 	}
+	details := &Details{Method: method, Dir: d.opts.Dir, Files: len(d.names), Threshold: threshold, Separation: separation,
+		Cached: d.result.Cached, Fitted: d.result.Fitted, Reused: d.result.Reused, total: total}
 	if set.group != nil {
 		if groups == nil {
 			groups = []Group{}
 		}
-		r.Detail("groups", groups)
-		r.Detail("pairs_total", total)
-		r.JournalDetail("pairs", pairs)
+		details.Groups, details.PairsTotal, details.top = groups, &total, pairs
 	} else {
-		r.Detail("pairs", pairs)
-		if total > JournalPairs {
-			r.JournalDetail("pairs", pairs[:min(JournalPairs, len(pairs))])
-			r.JournalDetail("pairs_total", total)
-		}
-	}
-	if separation != nil {
-		r.Detail("separation", separation)
-	}
-	r.Detail("cached", d.result.Cached)
-	if d.result.Fitted > 0 {
-		r.Detail("fitted", d.result.Fitted)
+		details.Pairs = pairs
 	}
 	if unchanged || plan != nil && len(plan.changed) == 0 {
 		// The folder is as the last screen found it: the host has this answer already, so the
 		// screen saves it nothing new.
 		r.HostWork(engine.HostWork{Turns: cost.Turns{Delegated: 1}})
-		r.Detail("unchanged_since", "the last screen")
+		details.UnchangedSince = "the last screen"
 	}
-	if d.result.Reused > 0 {
-		r.Detail("reused", d.result.Reused)
-	}
+	r.SetDetails(details)
 	r.Emit(engine.ScoredEvent{Files: len(d.names), Pairs: total, Groups: len(groups), Cached: d.result.Cached, Reused: d.result.Reused, Method: method})
 	return nil
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // Listing pairs, the result has every pair; the journal keeps the top JournalPairs and the count, so a screen
-// with a million pairs does not write a record of tens of megabytes.
+// with a million pairs does not write a record of tens of megabytes. A screen by groups lists no pair in
+// its result, and its journal keeps its groups, its top pairs and their count.
 func TestJournalKeepsTheTopPairs(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 20 { // 190 pairs of identical texts
@@ -30,27 +31,43 @@ func TestJournalKeepsTheTopPairs(t *testing.T) {
 	c := &packs.Composition{Packs: []*packs.Pack{p}}
 	settings, err := c.Resolve("dedup", nil, map[string]string{"method": "lexical"})
 	require.NoError(t, err)
-	journal := filepath.Join(t.TempDir(), "j.jsonl")
-	var found Result
-	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Settings: settings, JournalPath: journal},
-		Steps(Options{Dir: dir, Pairs: true}, &found))
-	require.Nil(t, res.Error)
-	assert.Len(t, found.Pairs, 190)
-	assert.Len(t, res.Details["pairs"], 190)
-	data, err := os.ReadFile(journal)
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	var end struct {
-		Event   string `json:"event"`
-		Details struct {
-			Pairs []Pair `json:"pairs"`
-			Total int    `json:"pairs_total"`
-		} `json:"details"`
+	for _, byPairs := range []bool{true, false} {
+		t.Run(fmt.Sprint("pairs=", byPairs), func(t *testing.T) {
+			journal := filepath.Join(t.TempDir(), "j.jsonl")
+			var found Result
+			res := engine.Execute(context.Background(), engine.RunSpec{Mode: "dedup", Settings: settings, JournalPath: journal},
+				Steps(Options{Dir: dir, Pairs: byPairs}, &found))
+			require.Nil(t, res.Error)
+			details := res.Details.(*Details)
+			if byPairs {
+				assert.Len(t, found.Pairs, 190)
+				assert.Len(t, details.Pairs, 190)
+				assert.Nil(t, details.PairsTotal, "the result lists every pair")
+			} else {
+				assert.Nil(t, details.Pairs)
+				assert.Len(t, details.Groups, 1)
+				require.NotNil(t, details.PairsTotal)
+				assert.Equal(t, 190, *details.PairsTotal)
+			}
+			data, err := os.ReadFile(journal)
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			var end struct {
+				Event   string          `json:"event"`
+				Details json.RawMessage `json:"details"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
+			assert.Equal(t, "run_end", end.Event)
+			kept := engine.DecodeDetails[Details](end.Details)
+			assert.Len(t, kept.Pairs, JournalPairs)
+			require.NotNil(t, kept.PairsTotal)
+			assert.Equal(t, 190, *kept.PairsTotal)
+			require.Len(t, kept.Groups, len(details.Groups))
+			for i, g := range details.Groups {
+				assert.Equal(t, g.Files, kept.Groups[i].Files)
+			}
+		})
 	}
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
-	assert.Equal(t, "run_end", end.Event)
-	assert.Len(t, end.Details.Pairs, JournalPairs)
-	assert.Equal(t, 190, end.Details.Total)
 }
 
 // A dedup tells an observer how far it is: the scoring of its entries (and, with a server, each
@@ -99,7 +116,7 @@ func TestEmbeddingCacheKeyedByServerAndDigest(t *testing.T) {
 			JournalPath: filepath.Join(t.TempDir(), "j.jsonl")}
 		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root, Cache: cache}, &found))
 		require.Nil(t, res.Error)
-		assert.Equal(t, found.Cached, res.Details["cached"])
+		assert.Equal(t, found.Cached, res.Details.(*Details).Cached)
 		journal, err := os.ReadFile(spec.JournalPath)
 		require.NoError(t, err)
 		return found, strings.Split(string(journal), "\n")

@@ -82,7 +82,7 @@ func TestDedupFitsLongEntriesToTheModel(t *testing.T) {
 	res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root, NoCache: true, Pairs: true}, &found))
 	require.Nil(t, res.Error, "%v", res.Error)
 	assert.Equal(t, 2, found.Fitted)
-	assert.Equal(t, 2, res.Details["fitted"])
+	assert.Equal(t, 2, res.Details.(*Details).Fitted)
 	require.Len(t, found.Pairs, 1, "the two long entries, pooled, are near-duplicates")
 	for _, n := range *sizes {
 		if n > 700 || n == len(files["short.md"]) {

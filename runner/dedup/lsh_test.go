@@ -166,7 +166,7 @@ func TestDedupSaysWhichScoringRan(t *testing.T) {
 		spec := engine.RunSpec{Mode: "dedup", Root: root, Settings: settings, Model: "m", JournalPath: filepath.Join(t.TempDir(), "j")}
 		res := engine.Execute(context.Background(), spec, Steps(Options{Dir: dir, Root: root, NoCache: true}, &found))
 		require.Nil(t, res.Error)
-		assert.Equal(t, found.Method, res.Details["method"])
+		assert.Equal(t, found.Method, res.Details.(*Details).Method)
 		return found
 	}
 	lsh, exact := run("false"), run("true")

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -93,11 +93,9 @@ type Run struct {
 	// decodeTokens and decodeTime sum the decodes that were timed (see Decode).
 	decodeTokens int64
 	decodeTime   time.Duration
-	details      map[string]any
-	// journalDetails replace details in the journal's run_end, where the whole value would be
-	// too large to keep (a million dedup pairs).
-	journalDetails map[string]any
-	guards         []guard
+	// details are the mode's details (SetDetails): a pointer to its struct, or nil.
+	details any
+	guards  []guard
 	// baseline is the verify's verdict before the run changed anything (Baseline).
 	baseline string
 	// sandbox is how the run's verify was contained, the last time it ran.
@@ -129,15 +127,15 @@ func (r *Run) Guard(name string, fn func() error) {
 // where none could be measured, for the result and the receipt.
 func (r *Run) SetVerifyStrength(s string) { r.verifyStrength = s }
 
-// Detail sets one key of the mode's part of the result.
-func (r *Run) Detail(key string, v any) { r.details[key] = v }
-
-// JournalDetail sets what the journal keeps of a detail in place of its whole value.
-func (r *Run) JournalDetail(key string, v any) {
-	if r.journalDetails == nil {
-		r.journalDetails = map[string]any{}
+// SetDetails makes d, a pointer to the mode's details struct, the run's details: the result's
+// and run_end's, as the steps and guards have left it when the run ends. Where d has a method
+// JournalDetails, run_end keeps what it returns in their place (a screen keeps its top pairs,
+// not a million). Details whose every key is left out are none: null.
+func (r *Run) SetDetails(d any) {
+	if v := reflect.ValueOf(d); v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("engine: details are a pointer to a struct, not %T", d))
 	}
-	r.journalDetails[key] = v
+	r.details = d
 }
 
 // Emit appends a mode's event to the journal.
@@ -300,7 +298,7 @@ func (r *Run) AddRequests(n int, u client.Usage, elapsed time.Duration) {
 // run_start (with every resolved setting and its source), each step's events, and run_end.
 func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	start := time.Now()
-	run := &Run{ID: NewRunID(start), Spec: spec, details: map[string]any{}}
+	run := &Run{ID: NewRunID(start), Spec: spec}
 	run.Journal = run.openJournal()
 	defer run.Journal.Close()
 
@@ -325,10 +323,13 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 	}
 	res := run.result(err)
 	run.hostCost(res)
-	details := res.Details
-	if len(run.journalDetails) > 0 && details != nil {
-		details = maps.Clone(details)
-		maps.Copy(details, run.journalDetails)
+	journaled := res.Details
+	if s, ok := journaled.(journalShortened); ok {
+		journaled = s.JournalDetails()
+	}
+	details, err := encodeDetails(journaled)
+	if err != nil && spec.Stderr != nil {
+		fmt.Fprintf(spec.Stderr, "locum: warning: the run's details could not be journaled: %v\n", err)
 	}
 	run.Journal.Emit(RunEndEvent{Status: res.Status, ExitCode: res.ExitCode, Error: res.Error,
 		Model: res.Model, Receipt: res.Receipt(), Details: details, Host: res.Host, WallMs: time.Since(start).Milliseconds()})
@@ -405,7 +406,10 @@ func runGuard(g guard) (err error) {
 func (r *Run) result(err error) *Result {
 	status, kind, code := Classify(err)
 	res := &Result{Status: status, Mode: r.Spec.Mode, RunID: r.ID, Attempts: r.calls, TimeMs: r.elapsed.Milliseconds(),
-		Spend: "$0.00", ExitCode: code, Details: r.details}
+		Spend: "$0.00", ExitCode: code}
+	if hasDetails(r.details) {
+		res.Details = r.details
+	}
 	if r.Spec.Model != "" {
 		res.Model = &r.Spec.Model
 	}
@@ -445,9 +449,6 @@ func (r *Run) result(err error) *Result {
 	if err != nil {
 		res.Error = errorInfo(kind, err)
 		res.Error.Message = Reword(res.Error.Message, err, r.Spec.ArgName)
-	}
-	if len(res.Details) == 0 {
-		res.Details = nil
 	}
 	return res
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
@@ -182,16 +184,18 @@ type GuardFailedEvent struct {
 	Error string `json:"error"`
 }
 
-// RunEndEvent closes every run's journal.
+// RunEndEvent closes every run's journal. Details are the result's, their keys sorted (or what
+// the mode's details keep for the journal, where they keep less); a reader decodes them with
+// DecodeDetails into the mode's details type.
 type RunEndEvent struct {
-	Status   Status         `json:"status"`
-	ExitCode int            `json:"exit_code"`
-	Error    *ErrorInfo     `json:"error"`
-	Model    *string        `json:"model"`
-	Receipt  string         `json:"receipt"`
-	Details  map[string]any `json:"details"`
-	Host     *cost.Estimate `json:"host"`
-	WallMs   int64          `json:"wall_ms"`
+	Status   Status          `json:"status"`
+	ExitCode int             `json:"exit_code"`
+	Error    *ErrorInfo      `json:"error"`
+	Model    *string         `json:"model"`
+	Receipt  string          `json:"receipt"`
+	Details  json.RawMessage `json:"details"`
+	Host     *cost.Estimate  `json:"host"`
+	WallMs   int64           `json:"wall_ms"`
 }
 
 // VerdictEvent is a person's word on an ended run, appended by locum runs accept or reject.

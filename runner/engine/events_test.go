@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -79,7 +80,7 @@ func fixtureEvents() []eventCase {
 		caseOf(GuardEvent{Guard: "restore"}),
 		caseOf(GuardFailedEvent{Guard: "restore", Error: "gone"}),
 		caseOf(RunEndEvent{Status: StatusOK, Model: new("qwen"), Receipt: "OK mode=transform",
-			Details: map[string]any{"outcome": "kept", "verify_exit": 0, "lines": "1-3"}, Host: &cost.Estimate{Method: "estimated"}, WallMs: 1500}),
+			Details: json.RawMessage(`{"lines":"1-3","outcome":"kept","verify_exit":0}`), Host: &cost.Estimate{Method: "estimated"}, WallMs: 1500}),
 		caseOf(RunEndEvent{Status: StatusRed, ExitCode: 1, Error: &ErrorInfo{Kind: "red", Message: "verify failed", Command: "x"}, Receipt: "RED"}),
 		caseOf(VerdictEvent{Verdict: "accepted"}),
 		caseOf(FileScopeEvent{File: "a.go", Verify: new("go test ./..."), Lines: "1-3", FileLines: 10, PromptBytes: 800}),

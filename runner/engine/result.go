@@ -77,9 +77,10 @@ type Result struct {
 	// one the host pays to read. Both are nil where no front end measured its side.
 	Host      *cost.Estimate `json:"-"`
 	HostSaved *cost.Summary  `json:"host"`
-	// Details is the mode's own part of the result (for transform: file, lines, kept...). It
+	// Details is the mode's own part of the result (for transform: file, lines, kept...): a
+	// pointer to the mode's details struct (Run.SetDetails), nil where the run wrote none. It
 	// stays last: WriteJSON streams it after the rest.
-	Details map[string]any `json:"details"`
+	Details any `json:"details"`
 }
 
 // Receipt renders the one-line receipt, as the journal keeps it: a figure the server did not

@@ -5,16 +5,39 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"reflect"
-	"slices"
 )
+
+// resultFields is a Result marshaled field by field, as encoding/json does by default.
+type resultFields Result
 
 // WriteJSON writes r as json.Marshal would, and a line break, without holding the whole text:
 // each list of the details (a screen's million pairs) is written an element at a time, so the
 // memory it takes is the largest element's, not the list's.
 func (r *Result) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	head := *r
+	if err := r.write(bw); err != nil {
+		return err
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// MarshalJSON writes the result as WriteJSON does: the details' keys sorted, whatever the order
+// the mode's type declares them in.
+func (r Result) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	if err := r.write(bw); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (r *Result) write(bw *bufio.Writer) error {
+	head := resultFields(*r)
 	head.Details = nil
 	data, err := json.Marshal(&head)
 	if err != nil {
@@ -22,55 +45,14 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	// The head ends in "details":null}; the details follow in its place.
 	cut := bytes.LastIndex(data, []byte(`"details":null}`))
-	if r.Details == nil || cut < 0 {
-		bw.Write(data)
-		bw.WriteByte('\n')
-		return bw.Flush()
-	}
-	bw.Write(data[:cut])
-	bw.WriteString(`"details":{`)
-	keys := make([]string, 0, len(r.Details))
-	for k := range r.Details {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for n, k := range keys {
-		if n > 0 {
-			bw.WriteByte(',')
-		}
-		name, _ := json.Marshal(k)
-		bw.Write(name)
-		bw.WriteByte(':')
-		if err := writeValue(bw, r.Details[k]); err != nil {
-			return err
-		}
-	}
-	bw.WriteString("}}\n")
-	return bw.Flush()
-}
-
-// writeValue writes one detail; a list (not a byte slice, which JSON gives as base64) one
-// element at a time.
-func writeValue(w *bufio.Writer, v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Slice || rv.IsNil() || rv.Type().Elem().Kind() == reflect.Uint8 {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
+	if !hasDetails(r.Details) || cut < 0 {
+		_, err := bw.Write(data)
 		return err
 	}
-	w.WriteByte('[')
-	for i := range rv.Len() {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		data, err := json.Marshal(rv.Index(i).Interface())
-		if err != nil {
-			return err
-		}
-		w.Write(data)
+	bw.Write(data[:cut])
+	bw.WriteString(`"details":`)
+	if err := writeDetails(bw, r.Details); err != nil {
+		return err
 	}
-	return w.WriteByte(']')
+	return bw.WriteByte('}')
 }

@@ -316,6 +316,8 @@ type journalLine struct {
 	Error  untrusted.Once[struct {
 		Kind text `json:"kind"`
 	}] `json:"error"`
+	// Details are the keys of engine.SpanDetails and engine.StrengthDetails the ledger counts, each
+	// read once (TestLedgerReadsTheDetailsTheModesWrite holds the names to theirs).
 	Details untrusted.Once[struct {
 		Lines          text `json:"lines"`
 		VerifyStrength text `json:"verify_strength"`

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -545,4 +546,20 @@ func TestVerifyStrength(t *testing.T) {
 	assert.Equal(t, 1, l.Total.Blind)
 	assert.Contains(t, l.Total.StrengthWords(), "1 kept run(s) by a verify that rejected every mutant of the change, 1 by one not shown able to fail on it")
 	assert.Empty(t, Row{}.StrengthWords())
+}
+
+// The ledger reads a run's span and verify strength, each key once, under the names the modes'
+// details write them with (engine.SpanDetails, engine.StrengthDetails).
+func TestLedgerReadsTheDetailsTheModesWrite(t *testing.T) {
+	details, err := json.Marshal(struct {
+		engine.SpanDetails
+		engine.StrengthDetails
+	}{engine.SpanDetails{File: "a.go", Lines: "3-9"}, engine.StrengthDetails{VerifyStrength: "2/4"}})
+	require.NoError(t, err)
+	line, err := json.Marshal(map[string]any{"event": "run_end", "status": engine.StatusOK, "details": json.RawMessage(details)})
+	require.NoError(t, err)
+	b := entryOf("r")
+	b.observe(line, &journalLine{})
+	assert.Equal(t, 7, b.e.SpanLines)
+	assert.Equal(t, "2/4", b.e.Strength)
 }

@@ -8,6 +8,7 @@ package review
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -75,26 +76,35 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s does not merge cleanly into the current branch; the merge was aborted and nothing changed. Merge it by hand (git merge %s) or reject it", e.Branch, e.Branch)
 }
 
-// reviewed are the modes whose runs leave a branch to review, each with how its branch is named
-// from a run id.
+// reviewedMode is how a mode whose runs leave a branch names it from a run id, and reads its
+// closed status from its run_end's details.
+type reviewedMode struct {
+	branch func(id string) string
+	status func(details json.RawMessage) string
+}
+
+// reviewed are the modes whose runs leave a branch to review.
 var (
 	reviewedMu sync.RWMutex
-	reviewed   = map[string]func(id string) string{}
+	reviewed   = map[string]reviewedMode{}
 )
 
 // Register makes the runs of mode, whose completed runs leave a branch named branch(id) with
-// these journal events: worktree with its base, commit, and run_end's details.status
-// (StatusCompleted when its verify passed), reviewable with runs show --diff, accept and reject.
-func Register(mode string, branch func(id string) string) {
+// these journal events: worktree with its base, commit, and run_end, whose details status reads
+// as the run's closed status (StatusCompleted when its verify passed, "" where they say none),
+// reviewable with runs show --diff, accept and reject. The mode reads its own details, as the
+// type it writes them with.
+func Register(mode string, branch func(id string) string, status func(details json.RawMessage) string) {
 	reviewedMu.Lock()
 	defer reviewedMu.Unlock()
-	reviewed[mode] = branch
+	reviewed[mode] = reviewedMode{branch: branch, status: status}
 }
 
-func reviewBranch(mode string) func(string) string {
+func reviewedAs(mode string) (reviewedMode, bool) {
 	reviewedMu.RLock()
 	defer reviewedMu.RUnlock()
-	return reviewed[mode]
+	m, ok := reviewed[mode]
+	return m, ok
 }
 
 // Find reads run id's journal (id may be a unique prefix) and names its branch.
@@ -112,17 +122,20 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 		return nil, &NotReviewableError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
 	}
 	rv := &Review{Root: root, RunID: runID, journal: path}
+	var mode reviewedMode
 	reviewable := false
 	for _, ev := range events {
 		switch engine.EventKind(ev) {
 		case "run_start":
 			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
-			if branch := reviewBranch(e.Mode); branch != nil {
-				reviewable, rv.Branch = true, branch(runID)
+			if m, ok := reviewedAs(e.Mode); ok {
+				mode, reviewable, rv.Branch = m, true, m.branch(runID)
 			}
 		case "run_end":
-			e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
-			rv.Status, _ = e.Details["status"].(string)
+			if reviewable {
+				e, _ := engine.DecodeEvent[engine.RunEndEvent](ev)
+				rv.Status = mode.status(e.Details)
+			}
 			rv.ended = true
 		case "worktree":
 			if e, _ := engine.DecodeEvent[engine.WorktreeEvent](ev); gitsafe.ValidSHA(e.Base) {

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +14,16 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 )
 
+// branchingDetails are the details of the test's mode that leaves a branch.
+type branchingDetails struct {
+	Status string `json:"status"`
+}
+
 // A run is reviewable only when its journal's name is a run id, its mode registered how its
 // branch is named, and that branch is there; the base and commit are taken only as full ids.
 func TestFindNamesTheBranchOfARegisteredMode(t *testing.T) {
-	Register("test-branching", func(id string) string { return "test/" + id })
+	Register("test-branching", func(id string) string { return "test/" + id },
+		func(d json.RawMessage) string { return engine.DecodeDetails[branchingDetails](d).Status })
 	root := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	const id = "20261130T100000Z-aaaaaa"
@@ -29,7 +36,9 @@ func TestFindNamesTheBranchOfARegisteredMode(t *testing.T) {
 		j.Emit(engine.RunStartEvent{Mode: mode})
 		j.Emit(engine.WorktreeEvent{Base: base})
 		j.Emit(engine.BranchCommitEvent{Commit: "not-a-sha"})
-		j.Emit(engine.RunEndEvent{Details: map[string]any{"status": StatusCompleted}})
+		details, err := json.Marshal(branchingDetails{Status: StatusCompleted})
+		require.NoError(t, err)
+		j.Emit(engine.RunEndEvent{Details: details})
 		require.NoError(t, j.Close())
 	}
 	journal(id, "test-branching")

@@ -32,6 +32,13 @@ type File struct {
 	Path, Display string
 	Text          Text
 	Range         LineRange
+	// Symbol is the declaration that named the span, "" where none did.
+	Symbol string
+}
+
+// Details are the file and span as a mode's details name them.
+func (s *File) Details() engine.SpanDetails {
+	return engine.SpanDetails{File: s.Display, Lines: s.Range.String(), Symbol: s.Symbol}
 }
 
 // Span is the lines the mode works on.
@@ -90,7 +97,7 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 		if sc.Range, err = SymbolRange(display, data, symbol); err != nil {
 			return nil, err
 		}
-		r.Detail("symbol", strings.TrimSpace(symbol))
+		sc.Symbol = strings.TrimSpace(symbol)
 	case lines != "":
 		if sc.Range, err = ParseLineRange(lines); err != nil {
 			return nil, err
@@ -99,8 +106,6 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 			return nil, err
 		}
 	}
-	r.Detail("file", display)
-	r.Detail("lines", sc.Range.String())
 	return sc, nil
 }
 

@@ -104,6 +104,27 @@ type summarize struct {
 	opts   Options
 	scope  *scope.File
 	claims *[]Claim
+	d      Details
+}
+
+// Details are a digest's part of its result and of its journal's run_end: the span, and the
+// claims as the evidence gate found them.
+type Details struct {
+	// SpanDetails are the span, once scope read it.
+	engine.SpanDetails
+	// Gated is nil until the gate ran.
+	*Gated
+}
+
+// Gated are a digest's claims after the evidence gate, its counts, and the sizes of the digest's
+// supported claims and of the span it stands for.
+type Gated struct {
+	Claims      []Claim `json:"claims"`
+	Supported   int     `json:"supported"`
+	Unsupported int     `json:"unsupported"`
+	Words       int     `json:"words"`
+	DigestBytes int     `json:"digest_bytes"`
+	SpanBytes   int     `json:"span_bytes"`
 }
 
 // Steps is the summarize workflow: scope the span under the input budget, check the
@@ -123,6 +144,8 @@ func (s *summarize) scopeStep(_ context.Context, r *engine.Run) error {
 	if err != nil {
 		return err
 	}
+	s.d.SpanDetails = sc.Details()
+	r.SetDetails(&s.d)
 	if len(sc.Text.Lines) == 0 {
 		return &engine.BadInputError{Reason: sc.Display + " is empty: there is nothing to summarize"}
 	}
@@ -247,12 +270,7 @@ func (s *summarize) report(r *engine.Run) error {
 	if claims == nil {
 		claims = []Claim{}
 	}
-	r.Detail("claims", claims)
-	r.Detail("supported", supported)
-	r.Detail("unsupported", unsupported)
-	r.Detail("words", words)
-	r.Detail("digest_bytes", digestBytes)
-	r.Detail("span_bytes", spanBytes)
+	s.d.Gated = &Gated{Claims: claims, Supported: supported, Unsupported: unsupported, Words: words, DigestBytes: digestBytes, SpanBytes: spanBytes}
 	// The digest stands in for reading the span, one turn either way; it writes nothing the
 	// host would have. What it saves is the span's bytes kept out of the host's context.
 	r.HostWork(engine.HostWork{Read: int64(spanBytes), Turns: cost.Turns{Direct: 1, Delegated: 1}})

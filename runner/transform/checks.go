@@ -89,11 +89,7 @@ func (t *transform) measure(ctx context.Context, r *engine.Run, written []byte) 
 		}
 	}
 	r.SetVerifyStrength(res.String())
-	r.Detail("verify_strength", res.String())
-	r.Detail("strength_words", res.Words("read the diff"))
-	if len(res.Survivors) > 0 {
-		r.Detail("survivors", res.Survivors)
-	}
+	t.d.StrengthDetails = engine.StrengthDetails{VerifyStrength: res.String(), StrengthWords: res.Words("read the diff"), Survivors: res.Survivors}
 	return &res, nil
 }
 

@@ -75,34 +75,31 @@ var tool = &engine.Tool{
 // outcome is the edit's one line: "transform: kept a.go lines 3-9 (+2 -1), verify exit 0"; ""
 // for a run that never reached the file.
 func outcome(r *engine.Result) string {
-	d := r.Details
-	if d == nil || d["file"] == nil {
+	d, ok := r.Details.(*Details)
+	if !ok || d.File == "" || d.Outcome == "" {
 		return ""
 	}
-	what, _ := d["outcome"].(string)
-	if what == "" {
-		return ""
-	}
-	file := untrusted.Escape(fmt.Sprint(d["file"]))
-	if what == "unchanged" && r.Status == engine.StatusError && r.Error != nil {
+	file := untrusted.Escape(d.File)
+	if d.Outcome == "unchanged" && r.Status == engine.StatusError && r.Error != nil {
 		// The run stopped before any edit for a reason not the model's answer (a timeout, no
 		// server, a signal): "unchanged" alone would read as the model's leaving the span so.
-		return fmt.Sprintf("%s: %s before any edit of %s lines %v; the file is unchanged", r.Mode, stoppedWords(r.Error.Kind), file, d["lines"])
+		return fmt.Sprintf("%s: %s before any edit of %s lines %s; the file is unchanged", r.Mode, stoppedWords(r.Error.Kind), file, d.Lines)
 	}
-	line := fmt.Sprintf("%s: %s %s lines %v", r.Mode, what, file, d["lines"])
-	if sym, ok := d["symbol"].(string); ok {
-		line += " (" + untrusted.Escape(sym) + ")"
+	line := fmt.Sprintf("%s: %s %s lines %s", r.Mode, d.Outcome, file, d.Lines)
+	if d.Symbol != "" {
+		line += " (" + untrusted.Escape(d.Symbol) + ")"
 	}
-	if diff, ok := d["diff"].(string); ok {
-		line += " (" + diff + ")"
+	shown := ""
+	if d.Kept != nil {
+		line += " (" + d.Diff + ")"
+		shown = d.Shown
 	}
-	if v, ok := d["verify_exit"]; ok && v != nil {
-		line += fmt.Sprintf(", verify exit %v", v)
+	if exit := d.VerifyExit; exit != nil && *exit != nil {
+		line += fmt.Sprintf(", verify exit %d", **exit)
 	}
-	shown, _ := d["shown"].(string)
 	line += engine.ShownWords(shown, "the edit")
-	if words, ok := d["strength_words"].(string); ok {
-		line += "; " + words
+	if d.StrengthWords != "" {
+		line += "; " + d.StrengthWords
 	}
 	return line
 }

@@ -81,7 +81,40 @@ type transform struct {
 	doc []string
 	// decl says the span is one Go declaration: a reply must then be one of its kind and name.
 	decl bool
+	// d are the run's details.
+	d Details
 }
+
+// Details are a transform's part of its result and of its journal's run_end.
+type Details struct {
+	// SpanDetails are the span, once scope read it.
+	engine.SpanDetails
+	// Outcome is what became of the file: kept, restored, unchanged or restore_failed; "" for a
+	// run that never reached it.
+	Outcome string `json:"outcome,omitempty"`
+	// VerifyExit is the last verify's exit code, null where it gave none or no edit was verified;
+	// left out before the first verify and the end of the attempts.
+	VerifyExit **int `json:"verify_exit,omitempty"`
+	// VerifyTail is the end of the last verify's output.
+	VerifyTail *string `json:"verify_tail,omitempty"`
+	// Kept is what a kept edit adds, nil for any other outcome.
+	*Kept
+	// StrengthDetails are the verify's strength on the kept span, where it was measured.
+	engine.StrengthDetails
+}
+
+// Kept are what a kept edit adds to the details: its size, its changed lines old then new under
+// the file and line (Changes), and what its green verify showed by the baseline.
+type Kept struct {
+	Diff    string `json:"diff"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Changes string `json:"changes"`
+	engine.ShownDetails
+}
+
+// exitOf is a verify's exit code as the details' VerifyExit holds it: null where code is nil.
+func exitOf(code *int) **int { return &code }
 
 // Steps is the transform workflow: scope the span under the input budget, check the
 // endpoint, guard the file (its snapshot and synced crash copy, of the bytes scope read), run the
@@ -113,15 +146,16 @@ func (t *transform) runBaseline(ctx context.Context, r *engine.Run) (err error) 
 	r.Emit(engine.VerifyWroteEvent{Step: "baseline", Files: changed.Files})
 	if rerr := t.guard.Restore(); rerr != nil {
 		t.restoreFailed = true
-		r.Detail("outcome", "restore_failed")
+		t.d.Outcome = "restore_failed"
 		return errors.Join(changed, rerr)
 	}
 	changed.Restored, t.restored = true, true
-	r.Detail("outcome", "restored")
+	t.d.Outcome = "restored"
 	return changed
 }
 
 func (t *transform) scope(_ context.Context, r *engine.Run) error {
+	r.SetDetails(&t.d)
 	if strings.TrimSpace(t.opts.Verify) == "" {
 		return engine.BadInputf("{verify} is empty: give a command whose exit 0 means the task is done")
 	}
@@ -133,6 +167,7 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 		return err
 	}
 	t.path, t.display, t.text, t.orig = sc.Path, sc.Display, sc.Text, sc.Range
+	t.d.SpanDetails = sc.Details()
 	t.start, t.n = sc.Range.Start, sc.Range.End-sc.Range.Start+1
 	t.origSpan = t.span()
 	if strings.TrimSpace(t.opts.Symbol) != "" {
@@ -192,20 +227,20 @@ func (t *transform) guardFile(_ context.Context, r *engine.Run) error {
 			g.Release()
 			switch {
 			case t.wrote || t.restored:
-				r.Detail("outcome", "restored")
+				t.d.Outcome = "restored"
 			case t.editing:
-				r.Detail("outcome", "unchanged")
+				t.d.Outcome = "unchanged"
 			}
 			return nil
 		}
 		if err := g.Restore(); err != nil {
 			// The copy is the only one left: it stays for locum recover.
 			g.Keep()
-			r.Detail("outcome", "restore_failed")
+			t.d.Outcome = "restore_failed"
 			return err
 		}
 		g.Release()
-		r.Detail("outcome", "restored")
+		t.d.Outcome = "restored"
 		return nil
 	})
 	return nil
@@ -250,7 +285,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 	format := s.String(packs.EditFormat)
 	maxAttempts := int(s.Int(packs.MaxAttempts))
 	feedback := ""
-	var lastExit any
+	var lastExit *int
 	lastTail := ""
 	// rejected maps each span the verify judged red to its attempt: the same edit again is
 	// neither written nor verified.
@@ -336,10 +371,10 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		tail := string(vr.Output)
 		r.Emit(engine.VerifyEvent{Attempt: attempt, Verdict: vr.Verdict(), DurationMs: vr.Duration.Milliseconds(), Tail: tail})
 		lastTail = tail
-		r.Detail("verify_tail", tail)
+		t.d.VerifyTail = new(tail)
 		switch {
 		case vr.Canceled:
-			r.Detail("verify_exit", nil)
+			t.d.VerifyExit = exitOf(nil)
 			return context.Cause(ctx)
 		case vr.Exited && vr.ExitCode == 0:
 			// The verdict is on the edit as it was written; what the verify left in the file (a
@@ -356,20 +391,15 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			}
 			t.kept = true
 			add, del := DiffStat(t.origSpan, t.span())
-			r.Detail("verify_exit", 0)
-			r.Detail("outcome", "kept")
-			if shown := engine.Shown(t.baseline); shown != "" {
-				r.Detail("shown", shown)
-			}
-			r.Detail("diff", fmt.Sprintf("+%d -%d", add, del))
-			r.Detail("added", add)
-			r.Detail("removed", del)
+			t.d.VerifyExit = exitOf(new(0))
+			t.d.Outcome = "kept"
 			// The host would have typed the changed lines, old and new, as an edit tool takes
 			// them, and taken the edit and the verify again for each red round this run
 			// needed; it reviews the edit as the compact diff, without reading the file, or
 			// where that was cut, in one more turn reading the file's diff.
 			ch := Changes(t.display, t.start, t.origSpan, t.span())
-			r.Detail("changes", ch.Text)
+			t.d.Kept = &Kept{Diff: fmt.Sprintf("+%d -%d", add, del), Added: add, Removed: del, Changes: ch.Text,
+				ShownDetails: engine.ShownDetails{Shown: engine.Shown(t.baseline)}}
 			w := engine.HostWork{Read: t.readBytes, Write: ch.Old + ch.New, Review: int64(len(ch.Text)), ReviewInResult: true,
 				Turns: cost.Turns{Direct: t.readTurns + directEditTurns*int64(attempt), Delegated: 1}}
 			// A cut diff, or a verify not shown able to fail on the span, sends the host to read
@@ -381,21 +411,21 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 			r.HostWork(w)
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
-			lastExit = 1
+			lastExit = new(1)
 			rejected[edit] = attempt
-			r.Detail("verify_exit", 1)
+			t.d.VerifyExit = exitOf(lastExit)
 			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
 		default:
 			if vr.Exited {
-				r.Detail("verify_exit", vr.ExitCode)
+				t.d.VerifyExit = exitOf(new(vr.ExitCode))
 			} else {
-				r.Detail("verify_exit", nil)
+				t.d.VerifyExit = exitOf(nil)
 			}
 			return &engine.NoVerdictError{Command: t.opts.Verify, Verdict: vr.Verdict(), Tail: tail}
 		}
 	}
-	r.Detail("verify_exit", lastExit)
-	r.Detail("verify_tail", lastTail)
+	t.d.VerifyExit = exitOf(lastExit)
+	t.d.VerifyTail = new(lastTail)
 	if lastExit == nil && checked != "" && !t.wrote {
 		return &engine.RedError{Kind: "checks", Reason: guardWords(checked) + "; the file is unchanged"}
 	}

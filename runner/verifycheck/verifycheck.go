@@ -42,6 +42,13 @@ type Job struct {
 	Strength *strength.Result
 }
 
+// Details are a check's part of its result: the span, and how many of its mutants the verify
+// rejected.
+type Details struct {
+	engine.SpanDetails
+	engine.StrengthDetails
+}
+
 // Mode is the verify-check mode.
 func (*Job) Mode() engine.Mode { return Mode }
 
@@ -63,8 +70,8 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 		return err
 	}
 	r.Emit(engine.FileScopeEvent{File: sc.Display, Verify: new(j.Verify), Lines: sc.Range.String(), FileLines: len(sc.Text.Lines)})
-	r.Detail("file", sc.Display)
-	r.Detail("lines", sc.Range.String())
+	d := &Details{SpanDetails: sc.Details()}
+	r.SetDetails(d)
 	// Checking the verify is work a host would not do without locum: it saves it nothing by
 	// itself, and costs the call.
 	r.HostWork(engine.HostWork{Turns: cost.Turns{Delegated: 1}})
@@ -79,11 +86,8 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 	}
 	j.Strength = &res
 	r.SetVerifyStrength(res.String())
-	r.Detail("verify_strength", res.String())
-	r.Detail("strength_words", res.Words("choose a verify that exercises the span"))
-	if len(res.Survivors) > 0 {
-		r.Detail("survivors", res.Survivors)
-	}
+	d.StrengthDetails = engine.StrengthDetails{VerifyStrength: res.String(), StrengthWords: res.Words("choose a verify that exercises the span"),
+		Survivors: res.Survivors}
 	switch {
 	case res.Unknown != "":
 		return &engine.RedError{Kind: "unmeasured", Reason: "the verify was not checked: " + res.Unknown}
@@ -96,10 +100,9 @@ func (j *Job) check(ctx context.Context, r *engine.Run, p engine.Place) error {
 // outcome is the check's one line: "verify-check: calc.go lines 3-9: the verify rejected all 4
 // changes locum made to the span".
 func outcome(r *engine.Result) string {
-	d := r.Details
-	words, _ := d["strength_words"].(string)
-	if d == nil || words == "" {
+	d, ok := r.Details.(*Details)
+	if !ok || d.StrengthWords == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: %s lines %v: %s", r.Mode, untrusted.Escape(fmt.Sprint(d["file"])), d["lines"], words)
+	return fmt.Sprintf("%s: %s lines %s: %s", r.Mode, untrusted.Escape(d.File), d.Lines, d.StrengthWords)
 }

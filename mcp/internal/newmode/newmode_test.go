@@ -27,10 +27,11 @@ import (
 // Nothing else in the tree names it.
 var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings: []packs.Key{packs.MaxAttempts},
 	Outcome: func(r *engine.Result) string {
-		if r.Details == nil || r.Details["lines"] == nil {
+		d, ok := r.Details.(*linesDetails)
+		if !ok {
 			return ""
 		}
-		return fmt.Sprintf("%s: %v lines in %v", r.Mode, r.Details["lines"], r.Details["file"])
+		return fmt.Sprintf("%s: %d lines in %s", r.Mode, d.Lines, d.File)
 	},
 	StepInputs: []packs.StepInput{
 		{Name: "file", Doc: "the file to count, from the repository root", Item: "file", Kind: packs.InputPath},
@@ -53,6 +54,13 @@ var linesMode = engine.Mode{Name: "test-lines", Model: engine.NoModel, Settings:
 
 func init() { engine.RegisterMode(linesMode) }
 
+// linesDetails are the mode's part of a run's result, as a mode's package declares them.
+type linesDetails struct {
+	File        string `json:"file"`
+	Lines       int    `json:"lines"`
+	MaxAttempts int64  `json:"max_attempts"`
+}
+
 // linesJob counts a file's lines.
 type linesJob struct {
 	file  string
@@ -71,9 +79,7 @@ func (j *linesJob) Steps(p engine.Place) []engine.Step {
 			return engine.BadInputf("{file}: %v", err)
 		}
 		j.lines = bytes.Count(data, []byte("\n"))
-		r.Detail("file", j.file)
-		r.Detail("lines", j.lines)
-		r.Detail("max_attempts", r.Spec.Settings.Int(packs.MaxAttempts))
+		r.SetDetails(&linesDetails{File: j.file, Lines: j.lines, MaxAttempts: r.Spec.Settings.Int(packs.MaxAttempts)})
 		return nil
 	}}}
 }
