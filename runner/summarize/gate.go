@@ -35,8 +35,10 @@ const maxQuote = 160
 // that turns a line's meaning round with the line's own words passes.
 func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 	out := make([]Claim, len(claims))
-	// The span's words, each line's, read once for every claim's search.
+	// The span's words, each line's, and the names its code calls or declares, read once for
+	// every claim's search.
 	var words [][]string
+	var spanNames map[string]bool
 	for i, c := range claims {
 		c.Verdict, c.Reason, c.Quote = "unsupported", "", ""
 		a, b := c.Lines[0], c.Lines[1]
@@ -54,6 +56,7 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 		default:
 			if words == nil {
 				words = lineWords(fileLines[span.Start-1 : span.End])
+				spanNames = declared(fileLines[span.Start-1 : span.End])
 			}
 			wa, wb, matched := bestWindow(terms, words, span, a, b)
 			cited := fileLines[wa-1 : wb]
@@ -67,7 +70,7 @@ func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
 				c.Quote = excerpt(cited)
 				if n := missingNumber(c.Text, cited); n != "" {
 					c.Reason = fmt.Sprintf("the number %s is not in lines %d-%d", n, wa, wb)
-				} else if n := missingName(c.Text, cited, fileLines[span.Start-1:span.End]); n != "" {
+				} else if n := missingName(c.Text, cited, spanNames); n != "" {
 					c.Reason = fmt.Sprintf("the name %s is not in lines %d-%d", n, wa, wb)
 				} else {
 					c.Verdict = "supported"
@@ -314,25 +317,17 @@ func codeName(w string) bool {
 
 // missingName is the first name of the file's code the text names that the cited lines do not
 // hold as a word, or "": a word written as code (codeName), or a capitalized word past the
-// text's first that the span writes as code: called or declared (the Acquire function), so that
+// text's first that the span's code calls or declares (spanNames: the Acquire function), so that
 // a word of the span's prose (The Go Authors) is not taken for one.
-func missingName(text string, cited, span []string) string {
+func missingName(text string, cited []string, spanNames map[string]bool) string {
 	held := identifiers(cited)
-	var inSpan map[string]bool
 	for i, w := range identifier.FindAllString(text, -1) {
-		if held[w] {
-			continue
-		}
-		if codeName(w) {
+		switch {
+		case held[w]:
+		case codeName(w):
 			return w
-		}
-		if i > 0 && unicode.IsUpper(rune(w[0])) {
-			if inSpan == nil {
-				inSpan = declared(span)
-			}
-			if inSpan[w] {
-				return w
-			}
+		case i > 0 && unicode.IsUpper(rune(w[0])) && spanNames[w]:
+			return w
 		}
 	}
 	return ""

@@ -49,6 +49,6 @@ func TestMissingName(t *testing.T) {
 		{"Acquire blocks.", ""},
 		{"The Release function frees.", ""},
 	} {
-		assert.Equal(t, tc.want, missingName(tc.text, []string{"return nil"}, span), tc.text)
+		assert.Equal(t, tc.want, missingName(tc.text, []string{"return nil"}, declared(span)), tc.text)
 	}
 }
