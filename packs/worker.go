@@ -35,6 +35,22 @@ type Worker struct {
 	MaxTurns int
 }
 
+// CheckModel says the model alias is one word the subagent file can hold as it is.
+func (w Worker) CheckModel() error {
+	if w.Model == "" || strings.ContainsAny(w.Model, " \t\n:#\"'") {
+		return fmt.Errorf("%q: want a model alias such as haiku", w.Model)
+	}
+	return nil
+}
+
+// CheckTurns says the turn cap lets the worker take a turn.
+func (w Worker) CheckTurns() error {
+	if w.MaxTurns < 1 {
+		return fmt.Errorf("%d: want 1 or more", w.MaxTurns)
+	}
+	return nil
+}
+
 // Persona is a persona file's front matter: the fields of the pack contract's personas.
 type Persona struct {
 	Name         string
@@ -129,11 +145,11 @@ func WorkerFile(p Persona, w Worker) ([]byte, error) {
 	if len(w.Tools) == 0 {
 		return nil, errors.New("a worker with no tools")
 	}
-	if w.MaxTurns < 1 {
-		return nil, fmt.Errorf("a worker's turn cap is at least 1, not %d", w.MaxTurns)
+	if err := w.CheckModel(); err != nil {
+		return nil, err
 	}
-	if w.Model == "" || strings.ContainsAny(w.Model, " \n:#\"'") {
-		return nil, fmt.Errorf("the worker's model alias %q is not one word", w.Model)
+	if err := w.CheckTurns(); err != nil {
+		return nil, err
 	}
 	tools := make([]string, len(w.Tools))
 	for i, t := range w.Tools {

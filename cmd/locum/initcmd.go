@@ -211,17 +211,17 @@ func describeModels(rep *engine.StatusReport) string {
 // worker is the local worker init installs: the tools a locum server started here lists, and the
 // model alias and turn cap the operator chose (the persona's by default).
 func (e *env) worker(cmd *cli.Command, root string) (packs.Worker, error) {
-	turns := cmd.Int("worker-max-turns")
-	if turns < 1 {
-		return packs.Worker{}, usagef(cmd, "--worker-max-turns %d: want 1 or more", turns)
+	w := packs.Worker{Model: cmd.String("worker-model"), MaxTurns: int(cmd.Int("worker-max-turns"))}
+	if err := w.CheckTurns(); err != nil {
+		return w, usagef(cmd, "--worker-max-turns %v", err)
 	}
-	model := cmd.String("worker-model")
-	if model == "" || strings.ContainsAny(model, " \t\n:#\"'") {
-		return packs.Worker{}, usagef(cmd, "--worker-model %q: want a model alias such as haiku", model)
+	if err := w.CheckModel(); err != nil {
+		return w, usagef(cmd, "--worker-model %v", err)
 	}
 	srv, err := mcp.New(mcp.Options{Dir: root, Env: e.lookup, Version: version()})
 	if err != nil {
-		return packs.Worker{}, withCode(exitCouldNot, err)
+		return w, withCode(exitCouldNot, err)
 	}
-	return packs.Worker{Tools: srv.Tools(), Model: model, MaxTurns: turns}, nil
+	w.Tools = srv.Tools()
+	return w, nil
 }
