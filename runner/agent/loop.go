@@ -134,7 +134,7 @@ func (c *conversation) fit(emit func(engine.Event)) error {
 		if c.window > 0 {
 			return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d that the model's %d-token loaded context leaves beside %d tokens kept for the reply, even with every old tool result folded; split the task or load the model with a larger context on the server", after, c.limit, c.window, c.maxTokens)
 		}
-		return red(StatusContextExhausted, "the conversation needs %d bytes, over the input budget's %d, even with every old tool result folded; split the task or raise --max-input-bytes", after, c.limit)
+		return red(StatusContextExhausted, "the conversation needs %d bytes, over the input budget's %d, even with every old tool result folded; split the task or raise {max_input_bytes}", after, c.limit)
 	}
 	return nil
 }
@@ -154,10 +154,10 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			return context.Cause(ctx)
 		}
 		if c.turns >= c.maxTurns {
-			return red(StatusMaxTurns, "the model used all %d turns (--max-turns) without finishing", c.maxTurns)
+			return red(StatusMaxTurns, "the model used all %d turns ({max_turns}) without finishing", c.maxTurns)
 		}
 		if c.turns-lastChange >= c.stall {
-			return red(StatusStalled, "%d turns in a row changed nothing (--stall-turns)", c.turns-lastChange)
+			return red(StatusStalled, "%d turns in a row changed nothing ({stall_turns})", c.turns-lastChange)
 		}
 		if err := c.fit(r.Emit); err != nil {
 			return err
@@ -271,7 +271,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			if verifyRound > c.rounds {
-				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, engine.IndentTail(tail, 10))
+				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds ({verify_rounds})\n%s", c.rounds, engine.IndentTail(tail, 10))
 			}
 			lastChange = c.turns
 			clear(seen)
