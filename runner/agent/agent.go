@@ -285,6 +285,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 func (a *agent) verifyTool(r *engine.Run) func(ctx context.Context) (string, error) {
 	run := verifyTool(a.opts.Verify, a.wt, r.Verify)
 	return func(ctx context.Context) (string, error) {
+		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "loop", Attempt: a.conv.turns, What: fmt.Sprintf("run_verify in turn %d", a.conv.turns)})
 		out, err := run(ctx)
 		if err != nil {
 			return out, err
@@ -322,8 +323,9 @@ func (a *agent) cleanup(r *engine.Run) error {
 	return errors.Join(err, gitsafe.DeleteBranch(ctx, a.opts.Root, a.branch))
 }
 
-// gate runs the verify command on the worktree as it stands.
+// gate runs the verify command on the worktree as it stands: round n of the verify after finish.
 func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResult, error) {
+	r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "loop", Attempt: a.conv.turns, What: fmt.Sprintf("round %d of %d, after finish", n, a.conv.rounds+1)})
 	start := time.Now()
 	vr, err := r.Verify(ctx, a.opts.Verify, a.wt)
 	if err != nil {
