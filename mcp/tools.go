@@ -58,6 +58,8 @@ type RunEvents struct {
 // refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+	// A call that writes only a branch of its own changes none of the person's files.
+	branch := &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
 	statusSettings := callSettings(engine.Mode{})
 	addTool(s, &sdk.Tool{
 		Name: "status",
@@ -70,7 +72,7 @@ func (s *Server) addTools() error {
 	})
 	for _, name := range engine.RegisteredModes() {
 		if m, _ := engine.LookupMode(name); m.Tool != nil {
-			s.addModeTool(m, readOnly)
+			s.addModeTool(m, readOnly, branch)
 		}
 	}
 	runSettings := callSettings(workflow.Mode)
@@ -87,7 +89,7 @@ func (s *Server) addTools() error {
 			"transform calls). Each item is verified in its own worktree; green edits are combined on " +
 			"details.branch and verified again, never in your tree: read it with runs_show, then ask the person to run " +
 			"locum runs accept RUN_ID. RED when an item or the final verify was not green.",
-		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: branch,
 		InputSchema: runSchema,
 	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
 		return s.runWorkflow(ctx, req, args, callArgs(runSettings, args))
@@ -118,16 +120,19 @@ func (s *Server) Tools() []string { return slices.Clone(s.tools) }
 
 // addModeTool serves a mode that declares a tool: its arguments and the settings a call may set,
 // each call's job built by the mode and run through the job layer.
-func (s *Server) addModeTool(m engine.Mode, readOnly *sdk.ToolAnnotations) {
+func (s *Server) addModeTool(m engine.Mode, readOnly, branch *sdk.ToolAnnotations) {
 	own := m.Tool.Args
 	if m.Model == engine.ChatModel {
 		own = append(slices.Clone(own), modelArg)
 	}
 	settings := callSettings(m)
 	annotations := readOnly
-	if m.Tool.Edits {
+	switch {
+	case m.Tool.Edits:
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
 		annotations = &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
+	case m.Tool.Branches:
+		annotations = branch
 	}
 	addTool(s, &sdk.Tool{Name: m.ToolName(), Description: m.Tool.Description, Annotations: annotations, InputSchema: inputSchema(own, settings)},
 		func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
