@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,6 +61,18 @@ func TestAgentToolCommitsItsWorkOnABranch(t *testing.T) {
 		assert.Contains(t, got, want)
 	}
 
+	// runs_show reads the run's journal and its branch's diff from where it started.
+	show, err := f.call(t, context.Background(), "runs_show", map[string]any{"run_id": id}, nil)
+	require.NoError(t, err)
+	require.False(t, show.IsError, text(show))
+	shown := structured(t, show)
+	diff := shown["diff"].(map[string]any)
+	assert.Equal(t, "locum/agent/"+id, diff["branch"])
+	assert.Contains(t, diff["text"], "-\treturn a - b\n+\treturn a + b\n")
+	assert.EqualValues(t, len(diff["text"].(string)), diff["bytes"])
+	assert.Contains(t, text(show), fmt.Sprintf("\ndiff of branch locum/agent/%s from where it started, %d bytes:\ndiff --git a/calc.go b/calc.go\n", id, len(diff["text"].(string))))
+	assert.Contains(t, text(show), "\n+\treturn a + b")
+
 	list, err := f.client.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	for _, tool := range list.Tools {
@@ -115,4 +128,44 @@ func TestAgentToolRefusals(t *testing.T) {
 			assert.Equal(t, calc, f.file(t))
 		})
 	}
+}
+
+// runs_show puts a bounded part of a large branch's diff in the host's context, and says where the
+// rest is; of a run that left no branch, it says so.
+func TestRunsShowBoundsAnAgentsDiff(t *testing.T) {
+	f := newFixture(t, true)
+	gittest.CommitAll(t, f.root)
+	// The operator's budget takes a write of 40,000 bytes; a call could not raise it.
+	f.env["LOCUM_MAX_INPUT_BYTES"] = "200000"
+	big, err := json.Marshal(map[string]string{"path": "big.txt", "content": strings.Repeat("x\n", 20000)})
+	require.NoError(t, err)
+	f.llm.On("POST", "/v1/chat/completions", toolCall("write_file", string(big)), toolCall("finish", `{"summary":"wrote it"}`))
+	res, err := f.call(t, context.Background(), "agent", map[string]any{"task": "write big.txt", "verify": "test -s big.txt", "model": "qwen3-coder-30b"}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	id := structured(t, res)["run_id"].(string)
+
+	show, err := f.call(t, context.Background(), "runs_show", map[string]any{"run_id": id}, nil)
+	require.NoError(t, err)
+	require.False(t, show.IsError, text(show))
+	diff := structured(t, show)["diff"].(map[string]any)
+	shown, size := diff["text"].(string), int64(diff["bytes"].(float64))
+	assert.Greater(t, size, int64(40000))
+	assert.LessOrEqual(t, len(shown), diffBytes)
+	assert.True(t, strings.HasSuffix(shown, "+x\n"), "cut at a line's end")
+	assert.Contains(t, text(show), fmt.Sprintf("its first %d of %d bytes (the person reads the rest with locum runs show %s --diff):", len(shown), size, id))
+	assert.Less(t, len(text(show)), 2*diffBytes, "the text holds the diff once, and no more of it")
+
+	// A red run leaves no branch: runs_show says so, and shows the journal still.
+	f.llm.On("POST", "/v1/chat/completions", toolCall("finish", `{"summary":"nothing"}`))
+	res, err = f.call(t, context.Background(), "agent", map[string]any{"task": "make Add add", "verify": "exit 1", "model": "qwen3-coder-30b", "verify_rounds": 0}, nil)
+	require.NoError(t, err)
+	require.True(t, res.IsError, text(res))
+	id = structured(t, res)["run_id"].(string)
+	show, err = f.call(t, context.Background(), "runs_show", map[string]any{"run_id": id}, nil)
+	require.NoError(t, err)
+	require.False(t, show.IsError, text(show))
+	assert.Contains(t, text(show), "no diff: run "+id+" has no branch locum/agent/"+id)
+	assert.NotContains(t, structured(t, show), "diff")
+	assert.Contains(t, text(show), "run_end")
 }
