@@ -33,6 +33,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -176,6 +177,57 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 	return run(ctx, dir, append(slices.Clone(safeConfig), neutral...), inject(args))
 }
 
+// Capped is what a command printed on standard output, cut at a bound: Text its first bytes,
+// Size all of them.
+type Capped struct {
+	Text string
+	Size int64
+}
+
+// Cut says the output was longer than Text.
+func (c Capped) Cut() bool { return c.Size > int64(len(c.Text)) }
+
+// errorBytes bounds what RunCapped keeps of a command's standard error: enough for any message
+// git prints about a failure.
+const errorBytes = 64 << 10
+
+// RunCapped is Run for a command whose output may be large (a diff of a branch someone else
+// could have committed to): what it keeps of standard output is at most limit bytes, cut at the
+// end of a line where one ends within them, and of standard error, which a failure reports, at
+// most errorBytes. git still runs to the end, under Timeout, so Size counts all it printed.
+func RunCapped(ctx context.Context, dir string, limit int, args ...string) (Capped, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	neutral, err := repoOverrides(ctx, dir)
+	if err != nil {
+		return Capped{}, err
+	}
+	stdout, stderr := &capWriter{limit: limit}, &capWriter{limit: errorBytes}
+	err = start(ctx, dir, append(slices.Clone(safeConfig), neutral...), inject(args), stdout, stderr)
+	text := stdout.buf.Bytes()
+	if stdout.size > int64(len(text)) {
+		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i+1]
+		}
+	}
+	return Capped{Text: string(text), Size: stdout.size}, failure(args, stderr.buf.String(), err)
+}
+
+// capWriter keeps the first limit bytes written to it and counts them all.
+type capWriter struct {
+	buf   bytes.Buffer
+	limit int
+	size  int64
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.size += int64(len(p))
+	if room := w.limit - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
 // inject puts a subcommand's injected flags right after its name, past any -c NAME=VALUE before
 // it.
 func inject(args []string) []string {
@@ -220,22 +272,34 @@ func repoOverrides(ctx context.Context, dir string) ([]override, error) {
 }
 
 func run(ctx context.Context, dir string, set []override, args []string) (string, error) {
+	var out bytes.Buffer
+	err := start(ctx, dir, set, args, &out, &out)
+	return out.String(), failure(args, out.String(), err)
+}
+
+// start runs git with args in dir under the overrides set, its output to stdout and stderr.
+func start(ctx context.Context, dir string, set []override, args []string, stdout, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(env(), safeEnv...), "GIT_CONFIG_COUNT="+strconv.Itoa(len(set)))
 	for i, o := range set {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, o.key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, o.value))
 	}
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		if strings.Contains(out.String(), lazyFetchRefused) {
-			return out.String(), &MissingObjectsError{Args: args, Output: out.String()}
-		}
-		return out.String(), &Error{Args: args, Output: out.String(), Err: err}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	return cmd.Run()
+}
+
+// failure is the error of a command that ended with err, having printed out: nil for none, a
+// *MissingObjectsError for a fetch GIT_NO_LAZY_FETCH stopped, else an *Error.
+func failure(args []string, out string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(out, lazyFetchRefused):
+		return &MissingObjectsError{Args: args, Output: out}
 	}
-	return out.String(), nil
+	return &Error{Args: args, Output: out, Err: err}
 }
 
 // env is the environment without what would point git at another repository, index or work tree

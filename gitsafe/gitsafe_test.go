@@ -267,3 +267,33 @@ func TestNeutral(t *testing.T) {
 		assert.Equal(t, tt.want, neutral(tt.key), tt.key)
 	}
 }
+
+// RunCapped keeps at most its bound of what git prints, cut at a line's end, and counts it all;
+// a failure reports what git said on standard error.
+func TestRunCapped(t *testing.T) {
+	isolate(t)
+	body := strings.Repeat("0123456789\n", 100) // 1,100 bytes
+	dir := newRepo(t, map[string]string{"big.txt": body})
+	for _, tt := range []struct {
+		name  string
+		limit int
+		want  string
+	}{
+		{"within the bound", 2000, body},
+		{"at the bound", 1100, body},
+		{"cut at a line's end", 25, "0123456789\n0123456789\n"},
+		{"no line's end within it", 5, "01234"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := RunCapped(context.Background(), dir, tt.limit, "show", "HEAD:big.txt")
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.Text)
+			assert.Equal(t, int64(len(body)), got.Size)
+			assert.Equal(t, len(tt.want) < len(body), got.Cut())
+		})
+	}
+	_, err := RunCapped(context.Background(), dir, 10, "show", "HEAD:nosuch.txt")
+	var gitErr *Error
+	require.ErrorAs(t, err, &gitErr)
+	assert.Contains(t, gitErr.Output, "nosuch.txt")
+}

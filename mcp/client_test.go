@@ -72,9 +72,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// sub is the file the official client's agent task changes: Sub adds until the task is done.
+const sub = "package calc\n\nfunc Sub(a, b int) int {\n\treturn a + b\n}\n"
+
 // TestOfficialClient drives a built locum mcp over stdio with the official TypeScript MCP client:
 // the tools and their schemas, status, a transform kept, red and cancelled, a role refusal,
-// progress notifications and runs_show.
+// progress notifications and runs_show; an agent task committed on its branch, and one refused.
 func TestOfficialClient(t *testing.T) {
 	node, bin := nodeClient(t)
 	tmp := t.TempDir()
@@ -84,11 +87,20 @@ func TestOfficialClient(t *testing.T) {
 	for _, p := range []string{"calc.go", "orig/calc.go"} {
 		require.NoError(t, os.WriteFile(filepath.Join(work, p), []byte(calc), 0o644))
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(work, "sub.go"), []byte(sub), 0o644))
+	// The agent's branch starts at a commit.
+	gittest.CommitAll(t, work)
 
 	llm := scripted.New()
 	defer llm.Close()
 	require.NoError(t, llm.Mimic("lmstudio"))
-	llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &goodEdit})
+	// The agent's turns are told apart by what the conversation holds so far, the latest first;
+	// every other request (the transforms, the digest) gets the streamed edit.
+	llm.On("POST", "/v1/chat/completions",
+		scripted.Reply{When: "edited sub.go at line", Calls: []scripted.Call{{Name: "finish", Arguments: json.RawMessage(`{"summary":"Sub subtracts"}`)}}},
+		scripted.Reply{When: "sub.go, lines 1-", Calls: []scripted.Call{{Name: "edit_file", Arguments: json.RawMessage(`{"path":"sub.go","search":"return a + b","replace":"return a - b"}`)}}},
+		scripted.Reply{When: "make Sub subtract", Calls: []scripted.Call{{Name: "read_file", Arguments: json.RawMessage(`{"path":"sub.go"}`)}}},
+		scripted.Reply{StreamAnswer: &goodEdit})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

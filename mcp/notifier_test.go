@@ -44,6 +44,16 @@ func TestProgressTellsAStageAtMostOnceASecond(t *testing.T) {
 			want: []string{"prefill", "decode: 1 tokens", "verify running (attempt 1)", "prefill", "decode: 1 tokens", "verify running (attempt 2)"},
 		},
 		{
+			name: "an agent's next turn is told at once", step: time.Millisecond,
+			events: []engine.ProgressEvent{
+				{Stage: engine.StageTurn, Attempt: 1, What: "turn 1 of 30: read_file a.go"},
+				{Stage: engine.StageTurn, Attempt: 2, What: "turn 2 of 30: edit_file a.go"},
+				{Stage: engine.StageVerify, Attempt: 2, What: "run_verify in turn 2"},
+				{Stage: engine.StageVerify, Attempt: 3, What: "round 1 of 3, after finish"},
+			},
+			want: []string{"turn 1 of 30: read_file a.go", "turn 2 of 30: edit_file a.go", "verify running (run_verify in turn 2)", "verify running (round 1 of 3, after finish)"},
+		},
+		{
 			name: "slow tokens are each told", step: 1500 * time.Millisecond,
 			events: []engine.ProgressEvent{decode(1), decode(2), decode(3)},
 			want:   []string{"decode: 1 tokens", "decode: 2 tokens", "decode: 3 tokens"},

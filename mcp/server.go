@@ -240,8 +240,9 @@ type notifier struct {
 	mu   sync.Mutex
 	n    float64
 	last struct {
-		stage engine.Stage
-		at    time.Time
+		stage   engine.Stage
+		attempt int
+		at      time.Time
 	}
 }
 
@@ -255,7 +256,8 @@ func (p *notifier) say(msg string) {
 	p.send(p.n, msg)
 }
 
-// Observe reports one stage of the run, a stage already told at most once every progressEvery.
+// Observe reports one stage of the run, a stage already told at most once every progressEvery;
+// the same stage of another attempt (an agent's next turn) is a new one.
 func (p *notifier) Observe(ev engine.ProgressEvent) {
 	msg := stageText(ev)
 	if msg == "" {
@@ -264,10 +266,10 @@ func (p *notifier) Observe(ev engine.ProgressEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	if ev.Stage == p.last.stage && !p.last.at.IsZero() && now.Sub(p.last.at) < progressEvery {
+	if ev.Stage == p.last.stage && ev.Attempt == p.last.attempt && !p.last.at.IsZero() && now.Sub(p.last.at) < progressEvery {
 		return
 	}
-	p.last.stage, p.last.at = ev.Stage, now
+	p.last.stage, p.last.attempt, p.last.at = ev.Stage, ev.Attempt, now
 	p.n++
 	p.send(p.n, msg)
 }
@@ -290,11 +292,17 @@ func stageText(ev engine.ProgressEvent) string {
 		return fmt.Sprintf("embedding: %d of %d entries sent", ev.Done, ev.Total)
 	case engine.StageScore:
 		return fmt.Sprintf("scoring the pairs of %d entries", ev.Total)
+	case engine.StageTurn:
+		return ev.What
 	}
 	return ""
 }
 
+// attempt is what a stage is about: the mode's words where it says, else its attempt or step.
 func attempt(ev engine.ProgressEvent) string {
+	if ev.What != "" {
+		return ev.What
+	}
 	if ev.Attempt > 0 {
 		return fmt.Sprintf("attempt %d", ev.Attempt)
 	}

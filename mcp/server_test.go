@@ -41,7 +41,7 @@ type fixture struct {
 }
 
 // servedTools are the tools locum mcp lists, to every client.
-var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "run", "runs_show", "ledger"}
+var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "agent", "run", "runs_show", "ledger"}
 
 // waitProgress waits until a progress notification holding want has arrived: the client
 // handles notifications on its own goroutine, so the last may land after the call's result.
@@ -128,7 +128,7 @@ func (f *fixture) call(t *testing.T, ctx context.Context, name string, args map[
 func holdsTheResultContract(t *testing.T, tool string, res *sdk.CallToolResult) {
 	t.Helper()
 	switch tool {
-	case "transform", "summarize", "dedup", "run":
+	case "transform", "summarize", "dedup", "agent", "run":
 	default:
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
+	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/untrusted"
 	"github.com/locumdev/locum/workflow"
 )
@@ -39,14 +40,27 @@ type LedgerArgs struct {
 	Mode  string `json:"mode,omitempty"`
 }
 
-// RunEvents is one run's journal.
+// RunEvents is one run's journal, and the diff of the branch it left.
 type RunEvents struct {
 	Journal string           `json:"journal"`
 	Events  []map[string]any `json:"events"`
 	// Sealed says locum can show it wrote the journal; Cut why not every event is here.
-	Sealed bool   `json:"sealed"`
-	Cut    string `json:"cut,omitempty"`
+	Sealed bool        `json:"sealed"`
+	Cut    string      `json:"cut,omitempty"`
+	Diff   *BranchDiff `json:"diff,omitempty"`
 }
+
+// BranchDiff is the diff of a run's branch from where it started, as git prints it.
+type BranchDiff struct {
+	Branch string `json:"branch"`
+	// Text is the diff, cut at diffBytes where Bytes, its whole size, is more.
+	Text  string `json:"text"`
+	Bytes int64  `json:"bytes"`
+}
+
+// diffBytes bounds the diff runs_show puts in a host's context: a mechanical change across a few
+// files fits; a larger one the person reads with runs show --diff.
+const diffBytes = 32 << 10
 
 // addTools declares the tools. A host keeps every byte of the list in its context on every turn
 // of every session, so each description says when to call the tool and what comes back, and no
@@ -58,6 +72,8 @@ type RunEvents struct {
 // refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+	// A call that writes only a branch of its own changes none of the person's files.
+	branch := &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
 	statusSettings := callSettings(engine.Mode{})
 	addTool(s, &sdk.Tool{
 		Name: "status",
@@ -70,7 +86,7 @@ func (s *Server) addTools() error {
 	})
 	for _, name := range engine.RegisteredModes() {
 		if m, _ := engine.LookupMode(name); m.Tool != nil {
-			s.addModeTool(m, readOnly)
+			s.addModeTool(m, readOnly, branch)
 		}
 	}
 	runSettings := callSettings(workflow.Mode)
@@ -87,7 +103,7 @@ func (s *Server) addTools() error {
 			"transform calls). Each item is verified in its own worktree; green edits are combined on " +
 			"details.branch and verified again, never in your tree: read it with runs_show, then ask the person to run " +
 			"locum runs accept RUN_ID. RED when an item or the final verify was not green.",
-		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: branch,
 		InputSchema: runSchema,
 	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
 		return s.runWorkflow(ctx, req, args, callArgs(runSettings, args))
@@ -118,16 +134,19 @@ func (s *Server) Tools() []string { return slices.Clone(s.tools) }
 
 // addModeTool serves a mode that declares a tool: its arguments and the settings a call may set,
 // each call's job built by the mode and run through the job layer.
-func (s *Server) addModeTool(m engine.Mode, readOnly *sdk.ToolAnnotations) {
+func (s *Server) addModeTool(m engine.Mode, readOnly, branch *sdk.ToolAnnotations) {
 	own := m.Tool.Args
 	if m.Model == engine.ChatModel {
 		own = append(slices.Clone(own), modelArg)
 	}
 	settings := callSettings(m)
 	annotations := readOnly
-	if m.Tool.Edits {
+	switch {
+	case m.Tool.Edits:
 		// A kept edit replaces lines of a file: destructive, for a host that asks before such calls.
 		annotations = &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
+	case m.Tool.Branches:
+		annotations = branch
 	}
 	addTool(s, &sdk.Tool{Name: m.ToolName(), Description: m.Tool.Description, Annotations: annotations, InputSchema: inputSchema(own, settings)},
 		func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
@@ -411,7 +430,7 @@ func (s *Server) runWorkflow(ctx context.Context, req *sdk.CallToolRequest, args
 	}})
 }
 
-func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
+func (s *Server) runsShow(ctx context.Context, _ *sdk.CallToolRequest, args RunsShowArgs) (*sdk.CallToolResult, any, error) {
 	defer s.begin()()
 	if strings.TrimSpace(args.RunID) == "" {
 		return fail("ERROR: run_id is empty: give the run_id of a result"), nil, nil
@@ -430,5 +449,38 @@ func (s *Server) runsShow(_ context.Context, _ *sdk.CallToolRequest, args RunsSh
 	for _, ev := range j.Events {
 		lines = append(lines, engine.EventLine(ev))
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, &RunEvents{Journal: j.Path, Events: j.Events, Sealed: j.Sealed, Cut: j.Cut}, nil
+	out := &RunEvents{Journal: j.Path, Events: j.Events, Sealed: j.Sealed, Cut: j.Cut}
+	diff, words := s.branchDiff(ctx, j)
+	if words != "" {
+		lines = append(lines, words)
+	}
+	if diff != nil {
+		out.Diff = diff
+		lines = append(lines, untrusted.EscapeLines(strings.TrimSuffix(diff.Text, "\n")))
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, out, nil
+}
+
+// branchDiff is the diff of the branch the run of journal j left, as runs show --diff reads it,
+// and a line that says what it is; nil and "" for a run of a mode that leaves none, nil and why
+// for a run whose branch is not there to read.
+func (s *Server) branchDiff(ctx context.Context, j engine.RunJournal) (*BranchDiff, string) {
+	rv, err := review.Of(ctx, s.root, j.Path, j.Events)
+	var na *review.NotReviewableError
+	switch {
+	case errors.As(err, &na) && na.NotARun:
+		return nil, ""
+	case err != nil:
+		return nil, "no diff: " + untrusted.EscapeLines(err.Error())
+	}
+	d, err := rv.Diff(ctx, diffBytes)
+	if err != nil {
+		return nil, "no diff: " + untrusted.EscapeLines(err.Error())
+	}
+	words := fmt.Sprintf("diff of branch %s from where it started, %d bytes:", rv.Branch, d.Size)
+	if d.Cut() {
+		words = fmt.Sprintf("diff of branch %s from where it started, its first %d of %d bytes (the person reads the rest with locum runs show %s --diff):",
+			rv.Branch, len(d.Text), d.Size, rv.RunID)
+	}
+	return &BranchDiff{Branch: rv.Branch, Text: d.Text, Bytes: d.Size}, words
 }

@@ -54,7 +54,12 @@ func describe(ev engine.ProgressEvent) string {
 		if ev.Step == engine.StepBaseline {
 			return "baseline: the verify command runs on the tree before any edit"
 		}
+		if ev.What != "" {
+			return ev.What + ": the verify command runs"
+		}
 		return fmt.Sprintf("attempt %d: the verify command runs", ev.Attempt)
+	case engine.StageTurn:
+		return ev.What
 	case engine.StageMutants:
 		return ev.MutantText()
 	case engine.StageEmbed:

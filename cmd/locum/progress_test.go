@@ -83,6 +83,25 @@ func TestProgressShowsDedupBatchesAndScoring(t *testing.T) {
 	assert.Contains(t, stderr.String(), "scoring the pairs of 2000 entries")
 }
 
+// An agent's turn and its verify rounds show in the agent's own words.
+func TestProgressShowsAnAgentsTurnsAndVerify(t *testing.T) {
+	for _, tt := range []struct {
+		ev   engine.ProgressEvent
+		want string
+	}{
+		{engine.ProgressEvent{Stage: engine.StageTurn, Attempt: 2, What: "turn 2 of 30: edit_file a.go"}, "turn 2 of 30: edit_file a.go ["},
+		{engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 3, What: "run_verify in turn 3"}, "run_verify in turn 3: the verify command runs ["},
+		{engine.ProgressEvent{Stage: engine.StageVerify, Attempt: 4, What: "round 1 of 3, after finish"}, "round 1 of 3, after finish: the verify command runs ["},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			obs, stderr := observerFor(t, true)
+			require.NotNil(t, obs)
+			obs.Observe(tt.ev)
+			assert.Contains(t, stderr.String(), tt.want)
+		})
+	}
+}
+
 // A narrated line (eval --ab's turn, the agent's tool call) clears the live line before it is
 // written, so it starts a line of its own; the next event draws the live line again.
 func TestLogLinesWriteAboveTheLiveLine(t *testing.T) {

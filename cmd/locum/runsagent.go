@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -53,36 +52,25 @@ func (e *env) reviewError(cmd *cli.Command, err error) error {
 	return withCode(code, fmt.Errorf("locum runs %s: %s", cmd.Name, untrusted.EscapeLines(err.Error())))
 }
 
+// diffBytes bounds the diff runs show --diff prints: a branch's files are the repository's, of
+// any size.
+const diffBytes = 16 << 20
+
 func (e *env) agentDiff(ctx context.Context, cmd *cli.Command) error {
 	rv, err := e.review(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	diff, err := rv.Diff(ctx)
+	diff, err := rv.Diff(ctx, diffBytes)
 	if err != nil {
 		return e.reviewError(cmd, err)
 	}
 	fmt.Fprintf(e.stdout, "branch %s\n", rv.Branch)
-	fmt.Fprint(e.stdout, escapeDiff(diff))
-	return nil
-}
-
-// escapeDiff makes a diff of the repository's files safe for a terminal, keeping its line breaks
-// and tabs (the text of code), escaping every other control.
-func escapeDiff(s string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		body, nl := strings.CutSuffix(l, "\n")
-		parts := strings.Split(body, "\t")
-		for j, p := range parts {
-			parts[j] = untrusted.Escape(p)
-		}
-		lines[i] = strings.Join(parts, "\t")
-		if nl {
-			lines[i] += "\n"
-		}
+	fmt.Fprint(e.stdout, untrusted.EscapeLines(diff.Text))
+	if diff.Cut() {
+		fmt.Fprintf(e.stderr, "locum runs show: the diff is %d bytes; only its first %d are shown\n", diff.Size, len(diff.Text))
 	}
-	return strings.Join(lines, "")
+	return nil
 }
 
 func (e *env) runsAcceptCommand() *cli.Command {

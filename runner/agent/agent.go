@@ -68,7 +68,7 @@ func red(status, format string, a ...any) error {
 	if status == StatusVerifyFailed {
 		kind = "" // a red verdict, as in every mode
 	}
-	return &stop{status: status, err: &engine.RedError{Kind: kind, Reason: fmt.Sprintf(format, a...)}}
+	return &stop{status: status, err: engine.Redf(kind, format, a...)}
 }
 
 // ModelError is a model that kept answering in ways no tool loop can use. It unwraps to the
@@ -185,7 +185,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	// edited and the verify run; the delegation is the call.
 	r.HostWork(engine.HostWork{Turns: cost.Turns{Direct: directTurns(1, 1), Delegated: 1}})
 	if strings.TrimSpace(a.opts.Verify) == "" {
-		return &engine.BadInputError{Reason: "--verify is empty: give a command whose exit 0 means the task is done"}
+		return engine.BadInputf("{verify} is empty: give a command whose exit 0 means the task is done")
 	}
 	if strings.TrimSpace(a.opts.Task) == "" {
 		return &engine.BadInputError{Reason: "the task is empty: say what to change"}
@@ -200,11 +200,11 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 		from = "HEAD"
 	}
 	if strings.HasPrefix(from, "-") {
-		return &engine.BadInputError{Reason: fmt.Sprintf("--from %q is not a commit", from)}
+		return engine.BadInputf("{from} %q is not a commit", from)
 	}
 	sha, err := gitsafe.Run(ctx, a.opts.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", from+"^{commit}")
 	if err != nil || !gitsafe.ValidSHA(strings.TrimSpace(sha)) {
-		return &engine.BadInputError{Reason: fmt.Sprintf("--from %s names no commit of this repository", from)}
+		return engine.BadInputf("{from} %s names no commit of this repository", from)
 	}
 	a.base = strings.TrimSpace(sha)
 	a.d.Base = new(a.base)
@@ -285,6 +285,7 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 func (a *agent) verifyTool(r *engine.Run) func(ctx context.Context) (string, error) {
 	run := verifyTool(a.opts.Verify, a.wt, r.Verify)
 	return func(ctx context.Context) (string, error) {
+		r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "loop", Attempt: a.conv.turns, What: fmt.Sprintf("run_verify in turn %d", a.conv.turns)})
 		out, err := run(ctx)
 		if err != nil {
 			return out, err
@@ -322,8 +323,9 @@ func (a *agent) cleanup(r *engine.Run) error {
 	return errors.Join(err, gitsafe.DeleteBranch(ctx, a.opts.Root, a.branch))
 }
 
-// gate runs the verify command on the worktree as it stands.
+// gate runs the verify command on the worktree as it stands: round n of the verify after finish.
 func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResult, error) {
+	r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "loop", Attempt: a.conv.turns, What: fmt.Sprintf("round %d of %d, after finish", n, a.conv.rounds+1)})
 	start := time.Now()
 	vr, err := r.Verify(ctx, a.opts.Verify, a.wt)
 	if err != nil {

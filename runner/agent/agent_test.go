@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/internal/gittest"
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/internal/runtest"
 	"github.com/locumdev/locum/runner/scripted"
@@ -55,6 +57,62 @@ func TestRunThroughTheEngine(t *testing.T) {
 	out, err := gitsafe.Run(context.Background(), root, "show", "refs/heads/"+Branch(res.RunID)+":a.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "goodbye\n", out)
+}
+
+// An observer hears each turn, with the calls it made, and each verify: the baseline, a
+// run_verify, and the round after finish.
+func TestObserverHearsEachTurnAndVerify(t *testing.T) {
+	root := gittest.Repo(t, map[string]string{"a.txt": "hello\n"})
+	s := scripted.New()
+	defer s.Close()
+	require.NoError(t, s.Mimic("lmstudio"))
+	s.On("POST", "/v1/chat/completions",
+		calls("read_file", `{"path":"a.txt"}`),
+		scripted.Reply{Answer: new("I will edit it now.")},
+		calls("edit_file", `{"path":"a.txt","search":"hello","replace":"goodbye"}`),
+		calls("run_verify", `{}`),
+		calls("finish", `{"summary":"done"}`))
+	p, err := packs.LoadBuiltin(packs.DefaultPack)
+	require.NoError(t, err)
+	settings, err := (&packs.Composition{Packs: []*packs.Pack{p}}).Resolve("agent", nil, map[string]string{"base-url": s.BaseURL(), "max-turns": "9"})
+	require.NoError(t, err)
+	var heard []string
+	observe := engine.ObserverFunc(func(ev engine.ProgressEvent) {
+		if ev.Stage != engine.StagePrefill && ev.Stage != engine.StageDecode {
+			heard = append(heard, fmt.Sprintf("%s %d %s", ev.Stage, ev.Attempt, ev.What))
+		}
+	})
+	res := engine.Execute(context.Background(), engine.RunSpec{Mode: "agent", Root: root, Settings: settings, Model: runtest.Model,
+		JournalPath: filepath.Join(t.TempDir(), "j.jsonl"), Observer: observe},
+		Steps(Options{Task: "say goodbye", Verify: "grep -q goodbye a.txt", Root: root}))
+	require.Equal(t, 0, res.ExitCode, "%+v", res.Error)
+	assert.Equal(t, []string{
+		"verify 1 ",
+		"turn 1 turn 1 of 9: read_file a.txt",
+		"turn 2 turn 2 of 9: no tool call (text); asked again",
+		"turn 3 turn 3 of 9: edit_file a.txt",
+		"turn 4 turn 4 of 9: run_verify",
+		"verify 4 run_verify in turn 4",
+		"turn 5 turn 5 of 9: finish",
+		"verify 5 round 1 of 3, after finish",
+	}, heard)
+}
+
+// A turn's progress names its first calls and counts the rest.
+func TestCallsWords(t *testing.T) {
+	read := client.ToolCall{Name: "read_file", Arguments: `{"path":"a.go"}`}
+	for _, tt := range []struct {
+		calls []client.ToolCall
+		want  string
+	}{
+		{[]client.ToolCall{read}, "read_file a.go"},
+		{[]client.ToolCall{{Name: "grep", Arguments: `{"pattern":"x\u001b[2J","path":"pkg"}`}}, `grep x\x1b[2J pkg`},
+		{[]client.ToolCall{read, read, read}, "read_file a.go, read_file a.go, read_file a.go"},
+		{[]client.ToolCall{read, read, read, read, read}, "read_file a.go, read_file a.go, read_file a.go and 2 more"},
+		{[]client.ToolCall{{Name: "finish", Arguments: `not json`}}, "finish"},
+	} {
+		assert.Equal(t, tt.want, callsWords(tt.calls))
+	}
 }
 
 // A reply with more tool calls than a turn runs: the first MaxCallsPerTurn run, the model is told

@@ -13,7 +13,7 @@ import (
 )
 
 // Mode is the agent mode: a verify-gated multi-file task in a worktree of its own.
-var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome,
+var Mode = engine.Mode{Name: "agent", Model: engine.ChatModel, Outcome: outcome, Tool: tool,
 	Settings: slices.Concat(packs.ChatSettings, packs.VerifySettings, packs.HostSettings, []packs.Key{packs.RoleSetting, packs.ExpectRed, packs.NoBaseline, packs.MaxTurns, packs.VerifyRounds, packs.StallTurns})}
 
 func init() {
@@ -46,6 +46,24 @@ func (j Job) TaskText() (what, text string) { return j.TaskSource, j.Task }
 // Steps are the agent's steps.
 func (j Job) Steps(p engine.Place) []engine.Step {
 	return Steps(Options{Task: j.Task, Verify: j.Verify, From: j.From, Root: p.Root, Keep: j.Keep})
+}
+
+// tool is the agent tool: the work goes on a branch of its own, never into the user's tree, so
+// a call destroys nothing; the person takes the branch or not.
+var tool = &engine.Tool{
+	Description: "Do a multi-file task with the local model in a worktree of its own, committed only if `verify` exits 0. " +
+		"The work is on details.branch, for the person to accept with locum runs accept RUN_ID; runs_show shows its diff. " +
+		"isError: RED (details.status says why), REFUSED, ERROR.",
+	Branches: true,
+	Args: []engine.ToolArg{
+		{Name: "task", Doc: "what to do, in plain words", Required: true},
+		engine.VerifyArg,
+		{Name: "from", Doc: "the commit to start at; default HEAD"},
+	},
+	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {
+		j := Job{Task: a.String("task"), Verify: a.String("verify"), From: a.String("from")}
+		return engine.ToolJob{Job: j, Argv: []string{j.Task}}, nil
+	},
 }
 
 // outcome is the run's one line: its status, and where the work is.

@@ -134,7 +134,7 @@ func (c *conversation) fit(emit func(engine.Event)) error {
 		if c.window > 0 {
 			return red(StatusContextExhausted, "the conversation needs %d bytes, over the %d that the model's %d-token loaded context leaves beside %d tokens kept for the reply, even with every old tool result folded; split the task or load the model with a larger context on the server", after, c.limit, c.window, c.maxTokens)
 		}
-		return red(StatusContextExhausted, "the conversation needs %d bytes, over the input budget's %d, even with every old tool result folded; split the task or raise --max-input-bytes", after, c.limit)
+		return red(StatusContextExhausted, "the conversation needs %d bytes, over the input budget's %d, even with every old tool result folded; split the task or raise {max_input_bytes}", after, c.limit)
 	}
 	return nil
 }
@@ -154,10 +154,10 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			return context.Cause(ctx)
 		}
 		if c.turns >= c.maxTurns {
-			return red(StatusMaxTurns, "the model used all %d turns (--max-turns) without finishing", c.maxTurns)
+			return red(StatusMaxTurns, "the model used all %d turns ({max_turns}) without finishing", c.maxTurns)
 		}
 		if c.turns-lastChange >= c.stall {
-			return red(StatusStalled, "%d turns in a row changed nothing (--stall-turns)", c.turns-lastChange)
+			return red(StatusStalled, "%d turns in a row changed nothing ({stall_turns})", c.turns-lastChange)
 		}
 		if err := c.fit(r.Emit); err != nil {
 			return err
@@ -188,6 +188,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			}
 			nudged = true
 			r.Emit(engine.NudgeEvent{Turn: c.turns, Reason: reason})
+			r.Observe(engine.ProgressEvent{Stage: engine.StageTurn, Step: "loop", Attempt: c.turns, What: c.turnWords("no tool call (" + reason + "); asked again")})
 			if strings.TrimSpace(res.Answer) != "" {
 				c.msgs = append(c.msgs, client.Message{Role: "assistant", Content: res.Answer})
 			}
@@ -209,6 +210,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 				calls[i].ID = fmt.Sprintf("call_%d_%d", c.turns, i+1)
 			}
 		}
+		r.Observe(engine.ProgressEvent{Stage: engine.StageTurn, Step: "loop", Attempt: c.turns, What: c.turnWords(callsWords(calls))})
 		content := res.Answer
 		if parsed {
 			content = ""
@@ -271,7 +273,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 			return nil
 		case vr.Exited && vr.ExitCode == 1:
 			if verifyRound > c.rounds {
-				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds (--verify-rounds)\n%s", c.rounds, engine.IndentTail(tail, 10))
+				return red(StatusVerifyFailed, "the verify command still exits 1 after %d fix rounds ({verify_rounds})\n%s", c.rounds, engine.IndentTail(tail, 10))
 			}
 			lastChange = c.turns
 			clear(seen)
@@ -331,12 +333,16 @@ func finishSummary(tc client.ToolCall) string {
 }
 
 // progress tells a person at a terminal what the run is doing, one line per call: a run takes
-// minutes, and the receipt comes only at the end. The path is the model's text: escaped.
+// minutes, and the receipt comes only at the end.
 func progress(r *engine.Run, turn int, tc client.ToolCall) {
-	w := r.Spec.Progress
-	if w == nil {
-		return
+	if w := r.Spec.Progress; w != nil {
+		fmt.Fprintf(w, "agent: turn %d: %s\n", turn, callWords(tc))
 	}
+}
+
+// callWords is what a tool call does, in a few words: its name and the path or pattern it names,
+// which are the model's text: escaped.
+func callWords(tc client.ToolCall) string {
 	what := ""
 	if a, err := ParseArgs(tc.Name, tc.Arguments); err == nil {
 		what = a.str("path")
@@ -344,8 +350,28 @@ func progress(r *engine.Run, turn int, tc client.ToolCall) {
 			what = p + " " + what
 		}
 	}
-	line := fmt.Sprintf("agent: turn %d: %s %s", turn, untrusted.Escape(tc.Name), untrusted.Escape(capText(strings.TrimSpace(what), 80)))
-	fmt.Fprintln(w, strings.TrimSpace(line))
+	return strings.TrimSpace(untrusted.Escape(tc.Name) + " " + untrusted.Escape(capText(strings.TrimSpace(what), 80)))
+}
+
+// shownCalls is how many of a turn's calls its progress names; the rest it counts.
+const shownCalls = 3
+
+// callsWords are a turn's calls in a few words each, the first shownCalls of them.
+func callsWords(calls []client.ToolCall) string {
+	words := make([]string, 0, shownCalls)
+	for _, tc := range calls[:min(len(calls), shownCalls)] {
+		words = append(words, callWords(tc))
+	}
+	line := strings.Join(words, ", ")
+	if more := len(calls) - shownCalls; more > 0 {
+		line += fmt.Sprintf(" and %d more", more)
+	}
+	return line
+}
+
+// turnWords says what the latest turn did, for its progress event.
+func (c *conversation) turnWords(did string) string {
+	return fmt.Sprintf("turn %d of %d: %s", c.turns, c.maxTurns, did)
 }
 
 func canonical(a args) string {

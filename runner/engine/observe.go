@@ -16,15 +16,22 @@ const (
 	StageScore   Stage = "score"   // dedup scores the pairs of Total entries
 	// StageMutants: the verify runs against a mutant of a kept span, Done of Total so far.
 	StageMutants Stage = "mutants"
+	// StageTurn: the agent's model answered turn Attempt and the tool calls it made run; What
+	// names them.
+	StageTurn Stage = "turn"
 )
 
 // ProgressEvent is one report of a run in progress.
 type ProgressEvent struct {
 	Stage Stage
 	Step  string // the engine step that reports
-	// Attempt is the transform's edit attempt at verify; at prefill and decode, the number of the
-	// request in flight.
+	// Attempt is the transform's edit attempt at verify, the agent's turn at turn and verify;
+	// at prefill and decode, the number of the request in flight.
 	Attempt int
+	// What, when set, is the mode's words for what the stage is about (the agent's "turn 3 of 30:
+	// read_file a.go"), which a front end shows in place of the attempt's number. Text of the
+	// model's is escaped in it.
+	What string
 	// Chars counts the answer and thinking characters streamed so far, and Deltas the stream
 	// chunks that carried text: one per token on the servers locum knows, so "tokens so far".
 	Chars, Deltas int

@@ -168,9 +168,21 @@ type RedError struct {
 	Reason string
 	// Kind names a red verdict of its own kind (unchanged, repeated, no_change); "" is red.
 	Kind string
+	// Worded: as RefusalError's (Redf).
+	Worded rails.WordedText
 }
 
-func (e *RedError) Error() string { return e.Reason }
+// Redf is a red verdict of kind whose message may name settings as {setting}.
+func Redf(kind, format string, args ...any) *RedError {
+	return &RedError{Kind: kind, Worded: rails.Textf(format, args...)}
+}
+
+func (e *RedError) Error() string { return wordedOr(e.Worded, e.Reason, rails.FlagName) }
+
+// Words is the message with its settings named by name.
+func (e *RedError) Words(name func(string) string) string {
+	return wordedOr(e.Worded, e.Reason, name)
+}
 
 // RefusalError is a refusal before any request that is not one of the rails' own types (a role
 // with no earned routing, say): exit 1.

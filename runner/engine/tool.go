@@ -10,9 +10,10 @@ type Tool struct {
 	// Description says when to call the tool and what comes back, and no more: a host keeps it
 	// in its context on every turn of every session.
 	Description string
-	// Edits says a call changes the user's files, which a host may ask the person about first;
-	// otherwise a call only reads them.
-	Edits bool
+	// Edits says a call changes the user's files, which a host may ask the person about first.
+	// Branches says a call writes only a branch of its own, which the person accepts or not: it
+	// changes none of the user's files and destroys nothing. Otherwise a call only reads.
+	Edits, Branches bool
 	// Args are the tool's own arguments, in the order a host reads them.
 	Args []ToolArg
 	// Job builds a call's job from its arguments, as the tool's input schema checked them.
@@ -28,6 +29,9 @@ type ToolArg struct {
 	Bool     bool
 	Required bool
 }
+
+// VerifyArg is the argument of a tool whose work is kept only when a command passes.
+var VerifyArg = ToolArg{Name: "verify", Doc: "bash, from the repo root; fails until the task is done", Required: true}
 
 // ToolArgs are a call's arguments, by name, as JSON decoded them.
 type ToolArgs map[string]any

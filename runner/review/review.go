@@ -117,6 +117,12 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 	if err != nil {
 		return nil, &NotReviewableError{Reason: err.Error(), NotARun: true}
 	}
+	return Of(ctx, root, path, events)
+}
+
+// Of is the review of the run whose journal, already read, is at path in root's journals and
+// holds events.
+func Of(ctx context.Context, root, path string, events []map[string]any) (*Review, error) {
 	runID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if !engine.ValidRunID(runID) {
 		return nil, &NotReviewableError{Reason: fmt.Sprintf("%q is not the name of a run journal locum writes", filepath.Base(path)), NotARun: true}
@@ -158,17 +164,18 @@ func Find(ctx context.Context, root, id string) (*Review, error) {
 }
 
 // Diff is the branch's change from where it started (from the merge base with HEAD when the
-// journal does not name its base).
-func (rv *Review) Diff(ctx context.Context) (string, error) {
+// journal does not name its base), its first limit bytes kept: a branch is the repository's, and
+// anyone could have committed a file of any size to it.
+func (rv *Review) Diff(ctx context.Context, limit int) (gitsafe.Capped, error) {
 	base := rv.Base
 	if base == "" {
 		out, err := gitsafe.Run(ctx, rv.Root, "merge-base", "HEAD", "refs/heads/"+rv.Branch)
 		if err != nil {
-			return "", err
+			return gitsafe.Capped{}, err
 		}
 		base = strings.TrimSpace(out)
 	}
-	return gitsafe.Run(ctx, rv.Root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "refs/heads/"+rv.Branch, "--")
+	return gitsafe.RunCapped(ctx, rv.Root, limit, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "refs/heads/"+rv.Branch, "--")
 }
 
 // Accept merges the branch into the current branch: a fast-forward when it can, else a merge

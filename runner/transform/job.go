@@ -64,7 +64,7 @@ var tool = &engine.Tool{
 		"isError: RED (file unchanged), REFUSED (nothing sent; error.command is for the person to run), ERROR.",
 	Edits: true,
 	Args: append(slices.Clone(scope.SpanArgs),
-		engine.ToolArg{Name: "verify", Doc: "bash, from the repo root; fails until the task is done", Required: true},
+		engine.VerifyArg,
 		engine.ToolArg{Name: "task", Doc: "what to change, in plain words", Required: true}),
 	Job: func(a engine.ToolArgs) (engine.ToolJob, error) {
 		j := Job{File: a.String("file"), Lines: a.String("lines"), Symbol: a.String("symbol"), Verify: a.String("verify"), Task: a.String("task")}

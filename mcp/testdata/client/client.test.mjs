@@ -3,6 +3,7 @@
 // server, and runs this file with LOCUM_BIN, LOCUM_WORK and LOCUM_BASE_URL set.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -41,15 +42,26 @@ after(async () => {
 
 const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
-test("lists the eight tools with typed input schemas, and no allow_remote", async () => {
+// git runs git in the repository and returns what it printed.
+const git = (...args) => execFileSync("git", ["-C", work, ...args], { encoding: "utf8" });
+
+test("lists the nine tools with typed input schemas, and no allow_remote", async () => {
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(Object.keys(byName).sort(), ["dedup", "ledger", "run", "runs_show", "status", "summarize", "transform", "verify_check"]);
+  assert.deepEqual(Object.keys(byName).sort(), ["agent", "dedup", "ledger", "run", "runs_show", "status", "summarize", "transform", "verify_check"]);
   const transform = byName.transform;
   assert.deepEqual([...transform.inputSchema.required].sort(), ["file", "task", "verify"]);
   for (const arg of ["lines", "model", "role", "base_url", "max_attempts", "effort"]) {
     assert.ok(arg in transform.inputSchema.properties, `transform takes ${arg}`);
   }
+  const agent = byName.agent;
+  assert.deepEqual([...agent.inputSchema.required].sort(), ["task", "verify"]);
+  for (const arg of ["from", "model", "role", "max_turns", "verify_rounds", "stall_turns"]) {
+    assert.ok(arg in agent.inputSchema.properties, `agent takes ${arg}`);
+  }
+  assert.equal(agent.annotations.destructiveHint, false, "the agent writes a branch of its own, never the person's files");
+  assert.equal(agent.annotations.readOnlyHint, false);
+  assert.match(agent.description, /details\.branch.*locum runs accept RUN_ID/);
   for (const t of tools) {
     assert.ok(t.description.length > 80, `${t.name} tells a host model when to use it`);
     assert.equal(t.outputSchema, undefined, `${t.name}: its structured content stands without a schema`);
@@ -154,4 +166,64 @@ test("runs_show reads back the journal of a run", async () => {
   assert.equal(events[0], "run_start");
   assert.equal(events.at(-1), "run_end");
   assert.ok(events.includes("verify"));
+});
+
+test("an agent task runs to a committed branch, with progress notifications, and runs_show shows its diff", async () => {
+  // A client of its own, as for the transform above, sees every notification.
+  const progress = [];
+  const own = await connect();
+  own.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    if (n.params.progressToken === "agent") progress.push(n.params);
+  });
+  const sub = readFileSync(join(work, "sub.go"), "utf8");
+  const res = await own.callTool({
+    name: "agent",
+    arguments: { task: "make Sub subtract", verify: "grep -q 'return a - b' sub.go", model },
+    _meta: { progressToken: "agent" },
+  });
+  await own.close();
+  assert.equal(res.isError ?? false, false, text(res));
+  const out = res.structuredContent;
+  assert.equal(out.status, "OK");
+  assert.equal(out.mode, "agent");
+  assert.equal(out.routing, "operator");
+  assert.equal(out.details.status, "completed");
+  assert.equal(out.details.turns, 3);
+  assert.equal(out.details.branch, `locum/agent/${out.run_id}`);
+  assert.deepEqual(out.details.files_changed, ["sub.go"]);
+  assert.match(text(res), new RegExp(`^OK: agent: completed after 3 turns on branch locum/agent/${out.run_id}: 1 file changed`));
+
+  // The work is a commit on the branch; the person's tree is as it was.
+  assert.equal(git("rev-parse", out.details.branch).trim(), out.details.commit);
+  assert.match(git("show", `${out.details.branch}:sub.go`), /return a - b/);
+  assert.equal(readFileSync(join(work, "sub.go"), "utf8"), sub);
+  assert.equal(git("status", "--porcelain", "--", "sub.go"), "");
+
+  const messages = progress.map((p) => p.message);
+  for (const want of ["turn 1 of 30: read_file sub.go", "turn 2 of 30: edit_file sub.go", "turn 3 of 30: finish",
+    "verify running (round 1 of 3, after finish)"]) {
+    assert.ok(messages.includes(want), `${want}\n${messages.join("\n")}`);
+  }
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress > progress[i - 1].progress);
+
+  const show = await client.callTool({ name: "runs_show", arguments: { run_id: out.run_id } });
+  assert.equal(show.isError ?? false, false, text(show));
+  assert.equal(show.structuredContent.diff.branch, out.details.branch);
+  assert.match(show.structuredContent.diff.text, /-\treturn a \+ b\n\+\treturn a - b\n/);
+  assert.match(text(show), /diff of branch locum\/agent\/\S+ from where it started, \d+ bytes:\ndiff --git a\/sub.go b\/sub.go/);
+});
+
+test("an agent call for a role with no earned routing is refused as a tool result, with no branch", async () => {
+  const before = git("branch", "--list", "locum/agent/*");
+  const res = await client.callTool({
+    name: "agent",
+    arguments: { task: "make Sub subtract", verify: "true", role: "agent" },
+  });
+  assert.equal(res.isError, true);
+  assert.match(text(res), /^REFUSED: role "agent" has no earned routing/);
+  assert.equal(res.structuredContent.status, "REFUSED");
+  assert.equal(res.structuredContent.mode, "agent");
+  assert.equal(res.structuredContent.error.kind, "refused");
+  assert.equal(res.structuredContent.error.command, "locum roles accept agent MODEL");
+  assert.equal(git("branch", "--list", "locum/agent/*"), before);
 });
