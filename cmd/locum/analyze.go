@@ -215,7 +215,7 @@ func printRun(w io.Writer, r analyze.Run) {
 	if r.Host != nil {
 		p := r.Host.Parts
 		fmt.Fprintf(w, "host cost      %s\n", esc(r.Host.Words()))
-		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Review)
+		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, handoff %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Handoff, p.Review)
 	}
 	for _, it := range r.Items {
 		line := fmt.Sprintf("item           %s %d %s %s", esc(it.Step), it.Index, esc(it.Status), esc(it.Item))

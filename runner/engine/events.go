@@ -511,6 +511,12 @@ type BranchCommitEvent struct {
 	Branch string `json:"branch"`
 }
 
+// HandoffEvent is a red run's handoff as its result carried it, and what its use is measured on.
+type HandoffEvent struct {
+	Handoff *Handoff      `json:"handoff"`
+	Files   []HandoffFile `json:"files"`
+}
+
 // DigestsEvent is the weights' digests of the models an A/B capture measures.
 type DigestsEvent struct {
 	Digests map[string]string `json:"digests"`
@@ -575,3 +581,4 @@ func (ItemCarriedEvent) Kind() string           { return "item_carried" }
 func (CombineEvent) Kind() string               { return "combine" }
 func (BranchCommitEvent) Kind() string          { return "commit" }
 func (DigestsEvent) Kind() string               { return "digests" }
+func (HandoffEvent) Kind() string               { return "handoff" }

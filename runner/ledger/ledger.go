@@ -331,13 +331,14 @@ type journalLine struct {
 // parameters it was made at, never the figures derived from them.
 type hostRecord struct {
 	Parts untrusted.Once[struct {
-		Read   number               `json:"read_bytes"`
-		Write  number               `json:"write_bytes"`
-		Call   number               `json:"call_bytes"`
-		Result number               `json:"result_bytes"`
-		Review number               `json:"review_bytes"`
-		Done   untrusted.Once[bool] `json:"done"`
-		Turns  untrusted.Once[struct {
+		Read    number               `json:"read_bytes"`
+		Write   number               `json:"write_bytes"`
+		Call    number               `json:"call_bytes"`
+		Result  number               `json:"result_bytes"`
+		Review  number               `json:"review_bytes"`
+		Handoff number               `json:"handoff_bytes"`
+		Done    untrusted.Once[bool] `json:"done"`
+		Turns   untrusted.Once[struct {
 			Direct    number `json:"direct"`
 			Delegated number `json:"delegated"`
 		}] `json:"turns"`
@@ -461,7 +462,7 @@ func parts(h hostRecord) (cost.Parts, recorded, bool) {
 		turns = cost.Turns{Direct: small(t.Direct), Delegated: small(t.Delegated)}
 	}
 	return cost.Parts{Read: whole(p.Read), Write: whole(p.Write), Call: whole(p.Call),
-		Result: whole(p.Result), Review: whole(p.Review), Turns: turns, Done: p.Done.V}, rec, true
+		Result: whole(p.Result), Review: whole(p.Review), Handoff: whole(p.Handoff), Turns: turns, Done: p.Done.V}, rec, true
 }
 
 // Recorded is the estimate a run_end's host object gives, derived again from its parts at the
