@@ -517,6 +517,18 @@ type HandoffEvent struct {
 	Files   []HandoffFile `json:"files"`
 }
 
+// HandoffUseEvent is what became of a red run's handoff, appended to its journal: a mark a person
+// or the host gave (Source mark), or a measure a later run made as it read the file (Source
+// measured, By that run), with the lines found (Present) of those looked for (Of).
+type HandoffUseEvent struct {
+	Use     string `json:"use"`
+	Source  string `json:"source"`
+	Present *int   `json:"present,omitempty"`
+	Of      *int   `json:"of,omitempty"`
+	By      string `json:"by,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
 // DigestsEvent is the weights' digests of the models an A/B capture measures.
 type DigestsEvent struct {
 	Digests map[string]string `json:"digests"`
@@ -582,3 +594,4 @@ func (CombineEvent) Kind() string               { return "combine" }
 func (BranchCommitEvent) Kind() string          { return "commit" }
 func (DigestsEvent) Kind() string               { return "digests" }
 func (HandoffEvent) Kind() string               { return "handoff" }
+func (HandoffUseEvent) Kind() string            { return "handoff_use" }
