@@ -200,7 +200,11 @@ func (l *Layer) Ledger(req LedgerRequest) (*LedgerResult, error) {
 	}
 	params := engine.HostParams(set)
 	host := ledger.HostUsage{Folder: packs.TranscriptsFolder(set, l.op.Env), ToolListTokens: ledger.ToolListTokens(params)}
-	rep, err := ledger.BuildMeasured(dir, l.journalKey(), req.Filter, by, params, host)
+	f := req.Filter
+	if f.Root == "" {
+		f.Root = l.root
+	}
+	rep, err := ledger.BuildMeasured(dir, l.journalKey(), f, by, params, host)
 	if err != nil {
 		return nil, err
 	}

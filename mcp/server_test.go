@@ -267,6 +267,39 @@ func TestTransformRedRestores(t *testing.T) {
 	assert.Len(t, f.llm.RequestsTo("/v1/chat/completions"), 2)
 }
 
+// TestRedTransformHandsOver: a red transform's structured content carries its handoff within its
+// bound: the last attempt the verify judged (the second: the third reply could not be applied),
+// as a diff, with that verify's output and what to do next.
+func TestRedTransformHandsOver(t *testing.T) {
+	f := newFixture(t, true)
+	times := "```go\nfunc Add(a, b int) int {\n\treturn a * b\n}\n```"
+	swapped := "```go\nfunc Add(a, b int) int {\n\treturn b - a\n}\n```"
+	prose := "Sure: make it add."
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &times}, scripted.Reply{StreamAnswer: &swapped}, scripted.Reply{StreamAnswer: &prose})
+	res, err := f.call(t, context.Background(), "transform", map[string]any{
+		"file": "calc.go", "lines": "3-5", "verify": `grep -q "return a + b" calc.go || { grep -n return calc.go; exit 1; }`,
+		"task": "make Add add", "model": "qwen3-coder-30b", "max_attempts": 3,
+	}, nil)
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	out := structured(t, res)
+	require.Equal(t, "RED", out["status"])
+	h, ok := out["handoff"].(map[string]any)
+	require.True(t, ok, "%v", out["handoff"])
+	assert.Equal(t, "red", h["failure"])
+	assert.Equal(t, float64(2), h["attempt"])
+	assert.Contains(t, h["diff"], "\n-\treturn a - b\n+\treturn b - a\n")
+	assert.Equal(t, true, h["verified"])
+	assert.Contains(t, h["verify_tail"], "4:\treturn b - a")
+	assert.NotEmpty(t, h["next"])
+	data, err := json.Marshal(h)
+	require.NoError(t, err)
+	assert.Equal(t, float64(len(data)), h["bytes"], "bytes is the handoff's size as the host reads it")
+	assert.LessOrEqual(t, len(data), engine.MaxHandoffBytes)
+	t.Logf("handoff in the MCP result: %d bytes", len(data))
+	assert.Equal(t, calc, f.file(t))
+}
+
 func TestRefusalsAreToolResults(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

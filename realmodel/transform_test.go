@@ -12,10 +12,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // task is one transform of the tier's task set: testdata/tasks/NAME.txtar holds this as JSON in
@@ -115,9 +118,16 @@ func TestTransformsOnARealModel(t *testing.T) {
 			if tk.MaxAttempts > 0 {
 				args = append(args, "--max-attempts", fmt.Sprint(tk.MaxAttempts))
 			}
+			if tk.Red {
+				// The red run is a rail and its handoff, not a measure of the model: its one
+				// request is held to a deadline, so a model that runs on cannot stall the tier.
+				args = append(args, "--timeout", redTimeout.String())
+			}
 			others := snapshot(t, dir, tk.File)
 			mark := s.chat.rec.Len()
+			began := time.Now()
 			r := s.locumIn(t, dir, home, append(args, tk.Task)...)
+			took := time.Since(began)
 			require.NotNil(t, r.result, "no result object on stdout; stderr:\n%s", r.stderr)
 			attempts := int(num(r.result["attempts"]))
 			s.chat.rec.WaitLen(mark + attempts)
@@ -131,6 +141,7 @@ func TestTransformsOnARealModel(t *testing.T) {
 				require.Equal(t, "RED", status, "a verify that never passes must end RED; stderr:\n%s", r.stderr)
 				require.Equal(t, 1, r.exit)
 				require.GreaterOrEqual(t, attempts, 1)
+				redHandoff(t, tk, r, took)
 			}
 			after, err := os.ReadFile(target)
 			require.NoError(t, err)
@@ -198,6 +209,37 @@ func TestTransformsOnARealModel(t *testing.T) {
 		})
 	}
 	report(t, outcomes)
+}
+
+// redTimeout bounds the red task's request: a 1.5B model's reply to a short span takes seconds.
+const redTimeout = 3 * time.Minute
+
+// redHandoff holds a red run's handoff on the real model to its contract and prints it: what it
+// shows and by which rule, within its bound, and, where the model's edit reached the verify, that
+// edit as a diff of the span with the verify's output on it.
+func redHandoff(t *testing.T, tk task, r run, took time.Duration) {
+	t.Helper()
+	h, ok := r.result["handoff"].(map[string]any)
+	require.True(t, ok, "a red result carries a handoff; stdout:\n%s", r.stdout)
+	data, err := json.Marshal(h)
+	require.NoError(t, err)
+	bytes := int(num(h["bytes"]))
+	assert.Equal(t, len(data), bytes, "bytes is the handoff's own size")
+	assert.LessOrEqual(t, bytes, engine.MaxHandoffBytes)
+	assert.Equal(t, "the last attempt whose edit the verify judged", h["rule"])
+	diff, hasDiff := h["diff"].(string)
+	if hasDiff {
+		assert.Contains(t, diff, "--- a/"+tk.File+"\n+++ b/"+tk.File+"\n")
+		assert.Equal(t, true, h["verified"])
+		assert.Contains(t, h["verify_tail"], "this verify never passes")
+	} else {
+		assert.NotEmpty(t, h["no_diff"], "a handoff with no diff says why")
+	}
+	pretty, err := json.MarshalIndent(h, "", "  ")
+	require.NoError(t, err)
+	t.Logf("%s: the red run's handoff (%d bytes, in %s):\n%s", tk.Name, bytes, took.Round(time.Millisecond), pretty)
+	fmt.Fprintf(os.Stderr, "realmodel: red transform %s: handoff %d bytes (bound %d), attempt %v, diff %t, cut %v, %s\n",
+		tk.Name, bytes, engine.MaxHandoffBytes, h["attempt"], hasDiff, h["cut"], took.Round(time.Millisecond))
 }
 
 // report prints the pass rate of the real tasks (the red task is a rail, not a task) and fails

@@ -293,6 +293,11 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 		return
 	}
 	res.RunID, res.Status = r.RunID, string(r.Status)
+	if r.Handoff != nil {
+		w.mu.Lock()
+		w.handoffs = append(w.handoffs, engine.ItemHandoff{Step: st.Name, Index: res.Index, Item: it.Key, Run: r.RunID, Handoff: r.Handoff})
+		w.mu.Unlock()
+	}
 	if r.Baseline != nil {
 		res.Baseline = *r.Baseline
 	}

@@ -180,6 +180,8 @@ type run struct {
 	seal   seal
 	noSeal error
 	mu     sync.Mutex
+	// handoffs are the red items' handoffs, as their runs gave them.
+	handoffs []engine.ItemHandoff
 	// d are the run's details.
 	d Details
 }
@@ -224,6 +226,7 @@ func priorKey(step, item string) string { return step + "\x00" + item }
 func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	w.r = r
 	r.SetDetails(&w.d)
+	r.SetHandoff(w.handoff)
 	r.Guard("worktrees", w.cleanup)
 	if err := w.job.Layer.CheckCallModel(w.job.Call); err != nil {
 		return err

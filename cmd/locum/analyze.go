@@ -109,12 +109,15 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return withCode(exitCouldNot, err)
 	}
+	// A handoff whose use no journal records is measured on the repository's files as they stand.
+	filter.Root, _ = e.root()
 	if !all {
 		j, err := engine.LoadRun(dir, cmd.Args().First(), e.journalKey())
 		if err != nil {
 			return withCode(exitCouldNot, fmt.Errorf("locum runs analyze: %w", err))
 		}
 		r := analyze.AnalyzeJournal(strings.TrimSuffix(filepath.Base(j.Path), ".jsonl"), j)
+		r.MeasureHandoff(filter.Root)
 		if cmd.Bool("json") {
 			return writeJSON(e.stdout, r)
 		}
@@ -153,16 +156,47 @@ func (e *env) runsAnalyze(_ context.Context, cmd *cli.Command) error {
 			esc(r.Primary), esc(r.Final), yesNo(r.Recovered), esc(r.Gap.State), r.Health, mark)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "MODEL\tMODE\tRUNS\tKEPT\tRED\tNOT RUN\tTOP FAILURE STAGES\tMEDIAN TTFT\tMEDIAN RATE\tTOKENS/KEPT")
+	fmt.Fprintln(w, "MODEL\tMODE\tRUNS\tKEPT\tRED\tNOT RUN\tTOP FAILURE STAGES\tMEDIAN TTFT\tMEDIAN RATE\tTOKENS/KEPT\tHANDOFFS")
 	for _, g := range groups {
 		var top []string
 		for _, s := range g.TopStages {
 			top = append(top, fmt.Sprintf("%s %d", esc(s.Stage), s.Runs))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", esc(orDash(g.Model)), esc(orDash(g.Mode)), g.Runs, g.Kept, g.Red, g.CouldNotRun+g.Unfinished,
-			orDash(strings.Join(top, ", ")), msOrDash(g.MedianTTFT), rateOrDash(g.MedianRate), intOrDash(g.TokensPerKept))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", esc(orDash(g.Model)), esc(orDash(g.Mode)), g.Runs, g.Kept, g.Red, g.CouldNotRun+g.Unfinished,
+			orDash(strings.Join(top, ", ")), msOrDash(g.MedianTTFT), rateOrDash(g.MedianRate), intOrDash(g.TokensPerKept), handoffCell(g))
 	}
 	return w.Flush()
+}
+
+// handoffCell is a group's handoffs in one cell: how many, their bytes, and what became of them.
+func handoffCell(g analyze.Group) string {
+	if g.Handoffs == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%d bytes; used %d, unused %d, unknown %d)", g.Handoffs, g.HandoffBytes, g.HandoffsUsed, g.HandoffsUnused, g.HandoffsUnknown)
+}
+
+// handoffUseWords says what became of a handoff and how that is known.
+func handoffUseWords(u engine.HandoffUse) string {
+	line := u.Use
+	switch u.Source {
+	case engine.UseMarked:
+		line += " (marked)"
+	case engine.UseMeasured, engine.UseMeasuredNow:
+		when := "by a later run on the file"
+		if u.Source == engine.UseMeasuredNow {
+			when = "now"
+		}
+		if u.Of > 0 {
+			line += fmt.Sprintf(" (measured %s: %d of %d new lines in the file)", when, u.Present, u.Of)
+		} else {
+			line += fmt.Sprintf(" (measured %s)", when)
+		}
+	}
+	if u.Why != "" {
+		line += ": " + esc(u.Why)
+	}
+	return line
 }
 
 // printRun is one run's analysis, one fact a line.
@@ -215,7 +249,10 @@ func printRun(w io.Writer, r analyze.Run) {
 	if r.Host != nil {
 		p := r.Host.Parts
 		fmt.Fprintf(w, "host cost      %s\n", esc(r.Host.Words()))
-		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Review)
+		fmt.Fprintf(w, "host bytes     read %d, write %d (the job itself); call %d, result %d, handoff %d, review %d (the delegation)\n", p.Read, p.Write, p.Call, p.Result, p.Handoff, p.Review)
+	}
+	if h := r.Handoff; h != nil {
+		fmt.Fprintf(w, "handoff        %d bytes (%s): %s\n", h.Bytes, esc(h.Failure), handoffUseWords(h.HandoffUse))
 	}
 	for _, it := range r.Items {
 		line := fmt.Sprintf("item           %s %d %s %s", esc(it.Step), it.Index, esc(it.Status), esc(it.Item))

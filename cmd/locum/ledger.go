@@ -162,6 +162,11 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	if w := rep.Total.StrengthWords(); w != "" {
 		fmt.Fprintf(out, "verify strength: %s\n", w)
 	}
+	if t := rep.Total; t.Handoffs > 0 {
+		fmt.Fprintf(out, "handoffs: %d red %s handed the host the attempt that came closest, %d bytes in all, counted in what the delegation cost it; used %d, unused %d, unknown %d\n",
+			t.Handoffs, plural(t.Handoffs, "run", "runs"), t.HandoffBytes, t.HandoffsUsed, t.HandoffsUnused, t.HandoffsUnknown)
+		fmt.Fprintf(out, "handoff use: %s\n", rep.Method.Handoffs)
+	}
 	st := rep.Standing
 	fmt.Fprintf(out, "standing: %s: locum's MCP tool list and instructions, %d bytes (%d tokens), cost a host that installed them %s a turn at the cached price, delegating or not\n",
 		st.Method, st.Bytes, st.Tokens, moneyPerTurn(st.USD))

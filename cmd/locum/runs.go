@@ -21,7 +21,7 @@ func (e *env) runsCommand() *cli.Command {
 			"locum runs show 20261204T201530Z-5c1f0e",
 			"locum runs analyze --all --since 7d",
 		}}),
-		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID",
+		UsageText: "locum runs list | show RUN_ID [--diff] | analyze RUN_ID|--all | diff A B | prune | accept RUN_ID | reject RUN_ID | mark RUN_ID --handoff used|unused",
 		Description: "Each run appends one JSON line per event to its journal under the repository's git\n" +
 			"directory (git rev-parse --git-path locum/runs), or the user's state directory outside a repository.",
 		OnUsageError: onUsageError,
@@ -29,7 +29,7 @@ func (e *env) runsCommand() *cli.Command {
 			if cmd.NArg() > 0 {
 				return usagef(cmd, "unknown runs command %q", cmd.Args().First())
 			}
-			return usagef(cmd, "missing runs command (list, show, analyze, diff, prune, accept or reject)")
+			return usagef(cmd, "missing runs command (list, show, analyze, diff, prune, accept, reject or mark)")
 		},
 		Commands: append([]*cli.Command{
 			{
@@ -83,6 +83,7 @@ func (e *env) runsCommand() *cli.Command {
 			},
 			e.runsAcceptCommand(),
 			e.runsRejectCommand(),
+			e.runsMarkCommand(),
 		}, e.analyzeCommands()...),
 	}
 }

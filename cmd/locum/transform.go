@@ -161,6 +161,9 @@ func (e *env) render(cmd *cli.Command, res *engine.Result, extra output, stdout,
 		msg := untrusted.EscapeLines(strings.TrimSpace(res.Error.Message))
 		fmt.Fprintf(stderr, "locum %s: %s\n", res.Mode, msg)
 	}
+	if res.Handoff != nil && !asJSON {
+		printHandoff(stderr, res.Handoff, "")
+	}
 	fmt.Fprintln(stderr, res.ShortReceipt())
 	if asJSON {
 		return res.WriteJSON(stdout)

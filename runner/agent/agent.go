@@ -107,6 +107,9 @@ type agent struct {
 	undone map[string]bool
 	// settleErr is a settle after run_verify that failed: the loop stops on it.
 	settleErr error
+	// writes counts the tool calls that changed the worktree, and gated their count when the
+	// verify gate last ran: equal, the last gate judged the worktree as it stands.
+	writes, gated int
 }
 
 // Steps is the agent workflow: scope (inputs, the repository, the first prompt under the input
@@ -181,6 +184,7 @@ func statusOf(err error) string {
 func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	a.d = engine.AgentDetails{FilesChanged: []string{}, VerifyRounds: []engine.VerifyRound{}, VerifyUndone: []string{}}
 	r.SetDetails(&a.d)
+	r.SetHandoff(a.handoff)
 	// Until a change is committed, the job is the host's to do: at the least one file read and
 	// edited and the verify run; the delegation is the call.
 	r.HostWork(engine.HostWork{Turns: cost.Turns{Direct: directTurns(1, 1), Delegated: 1}})
@@ -337,6 +341,7 @@ func (a *agent) gate(ctx context.Context, r *engine.Run, n int) (rails.ShellResu
 		exit = &vr.ExitCode
 	}
 	a.rounds = append(a.rounds, engine.VerifyRound{Round: n, Verdict: vr.Verdict(), Exit: exit})
+	a.gated = a.writes
 	a.d.VerifyRounds, a.d.VerifyTail = a.rounds, new(tail)
 	r.Emit(engine.VerifyRoundEvent{Round: n, Verdict: vr.Verdict(), Exit: exit, DurationMs: time.Since(start).Milliseconds(), Tail: tail})
 	if vr.Canceled {

@@ -239,6 +239,7 @@ func (a *agent) loop(ctx context.Context, r *engine.Run) error {
 				return modelError(rails.ClassMalformed, "three malformed tool calls in a row, the last: "+me.Reason)
 			}
 			if changed {
+				a.writes++
 				lastChange = c.turns
 				clear(seen)
 			}

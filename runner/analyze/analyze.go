@@ -92,6 +92,26 @@ type Run struct {
 	// VerifyStrength how many mutants of it the verify rejected (K/N, or ?); "" where unknown.
 	Shown          string `json:"shown,omitempty"`
 	VerifyStrength string `json:"verify_strength,omitempty"`
+	// Handoff is what the run's red result handed the host, and what became of it; nil where
+	// it handed none, or was a workflow's item (its workflow's result carried it).
+	Handoff *Handoff `json:"handoff,omitempty"`
+}
+
+// Handoff is a red run's handoff as the analysis shows it: its bytes, its failure's kind, and
+// whether the host used it (engine.HandoffUseRule).
+type Handoff struct {
+	Bytes   int64  `json:"bytes"`
+	Failure string `json:"failure"`
+	engine.HandoffUse
+	rec *engine.HandoffRecord
+}
+
+// MeasureHandoff measures the use of the run's handoff, where no journal records it, on its files
+// in root as they stand.
+func (r *Run) MeasureHandoff(root string) {
+	if h := r.Handoff; h != nil && h.rec != nil {
+		h.HandoffUse = h.rec.Use(root)
+	}
 }
 
 // Item is one item of a workflow run, as its item_end event says.
@@ -139,6 +159,8 @@ type state struct {
 	hasReceiptAttempts bool
 	decodeMs           int64
 	decodeOut          int64
+	// handoff is the run's handoff, once its event was read.
+	handoff *engine.HandoffRecord
 }
 
 // Analyze reads the events of one run. It never fails: what a journal lacks is left unknown.
@@ -260,6 +282,15 @@ func (st *state) observe(ev map[string]any) {
 		st.fail(StageRestore, e.Error)
 	case "run_end":
 		st.runEnd(ev)
+	case "handoff":
+		e, _ := engine.DecodeEvent[engine.HandoffEvent](ev)
+		if e.Handoff != nil {
+			st.handoff = &engine.HandoffRecord{Bytes: int64(max(e.Handoff.Bytes, 0)), Failure: e.Handoff.Failure, Files: engine.BoundHandoffFiles(e.Files)}
+		}
+	case "handoff_use":
+		if e, _ := engine.DecodeEvent[engine.HandoffUseEvent](ev); st.handoff != nil {
+			st.handoff.AddUse(e)
+		}
 	}
 }
 
@@ -417,6 +448,9 @@ func (st *state) finish() {
 		r.Primary = r.Failures[0].Stage
 	}
 	r.Recovered = r.Status == "OK" && len(r.Failures) > 0
+	if h := st.handoff; h != nil && r.Parent == "" {
+		r.Handoff = &Handoff{Bytes: h.Bytes, Failure: h.Failure, HandoffUse: h.Use(""), rec: h}
+	}
 	r.Gap = st.gap()
 	r.Health, r.Reasons = st.health()
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locumdev/locum/runner/engine"
 )
 
 func TestVerifyGap(t *testing.T) {
@@ -195,6 +197,30 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, int64(300), *g.MedianTTFT)
 	assert.InDelta(t, 30, *g.MedianRate, 1e-9)
 	assert.Equal(t, int64(720/2), *g.TokensPerKept)
+}
+
+// TestSummarizeHandoffs counts each group's handoffs, their bytes and what became of them.
+func TestSummarizeHandoffs(t *testing.T) {
+	h := func(bytes int64, use string) *Handoff {
+		return &Handoff{Bytes: bytes, Failure: "red", HandoffUse: engine.HandoffUse{Use: use}}
+	}
+	runs := []Run{
+		{Model: "m", Mode: "transform", Status: "RED", Handoff: h(400, engine.HandoffUsed)},
+		{Model: "m", Mode: "transform", Status: "RED", Handoff: h(500, engine.HandoffUnused)},
+		{Model: "m", Mode: "transform", Status: "RED", Handoff: h(600, engine.HandoffUnknown)},
+		{Model: "m", Mode: "transform", Status: "RED", Handoff: h(700, engine.HandoffUsed)},
+		{Model: "m", Mode: "transform", Status: "OK"},
+		{Model: "m", Mode: "agent", Status: "RED", Handoff: h(900, engine.HandoffUnknown)},
+	}
+	groups := Summarize(runs)
+	require.Len(t, groups, 2)
+	for _, tc := range []struct {
+		g    Group
+		want [5]int64 // handoffs, bytes, used, unused, unknown
+	}{{groups[0], [5]int64{1, 900, 0, 0, 1}}, {groups[1], [5]int64{4, 2200, 2, 1, 1}}} {
+		g := tc.g
+		assert.Equal(t, tc.want, [5]int64{int64(g.Handoffs), g.HandoffBytes, int64(g.HandoffsUsed), int64(g.HandoffsUnused), int64(g.HandoffsUnknown)}, g.Mode)
+	}
 }
 
 func TestFilter(t *testing.T) {

@@ -33,6 +33,7 @@ func Dir(dir string, key []byte, f Filter) (runs []Run, unreadable int, err erro
 			continue
 		}
 		if f.Keep(r) {
+			r.MeasureHandoff(f.Root)
 			runs = append(runs, r)
 		}
 	}

@@ -3,12 +3,17 @@ package analyze
 import (
 	"sort"
 	"time"
+
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // Filter picks the runs an --all analysis covers.
 type Filter struct {
 	Since time.Time // zero: every run
 	Mode  string    // "": every mode
+	// Root is the repository the journals are of: a handoff whose use no journal records is
+	// measured on its files there as they stand; "" leaves it unknown.
+	Root string
 }
 
 // Keep reports whether the filter admits the run.
@@ -41,6 +46,13 @@ type Group struct {
 	// TokensPerKept is every token the group spent, in and out, over its kept runs: what one
 	// success costs, failures included.
 	TokensPerKept *int64 `json:"tokens_per_kept"`
+	// Handoffs are the red runs that handed the host a handoff, HandoffBytes their bytes, and
+	// the rest what became of them (engine.HandoffUseRule).
+	Handoffs        int   `json:"handoffs"`
+	HandoffBytes    int64 `json:"handoff_bytes"`
+	HandoffsUsed    int   `json:"handoffs_used"`
+	HandoffsUnused  int   `json:"handoffs_unused"`
+	HandoffsUnknown int   `json:"handoffs_unknown"`
 }
 
 // topStages is how many failure stages a group lists.
@@ -77,6 +89,18 @@ func Summarize(runs []Run) []Group {
 		}
 		if r.Recovered {
 			a.g.Recovered++
+		}
+		if h := r.Handoff; h != nil {
+			a.g.Handoffs++
+			a.g.HandoffBytes += h.Bytes
+			switch h.Use {
+			case engine.HandoffUsed:
+				a.g.HandoffsUsed++
+			case engine.HandoffUnused:
+				a.g.HandoffsUnused++
+			default:
+				a.g.HandoffsUnknown++
+			}
 		}
 		if r.Primary != StageNone {
 			a.stages[r.Primary]++

@@ -46,6 +46,10 @@ type Parts struct {
 	Call   int64 `json:"call_bytes"`
 	Result int64 `json:"result_bytes"`
 	Review int64 `json:"review_bytes"`
+	// Handoff is what a red run's result hands the host beside the rest of it (the attempt that
+	// came closest, the verify's tail): read, whatever became of the run, so a cost of the
+	// delegation, counted apart from Result.
+	Handoff int64 `json:"handoff_bytes,omitempty"`
 	// Turns are the host turns each way (see Turns).
 	Turns Turns `json:"turns"`
 	// Done says the work was shown done. A run that was not (red, refused, unchanged) saved the
@@ -117,8 +121,8 @@ type Estimate struct {
 	// Todo is the same for a run that did not do the job: the host still has it to do.
 	Direct Side `json:"direct"`
 	Todo   Side `json:"todo"`
-	// Delegation is what the delegation cost the host: the result and the review it reads (In),
-	// the call it writes (Out).
+	// Delegation is what the delegation cost the host: the result, a red run's handoff and the
+	// review it reads (In), the call it writes (Out).
 	Delegation Side `json:"delegation"`
 	// Saved is the byte term's one-turn saving: Direct less Delegation, each way (negative: a
 	// loss).
@@ -167,7 +171,7 @@ func Of(parts Parts, p Params) Estimate {
 		e.Todo = job
 		e.TurnsTodo = max(parts.Turns.Direct, 0)
 	}
-	e.Delegation = Side{In: p.Tokens(parts.Result), Out: p.Tokens(parts.Call)}
+	e.Delegation = Side{In: p.Tokens(parts.Result) + p.Tokens(parts.Handoff), Out: p.Tokens(parts.Call)}
 	if parts.Done {
 		e.Delegation.In += p.Tokens(parts.Review)
 	}

@@ -110,6 +110,8 @@ type Run struct {
 	// itemsSaved sums what a workflow's items saved the host (AddItemSaved).
 	itemsMu    sync.Mutex
 	itemsSaved *cost.Summary
+	// handoff makes the run's handoff should it end red (SetHandoff).
+	handoff HandoffFunc
 }
 
 type guard struct {
@@ -310,6 +312,8 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		Settings: settings, Args: spec.Args, Version: spec.Version, Root: spec.Root, Parent: spec.Parent})
 
 	err := run.steps(ctx, steps)
+	// Made before the guards, which may take away what it shows (an agent's worktree).
+	handoff := run.makeHandoff(ctx, err)
 	if gerr := run.runGuards(); gerr != nil {
 		err = errors.Join(err, gerr)
 	}
@@ -322,6 +326,10 @@ func Execute(ctx context.Context, spec RunSpec, steps []Step) *Result {
 		}
 	}
 	res := run.result(err)
+	if res.Status == StatusRed && handoff != nil {
+		res.Handoff = handoff
+		run.Journal.Emit(HandoffEvent{Handoff: handoff, Files: handoff.Files()})
+	}
 	run.hostCost(res)
 	journaled := res.Details
 	if s, ok := journaled.(journalShortened); ok {

@@ -511,6 +511,24 @@ type BranchCommitEvent struct {
 	Branch string `json:"branch"`
 }
 
+// HandoffEvent is a red run's handoff as its result carried it, and what its use is measured on.
+type HandoffEvent struct {
+	Handoff *Handoff      `json:"handoff"`
+	Files   []HandoffFile `json:"files"`
+}
+
+// HandoffUseEvent is what became of a red run's handoff, appended to its journal: a mark a person
+// or the host gave (Source mark), or a measure a later run made as it read the file (Source
+// measured, By that run), with the lines found (Present) of those looked for (Of).
+type HandoffUseEvent struct {
+	Use     string `json:"use"`
+	Source  string `json:"source"`
+	Present *int   `json:"present,omitempty"`
+	Of      *int   `json:"of,omitempty"`
+	By      string `json:"by,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
 // DigestsEvent is the weights' digests of the models an A/B capture measures.
 type DigestsEvent struct {
 	Digests map[string]string `json:"digests"`
@@ -575,3 +593,5 @@ func (ItemCarriedEvent) Kind() string           { return "item_carried" }
 func (CombineEvent) Kind() string               { return "combine" }
 func (BranchCommitEvent) Kind() string          { return "commit" }
 func (DigestsEvent) Kind() string               { return "digests" }
+func (HandoffEvent) Kind() string               { return "handoff" }
+func (HandoffUseEvent) Kind() string            { return "handoff_use" }

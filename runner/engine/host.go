@@ -126,6 +126,12 @@ func (r *Run) hostCost(res *Result) {
 	if r.work.ReviewInResult {
 		n = max(0, n-r.work.Review)
 	}
+	if res.Handoff != nil && r.Spec.Parent == nil {
+		// The handoff is read with the result, and counted apart from it; a workflow's item's
+		// is read in the workflow's result, and counted there.
+		parts.Handoff = int64(res.Handoff.Bytes)
+		n = max(0, n-parts.Handoff)
+	}
 	parts.Result = n
 	if r.work.ResultInDirect && parts.Done {
 		// Doing it itself the host would read as much: its own script's output.

@@ -149,6 +149,12 @@ func AppendEvent(path, runID string, ev Event, key []byte) error {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file", untrusted.Escape(path))
 	}
+	// Two appends at once would each seal the file as it stood before the other's line, and
+	// leave it sealed by neither: one at a time, and none while the run still writes it (its
+	// writer holds the lock).
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("%s: being written by another locum; try again once it ends", untrusted.Escape(path))
+	}
 	out := append(eventLine(time.Now(), runID, ev.Kind(), ev), '\n')
 	if len(key) > 0 {
 		s, err := scan(f, filepath.Base(path), key, nil)

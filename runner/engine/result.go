@@ -77,6 +77,9 @@ type Result struct {
 	// one the host pays to read. Both are nil where no front end measured its side.
 	Host      *cost.Estimate `json:"-"`
 	HostSaved *cost.Summary  `json:"host"`
+	// Handoff is what a red run hands the host that now does the job itself (Handoff): null
+	// for any other status.
+	Handoff *Handoff `json:"handoff"`
 	// Details is the mode's own part of the result (for transform: file, lines, kept...): a
 	// pointer to the mode's details struct (Run.SetDetails), nil where the run wrote none. It
 	// stays last: WriteJSON streams it after the rest.

@@ -135,7 +135,8 @@ func history(runs []Entry, prior cost.History) cost.History {
 	keptTurned := 0
 	for _, e := range runs {
 		call += e.Parts.Call
-		result += e.Parts.Result
+		// A red run's handoff is read with its result.
+		result += e.Parts.Result + e.Parts.Handoff
 		if e.Parts.Turns != (cost.Turns{}) {
 			turned++
 			delegated += e.Parts.Turns.Delegated

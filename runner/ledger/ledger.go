@@ -63,6 +63,18 @@ type Entry struct {
 	// Strength is how many mutants of a kept change its verify rejected, K/N, or ? where none
 	// could be run; "" where none were asked for.
 	Strength string `json:"verify_strength,omitempty"`
+	// Handoff is what the run's red result handed the host and what became of it; nil where it
+	// handed none, or was a workflow's item (its workflow's result carried its handoff).
+	Handoff *EntryHandoff `json:"handoff,omitempty"`
+}
+
+// EntryHandoff is a red run's handoff as the ledger counts it: its bytes, which the host read,
+// and whether the host used it (engine.HandoffUseRule).
+type EntryHandoff struct {
+	Bytes   int64  `json:"bytes"`
+	Failure string `json:"failure"`
+	engine.HandoffUse
+	rec *engine.HandoffRecord
 }
 
 // Shown says the run's change was kept by a verify that rejected every mutant of it run.
@@ -140,6 +152,9 @@ type Filter struct {
 	Limit int
 	// Journals, when above 0, reads at most that many of the newest journals that count.
 	Journals int
+	// Root is the repository the journals are of: a handoff whose use no journal records is
+	// measured on its files there as they stand. "" measures none: its use is unknown.
+	Root string
 }
 
 const (
@@ -226,6 +241,9 @@ func Read(dir string, key []byte, f Filter) (entries []Entry, left Left, err err
 		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) || (f.Match != nil && !f.Match(e)) {
 			continue
 		}
+		if h := e.Handoff; h != nil {
+			h.HandoffUse = h.rec.Use(f.Root)
+		}
 		entries = append(entries, e)
 		if f.Limit > 0 && len(entries) >= f.Limit {
 			break
@@ -241,7 +259,7 @@ func Read(dir string, key []byte, f Filter) (entries []Entry, left Left, err err
 }
 
 // The events the ledger reads; every other line is passed over without being decoded.
-var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`)}
+var ledgerEvents = [][]byte{[]byte(`"run_start"`), []byte(`"run_end"`), []byte(`"verdict"`), []byte(`"reply"`), []byte(`"handoff`)}
 
 // readEntry reads one journal's entry and its seal under key: a regular file under
 // maxJournalBytes, read once, streaming, decoding only what the ledger reads of the lines of the
@@ -263,7 +281,7 @@ func readEntry(path string, key []byte) (Entry, engine.Seal, bool, error) {
 	if seal.Sealed {
 		b.e.Run = seal.Run
 	}
-	return b.e, seal, b.started, nil
+	return b.entry(), seal, b.started, nil
 }
 
 // FromEvents reads one run's entry from its journal's events; false when they hold no run_start.
@@ -276,13 +294,28 @@ func FromEvents(id string, events []map[string]any) (Entry, bool) {
 			b.observe(line, l)
 		}
 	}
-	return b.e, b.started
+	e := b.entry()
+	if h := e.Handoff; h != nil {
+		h.HandoffUse = h.rec.Use("")
+	}
+	return e, b.started
 }
 
 // entryBuilder is an entry read one event at a time.
 type entryBuilder struct {
 	e       Entry
 	started bool
+	// handoff is the run's handoff, once its event was read.
+	handoff *engine.HandoffRecord
+}
+
+// entry is the entry read, with its handoff where it is a run of its own.
+func (b *entryBuilder) entry() Entry {
+	e := b.e
+	if b.handoff != nil && e.Parent == "" {
+		e.Handoff = &EntryHandoff{Bytes: b.handoff.Bytes, Failure: b.handoff.Failure, rec: b.handoff}
+	}
+	return e
 }
 
 func entryOf(id string) *entryBuilder { return &entryBuilder{e: Entry{Run: id}} }
@@ -325,19 +358,36 @@ type journalLine struct {
 	WallMs  number                     `json:"wall_ms"`
 	Host    untrusted.Once[hostRecord] `json:"host"`
 	Verdict text                       `json:"verdict"`
+	// Handoff and Files are a handoff event's; Use to Why a handoff_use event's.
+	Handoff untrusted.Once[struct {
+		Bytes   number `json:"bytes"`
+		Failure text   `json:"failure"`
+	}] `json:"handoff"`
+	Files untrusted.Once[[engine.MaxHandoffFiles]untrusted.Once[struct {
+		File   text                                                         `json:"file"`
+		SHA256 text                                                         `json:"sha256"`
+		Added  untrusted.Once[[engine.MaxAddedLines]untrusted.Once[string]] `json:"added"`
+	}]] `json:"files"`
+	Use     text   `json:"use"`
+	Source  text   `json:"source"`
+	Present number `json:"present"`
+	Of      number `json:"of"`
+	By      text   `json:"by"`
+	Why     text   `json:"why"`
 }
 
 // hostRecord is what the ledger reads of a run_end's host estimate: its counts and the
 // parameters it was made at, never the figures derived from them.
 type hostRecord struct {
 	Parts untrusted.Once[struct {
-		Read   number               `json:"read_bytes"`
-		Write  number               `json:"write_bytes"`
-		Call   number               `json:"call_bytes"`
-		Result number               `json:"result_bytes"`
-		Review number               `json:"review_bytes"`
-		Done   untrusted.Once[bool] `json:"done"`
-		Turns  untrusted.Once[struct {
+		Read    number               `json:"read_bytes"`
+		Write   number               `json:"write_bytes"`
+		Call    number               `json:"call_bytes"`
+		Result  number               `json:"result_bytes"`
+		Review  number               `json:"review_bytes"`
+		Handoff number               `json:"handoff_bytes"`
+		Done    untrusted.Once[bool] `json:"done"`
+		Turns   untrusted.Once[struct {
 			Direct    number `json:"direct"`
 			Delegated number `json:"delegated"`
 		}] `json:"turns"`
@@ -410,6 +460,33 @@ func (b *entryBuilder) observe(line []byte, l *journalLine) {
 		if v := l.Verdict.V; v == "accepted" || v == "rejected" {
 			e.Verdict = v
 		}
+	case "handoff":
+		if !l.Handoff.OK {
+			return
+		}
+		h := &engine.HandoffRecord{Bytes: whole(l.Handoff.V.Bytes), Failure: l.Handoff.V.Failure.V}
+		for _, f := range l.Files.V {
+			if !f.OK || !f.V.File.OK {
+				continue
+			}
+			hf := engine.HandoffFile{File: f.V.File.V, SHA256: f.V.SHA256.V, Added: []string{}}
+			for _, a := range f.V.Added.V {
+				if a.OK {
+					hf.Added = append(hf.Added, a.V)
+				}
+			}
+			h.Files = append(h.Files, hf)
+		}
+		b.handoff = h
+	case "handoff_use":
+		if b.handoff == nil {
+			return
+		}
+		u := engine.HandoffUseEvent{Use: l.Use.V, Source: l.Source.V, By: l.By.V, Why: l.Why.V}
+		if l.Present.OK && l.Of.OK {
+			u.Present, u.Of = new(int(whole(l.Present))), new(int(whole(l.Of)))
+		}
+		b.handoff.AddUse(u)
 	}
 }
 
@@ -461,7 +538,7 @@ func parts(h hostRecord) (cost.Parts, recorded, bool) {
 		turns = cost.Turns{Direct: small(t.Direct), Delegated: small(t.Delegated)}
 	}
 	return cost.Parts{Read: whole(p.Read), Write: whole(p.Write), Call: whole(p.Call),
-		Result: whole(p.Result), Review: whole(p.Review), Turns: turns, Done: p.Done.V}, rec, true
+		Result: whole(p.Result), Review: whole(p.Review), Handoff: whole(p.Handoff), Turns: turns, Done: p.Done.V}, rec, true
 }
 
 // Recorded is the estimate a run_end's host object gives, derived again from its parts at the
@@ -576,6 +653,14 @@ type Row struct {
 	// UsageErrors are runs refused for their input before any work (Entry.UsageError): they
 	// are in no other figure of the row.
 	UsageErrors int `json:"usage_errors"`
+	// Handoffs are the red runs whose result handed the host a handoff, HandoffBytes what those
+	// cost it to read (in the delegation's figures), and HandoffsUsed, HandoffsUnused and
+	// HandoffsUnknown what became of them (engine.HandoffUseRule).
+	Handoffs        int   `json:"handoffs"`
+	HandoffBytes    int64 `json:"handoff_bytes"`
+	HandoffsUsed    int   `json:"handoffs_used"`
+	HandoffsUnused  int   `json:"handoffs_unused"`
+	HandoffsUnknown int   `json:"handoffs_unknown"`
 	// TurnsSaved are the host turns saved net (done directly less delegated), TurnTokens their
 	// re-reads of the context; Saved and Carried the byte term.
 	TurnsSaved int64     `json:"turns_saved"`
@@ -614,6 +699,18 @@ func (r *Row) add(e Entry, p cost.Params, right *float64) {
 		r.Accepted++
 	case "rejected":
 		r.Rejected++
+	}
+	if h := e.Handoff; h != nil {
+		r.Handoffs++
+		r.HandoffBytes = cost.AddTokens(r.HandoffBytes, h.Bytes)
+		switch h.Use {
+		case engine.HandoffUsed:
+			r.HandoffsUsed++
+		case engine.HandoffUnused:
+			r.HandoffsUnused++
+		default:
+			r.HandoffsUnknown++
+		}
 	}
 	r.LocalMs = cost.AddTokens(r.LocalMs, e.LocalMs)
 	if e.Costed {
@@ -656,6 +753,8 @@ type Method struct {
 	Money   string `json:"money"`
 	LocalMs string `json:"local_ms"`
 	Turns   string `json:"turns"`
+	// Handoffs says how a handoff's bytes and use were reached.
+	Handoffs string `json:"handoffs"`
 }
 
 // Ledger is the runs summed by one key, with their total.
@@ -717,6 +816,8 @@ func Sum(entries []Entry, by string, p cost.Params) (Ledger, error) {
 		Tokens:  fmt.Sprintf("%s: the bytes of each run's parts at %g bytes a token, over the turns left each run recorded", cost.MethodEstimated, p.BytesPerToken),
 		Money:   fmt.Sprintf("%s: the tokens at %s prices (%s): $%g in, $%g out, $%g cached, per million", cost.MethodEstimated, p.Prices.Family, p.Prices.Source, p.Prices.In, p.Prices.Out, p.Prices.Cached),
 		LocalMs: "measured: each run's wall time on this machine",
+		Handoffs: "measured: each red run's handoff as its result carried it, its bytes counted in the delegation's cost (read like the rest of the result, estimated in tokens as above); " +
+			engine.HandoffUseRule,
 	}}
 	rights := rightRates(entries)
 	index := map[string]int{}
@@ -794,7 +895,7 @@ func Build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, 
 func build(dir string, key []byte, f Filter, by string, p cost.Params) (Report, []Entry, error) {
 	// The journals are read once: the break-even is the whole history's, whatever window the
 	// sums show, so the window is applied here rather than by Read.
-	all, left, err := Read(dir, key, Filter{})
+	all, left, err := Read(dir, key, Filter{Root: f.Root})
 	if err != nil {
 		return Report{}, nil, err
 	}

@@ -90,6 +90,8 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 		}
 		return nil, err
 	}
+	// What a red run handed over on this file is measured before this run changes it.
+	r.MeasureHandoffs(display, edits)
 	sc := &File{Path: path, Display: display, Text: SplitText(string(data))}
 	sc.Range = LineRange{Start: 1, End: len(sc.Text.Lines)}
 	switch {

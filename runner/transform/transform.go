@@ -81,6 +81,11 @@ type transform struct {
 	doc []string
 	// decl says the span is one Go declaration: a reply must then be one of its kind and name.
 	decl bool
+	// verified is the last attempt whose edit the verify judged red, written the file as
+	// verifiedText, and verifiedTail what the verify said: the red run's handoff.
+	verified     int
+	verifiedText string
+	verifiedTail string
 	// d are the run's details.
 	d Details
 }
@@ -156,6 +161,7 @@ func (t *transform) runBaseline(ctx context.Context, r *engine.Run) (err error) 
 
 func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	r.SetDetails(&t.d)
+	r.SetHandoff(t.handoff)
 	if strings.TrimSpace(t.opts.Verify) == "" {
 		return engine.BadInputf("{verify} is empty: give a command whose exit 0 means the task is done")
 	}
@@ -413,6 +419,7 @@ func (t *transform) edit(ctx context.Context, r *engine.Run) error {
 		case vr.Exited && vr.ExitCode == 1:
 			lastExit = new(1)
 			rejected[edit] = attempt
+			t.verified, t.verifiedText, t.verifiedTail = attempt, string(written), tail
 			t.d.VerifyExit = exitOf(lastExit)
 			feedback = fmt.Sprintf("Your edit was applied, but the verify command `%s` exited 1. The end of its output:\n```\n%s\n```\nFix the span so the command passes.", t.opts.Verify, strings.TrimRight(tail, "\n"))
 		default:
