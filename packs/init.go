@@ -17,22 +17,45 @@ import (
 )
 
 // SkillInstallPath is where init installs the delegate-local skill for Claude Code.
-const SkillInstallPath = ".claude/skills/delegate-local/SKILL.md"
+const SkillInstallPath = ".claude/skills/" + WorkerSkill + "/SKILL.md"
+
+// builtinSkill is the delegate-local skill in the default pack.
+const builtinSkill = DefaultPack + "/skills/" + WorkerSkill + "/SKILL.md"
 
 // HostConfigPath is the project-scoped MCP host config init writes; Claude Code, Cursor and other
 // hosts read it at the repository root.
 const HostConfigPath = ".mcp.json"
 
+// ServerName is the name a host config gives locum's MCP server.
+const ServerName = "locum"
+
+// serverCommand and serverArgs start locum's MCP server as a host runs it: the locum on the
+// person's PATH, serving stdio.
+var (
+	serverCommand = "locum"
+	serverArgs    = []string{"mcp"}
+)
+
 // hostConfig starts locum mcp from the repository root, where the host runs project servers.
-var hostConfig = []byte(`{
-  "mcpServers": {
-    "locum": {
-      "command": "locum",
-      "args": ["mcp"]
-    }
-  }
+var hostConfig = mcpConfig(serverArgs)
+
+// mcpConfig is a host config with one server, locum's, started with args: the file init writes
+// at a repository's root and into a plugin.
+func mcpConfig(args []string) []byte {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = jsonString(a)
+	}
+	return []byte("{\n  \"mcpServers\": {\n    " + jsonString(ServerName) + ": {\n" +
+		"      \"command\": " + jsonString(serverCommand) + ",\n" +
+		"      \"args\": [" + strings.Join(quoted, ", ") + "]\n    }\n  }\n}\n")
 }
-`)
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	out, _ := json.Marshal(s) // a string always marshals
+	return string(out)
+}
 
 // maxHostConfig bounds the read of a .mcp.json already there: it is the repository's, not ours.
 const maxHostConfig = 256 << 10
@@ -44,6 +67,28 @@ type InitAction struct {
 	Note   string
 }
 
+// installDir is where init writes its files: the root their paths are relative to, how a message
+// names one, and the command that replaces a file a person changed.
+type installDir struct {
+	root string
+	// shown is the root as a message names it: "" in a repository, where a file is named by its
+	// path in it; the directory as the person gave it for a plugin.
+	shown string
+	// force is the command that replaces a file that differs from what init writes.
+	force string
+}
+
+// repository is the place of init's files in the repository at root.
+func repository(root string) installDir { return installDir{root: root, force: "locum init --force"} }
+
+// name is how a message names the file at rel.
+func (p installDir) name(rel string) string {
+	if p.shown == "" {
+		return rel
+	}
+	return filepath.ToSlash(filepath.Join(p.shown, filepath.FromSlash(rel)))
+}
+
 // ErrRefused marks an init that stopped rather than replace or extend a file the user owns.
 var ErrRefused = errors.New("init refused")
 
@@ -51,13 +96,15 @@ var ErrRefused = errors.New("init refused")
 type ChangedFileError struct {
 	File string
 	Line int // first line that differs, 1-based
+	// Force is the command that replaces it.
+	Force string
 }
 
 // Is makes a ChangedFileError an ErrRefused.
 func (e *ChangedFileError) Is(target error) bool { return target == ErrRefused }
 
 func (e *ChangedFileError) Error() string {
-	return fmt.Sprintf("%s: line %d: differs from what locum init writes; keep your version, or run locum init --force to replace it", e.File, e.Line)
+	return fmt.Sprintf("%s: line %d: differs from what locum init writes; keep your version, or run %s to replace it", e.File, e.Line, e.Force)
 }
 
 // Init sets up a workspace at root that composes tools/local-llm, installs the delegate-local
@@ -66,16 +113,22 @@ func (e *ChangedFileError) Error() string {
 // file the user changed only with force. It is all or nothing: every file is checked before any
 // is written, and a refusal names each conflict and writes nothing.
 func Init(v *schema.Validator, root string, force bool, worker Worker) ([]InitAction, error) {
-	skill, err := fs.ReadFile(builtinFS, DefaultPack+"/skills/delegate-local/SKILL.md")
+	skill, err := fs.ReadFile(builtinFS, builtinSkill)
 	if err != nil {
 		return nil, fmt.Errorf("built-in skill: %w", err)
 	}
-	planners := []func() (plannedWrite, error){
+	at := repository(root)
+	return commit(
 		func() (plannedWrite, error) { return planWorkspace(v, root, force) },
-		func() (plannedWrite, error) { return planOwned(root, SkillInstallPath, skill, force) },
+		func() (plannedWrite, error) { return planOwned(at, SkillInstallPath, skill, force) },
 		func() (plannedWrite, error) { return planHostConfig(root, force) },
-		func() (plannedWrite, error) { return planWorker(root, worker, force) },
-	}
+		func() (plannedWrite, error) { return planWorker(at, WorkerInstallPath, worker, ProjectNames, force) },
+	)
+}
+
+// commit runs every planner, then writes what they planned: all or nothing, since a refusal of
+// any one names each conflict and writes no file.
+func commit(planners ...func() (plannedWrite, error)) ([]InitAction, error) {
 	var plans []plannedWrite
 	var conflicts []error
 	for _, plan := range planners {
@@ -129,6 +182,8 @@ type plannedWrite struct {
 	file    string
 	content []byte
 	action  InitAction
+	// final is what the file holds once init is done: content, or what was there and is left.
+	final []byte
 }
 
 // planHostConfig plans .mcp.json with a locum server. A file that already runs locum mcp is
@@ -141,7 +196,7 @@ func planHostConfig(root string, force bool) (plannedWrite, error) {
 	file := filepath.Join(root, HostConfigPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return planOwned(root, HostConfigPath, hostConfig, force)
+		return planOwned(repository(root), HostConfigPath, hostConfig, force)
 	case err == nil && bytes.Equal(have, hostConfig):
 		return plannedWrite{action: InitAction{File: HostConfigPath, Action: "unchanged"}}, nil
 	case err != nil && force:
@@ -207,16 +262,23 @@ func withLocumServer(data []byte) (out []byte, hadLocum bool, others int, err er
 	for k := range servers {
 		// Adding locum beside a server named like it would leave the config two keys a host that
 		// folds case reads as one, and locum's own reader refuses it.
-		if k != "locum" && strings.EqualFold(k, "locum") {
-			return nil, false, 0, fmt.Errorf("/mcpServers/%s: a key that differs from locum only in letter case", k)
+		if k != ServerName && strings.EqualFold(k, ServerName) {
+			return nil, false, 0, fmt.Errorf("/mcpServers/%s: a key that differs from %s only in letter case", k, ServerName)
 		}
 	}
-	_, hadLocum = servers["locum"]
+	_, hadLocum = servers[ServerName]
 	others = len(servers)
 	if hadLocum {
 		others--
 	}
-	servers["locum"] = json.RawMessage(`{"command": "locum", "args": ["mcp"]}`)
+	entry, err := json.Marshal(struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}{serverCommand, serverArgs})
+	if err != nil {
+		return nil, false, 0, err
+	}
+	servers[ServerName] = entry
 	raw, err := json.Marshal(servers)
 	if err != nil {
 		return nil, false, 0, err
@@ -241,7 +303,7 @@ func runsLocumMCP(data []byte) (bool, error) {
 	if err := untrusted.Unmarshal(data, &cfg); err != nil {
 		return false, err
 	}
-	raw, ok := cfg.MCPServers["locum"]
+	raw, ok := cfg.MCPServers[ServerName]
 	if !ok {
 		return false, nil
 	}
@@ -265,11 +327,11 @@ func runsLocumMCP(data []byte) (bool, error) {
 			return false, nil
 		}
 	}
-	if command != "locum" && (!filepath.IsAbs(command) || filepath.Base(command) != "locum") {
+	if command != serverCommand && (!filepath.IsAbs(command) || filepath.Base(command) != serverCommand) {
 		return false, nil
 	}
 	switch {
-	case slices.Equal(args, []string{"mcp"}), slices.Equal(args, []string{"mcp", "--allow-model"}):
+	case slices.Equal(args, serverArgs), slices.Equal(args, append(slices.Clone(serverArgs), "--allow-model")):
 		return true, nil
 	}
 	return false, nil
@@ -282,11 +344,11 @@ func planWorkspace(v *schema.Validator, root string, force bool) (plannedWrite, 
 	var syntax *schema.SyntaxError
 	switch {
 	case err == nil && ws == nil:
-		return planOwned(root, WorkspaceFile, want, force)
+		return planOwned(repository(root), WorkspaceFile, want, force)
 	case err == nil && slices.Contains(ws.Packs, DefaultPack):
 		return plannedWrite{action: InitAction{File: WorkspaceFile, Action: "kept", Note: "already composes " + DefaultPack}}, nil
 	case force:
-		return planOwned(root, WorkspaceFile, want, true)
+		return planOwned(repository(root), WorkspaceFile, want, true)
 	case err == nil:
 		return plannedWrite{}, refused("%s: /packs: does not compose %s; add %q to /packs, or run locum init --force to replace the file", WorkspaceFile, DefaultPack, DefaultPack)
 	case errors.As(err, &invalid), errors.As(err, &syntax):
@@ -303,27 +365,28 @@ func (r *refusal) Is(target error) bool { return target == ErrRefused }
 
 func refused(format string, args ...any) error { return &refusal{msg: fmt.Sprintf(format, args...)} }
 
-// planOwned plans writing content to root/rel unless a different file is already there.
-func planOwned(root, rel string, content []byte, force bool) (plannedWrite, error) {
+// planOwned plans writing content to rel at p unless a different file is already there.
+func planOwned(p installDir, rel string, content []byte, force bool) (plannedWrite, error) {
 	// A committed link (.claude -> elsewhere) must not aim the write out of the repository.
-	file, err := untrusted.Confine(root, filepath.FromSlash(rel))
+	file, err := untrusted.Confine(p.root, filepath.FromSlash(rel))
 	if err != nil {
 		return plannedWrite{}, err
 	}
+	name := p.name(rel)
 	have, err := untrusted.ReadFile(file, untrusted.ConfigCap)
 	switch {
 	case err == nil && bytes.Equal(have, content):
-		return plannedWrite{action: InitAction{File: rel, Action: "unchanged"}}, nil
+		return plannedWrite{action: InitAction{File: name, Action: "unchanged"}, final: have}, nil
 	case err == nil && !force:
-		return plannedWrite{}, &ChangedFileError{File: rel, Line: firstDifferentLine(have, content)}
+		return plannedWrite{file: file, final: have}, &ChangedFileError{File: name, Line: firstDifferentLine(have, content), Force: p.force}
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return plannedWrite{}, fmt.Errorf("%s: %w", rel, unwrapPathError(err))
+		return plannedWrite{}, fmt.Errorf("%s: %w", name, unwrapPathError(err))
 	}
 	action := "created"
 	if err == nil {
 		action = "overwritten"
 	}
-	return plannedWrite{file: file, content: content, action: InitAction{File: rel, Action: action}}, nil
+	return plannedWrite{file: file, content: content, action: InitAction{File: name, Action: action}, final: content}, nil
 }
 
 func firstDifferentLine(a, b []byte) int {

@@ -25,7 +25,7 @@ const (
 // TestSkillWithinBudget holds the skill locum init installs to its budgets, and
 // cost.SkillBytes and cost.SkillIndexBytes, which the ledger charges, to its measured sizes.
 func TestSkillWithinBudget(t *testing.T) {
-	data, err := fs.ReadFile(builtinFS, DefaultPack+"/skills/delegate-local/SKILL.md")
+	data, err := fs.ReadFile(builtinFS, builtinSkill)
 	require.NoError(t, err)
 	front, _, ok := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
 	require.True(t, ok && strings.HasPrefix(string(data), "---\n"), "the skill starts with front matter")

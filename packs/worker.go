@@ -12,7 +12,10 @@ import (
 )
 
 // WorkerInstallPath is where init installs the local worker as a Claude Code subagent.
-const WorkerInstallPath = ".claude/agents/local-worker.md"
+const WorkerInstallPath = ".claude/agents/" + workerFileName
+
+// workerFileName is the worker's subagent file, in a project's agents folder or a plugin's.
+const workerFileName = "local-worker.md"
 
 // workerPersona is the persona the worker is made from: its name, description, host model alias
 // and turn cap are the persona's fields, its prompt the persona's own words.
@@ -24,6 +27,29 @@ const WorkerSkill = "delegate-local"
 // workerSections are the persona's sections the worker's prompt is made of, after its opening
 // paragraph: short, since the host loads its own instructions (CLAUDE.md) into every subagent too.
 var workerSections = []string{"## Charter", "## Working through locum"}
+
+// HostNames are the names Claude Code gives what the worker is handed, which depend on where
+// locum's server and the skill come from: a project's .mcp.json and .claude/skills, or a plugin.
+type HostNames struct {
+	// ToolPrefix goes before a tool's name as the server lists it.
+	ToolPrefix string
+	// Skill is the delegate-local skill's name.
+	Skill string
+}
+
+// ProjectNames name a server of the project's .mcp.json (mcp__SERVER__TOOL) and the project's own
+// skill.
+var ProjectNames = HostNames{ToolPrefix: "mcp__" + ServerName + "__", Skill: WorkerSkill}
+
+// PluginNames name what a plugin bundles. Claude Code calls a tool of a plugin's server
+// mcp__plugin_PLUGIN_SERVER__TOOL, and a plugin's skill PLUGIN:SKILL
+// (https://code.claude.com/docs/en/mcp#plugin-provided-mcp-servers,
+// https://code.claude.com/docs/en/skills); it replaces a character outside A-Z, a-z, 0-9, _ and -
+// in the tool's name with _, which PluginName and ServerName have none of.
+var PluginNames = HostNames{
+	ToolPrefix: "mcp__plugin_" + PluginName + "_" + ServerName + "__",
+	Skill:      PluginName + ":" + WorkerSkill,
+}
 
 // Worker is what init writes into the host's subagent file.
 type Worker struct {
@@ -139,9 +165,9 @@ func flowList(v string) ([]string, error) {
 }
 
 // WorkerFile is the Claude Code subagent file of the persona: its name and description, the
-// tools given (as the host names a server's tools: mcp__locum__NAME), the model alias and turn
-// cap, the skill preloaded, and its prompt: the persona's opening paragraph and its charter.
-func WorkerFile(p Persona, w Worker) ([]byte, error) {
+// tools given (as the host names them where the worker runs), the model alias and turn cap, the
+// skill preloaded, and its prompt: the persona's opening paragraph and its charter.
+func WorkerFile(p Persona, w Worker, names HostNames) ([]byte, error) {
 	if len(w.Tools) == 0 {
 		return nil, errors.New("a worker with no tools")
 	}
@@ -153,12 +179,12 @@ func WorkerFile(p Persona, w Worker) ([]byte, error) {
 	}
 	tools := make([]string, len(w.Tools))
 	for i, t := range w.Tools {
-		tools[i] = "mcp__locum__" + t
+		tools[i] = names.ToolPrefix + t
 	}
 	desc, _ := json.Marshal(p.Description)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "---\nname: %s\ndescription: %s\ntools: %s\nmodel: %s\nmaxTurns: %d\nskills:\n  - %s\n---\n\n",
-		p.Name, desc, strings.Join(tools, ", "), w.Model, w.MaxTurns, WorkerSkill)
+		p.Name, desc, strings.Join(tools, ", "), w.Model, w.MaxTurns, names.Skill)
 	prompt, err := workerPrompt(p.Body)
 	if err != nil {
 		return nil, err
@@ -192,23 +218,23 @@ func workerPrompt(body string) (string, error) {
 	return strings.Join(out, "\n\n") + "\n", nil
 }
 
-// planWorker plans the worker's subagent file. One that differs from what init writes (a
-// person's own, or one written with another model or turn cap) is kept and said so; --force
+// planWorker plans the worker's subagent file at rel. One that differs from what init writes (a
+// person's own, or one written with another model or turn cap) is kept and said so; force
 // replaces it.
-func planWorker(root string, w Worker, force bool) (plannedWrite, error) {
+func planWorker(at installDir, rel string, w Worker, names HostNames, force bool) (plannedWrite, error) {
 	p, err := LocalWorker()
 	if err != nil {
 		return plannedWrite{}, err
 	}
-	content, err := WorkerFile(p, w)
+	content, err := WorkerFile(p, w, names)
 	if err != nil {
 		return plannedWrite{}, err
 	}
-	plan, err := planOwned(root, WorkerInstallPath, content, force)
+	plan, err := planOwned(at, rel, content, force)
 	var changed *ChangedFileError
 	if errors.As(err, &changed) {
-		return plannedWrite{action: InitAction{File: WorkerInstallPath, Action: "kept",
-			Note: fmt.Sprintf("line %d differs from what locum init writes: yours is kept; locum init --force replaces it", changed.Line)}}, nil
+		return plannedWrite{final: plan.final, action: InitAction{File: changed.File, Action: "kept",
+			Note: fmt.Sprintf("line %d differs from what locum init writes: yours is kept; %s replaces it", changed.Line, at.force)}}, nil
 	}
 	return plan, err
 }

@@ -41,7 +41,7 @@ func TestParsePersonaRefuses(t *testing.T) {
 func TestWorkerFile(t *testing.T) {
 	p, err := LocalWorker()
 	require.NoError(t, err)
-	data, err := WorkerFile(p, Worker{Tools: []string{"status", "transform", "ledger"}, Model: "haiku", MaxTurns: 12})
+	data, err := WorkerFile(p, Worker{Tools: []string{"status", "transform", "ledger"}, Model: "haiku", MaxTurns: 12}, ProjectNames)
 	require.NoError(t, err)
 	text := string(data)
 	head, prompt, ok := strings.Cut(strings.TrimPrefix(text, "---\n"), "\n---\n")
@@ -65,7 +65,7 @@ func TestWorkerFile(t *testing.T) {
 		"no turns":                           {Tools: []string{"status"}, Model: "haiku"},
 		"a model alias that is not one word": {Tools: []string{"status"}, Model: "haiku\nrole: x", MaxTurns: 1},
 	} {
-		_, err := WorkerFile(p, w)
+		_, err := WorkerFile(p, w, ProjectNames)
 		assert.Error(t, err, name)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,13 +40,18 @@ func (e *env) initCommand() *cli.Command {
 			"what answers and what it serves, and the next command (locum roles accept code MODEL). When the\n" +
 			"endpoint in use does not answer and another does, it offers to write that one into your user config\n" +
 			"(never into the repository): a [y/N] question on a terminal, --yes elsewhere. Finding no server is\n" +
-			"not an error.",
-		UsageText: "locum init [--force] [--yes] [--base-url URL] [--worker-model ALIAS] [--worker-max-turns N]",
+			"not an error.\n\n" +
+			"With --plugin DIR it writes none of the repository's files, but the skill, the local worker and\n" +
+			"locum's MCP server into DIR as one Claude Code plugin, for every repository, and a marketplace that\n" +
+			"lists it, by the same rules. Install it in Claude Code with /plugin marketplace add DIR, then\n" +
+			"/plugin install " + packs.PluginName + "@" + packs.PluginMarketplace + " (or try it with claude --plugin-dir DIR). Its server runs\n" +
+			"locum mcp --" + packs.ServerDirFlag + " on the project Claude Code opened. Then it looks for a model server, as above.",
+		UsageText: "locum init [--force] [--yes] [--base-url URL] [--worker-model ALIAS] [--worker-max-turns N] [--plugin DIR]",
 		Metadata: helpOf(commandHelp{
 			examples: []string{
-				"locum init",
 				"locum init --yes",
 				"locum init --force --worker-model sonnet --worker-max-turns 30",
+				"locum init --plugin ~/.local/share/locum/claude-plugin",
 			},
 			exits: exitWords{done: "set up, or already so; finding no server is no failure",
 				red: "refused: a file you changed is in the way (each is named, and nothing is written)"},
@@ -55,6 +61,7 @@ func (e *env) initCommand() *cli.Command {
 			&cli.BoolFlag{Name: "yes", Usage: "write the endpoint found into the user config without asking"},
 			&cli.StringFlag{Name: "worker-model", Value: persona.Model, DefaultText: persona.Model, Usage: "the host's model alias for the local worker (" + packs.WorkerInstallPath + "): haiku, sonnet, opus or inherit"},
 			&cli.IntFlag{Name: "worker-max-turns", Value: persona.MaxTurns, DefaultText: strconv.Itoa(persona.MaxTurns), Usage: "the local worker's turn cap"},
+			&cli.StringFlag{Name: "plugin", Usage: "write the skill, the local worker and the MCP server into DIR as one Claude Code plugin, for every repository, instead of this repository's files"},
 		}, settingFlags("", "timeout", "first-token-timeout", "max-input-bytes", "max-output-tokens", "effort")...),
 		OnUsageError: onUsageError,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -73,7 +80,20 @@ func (e *env) initCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			actions, err := packs.Init(v, root, cmd.Bool("force"), worker)
+			dir, plugin := cmd.String("plugin"), cmd.IsSet("plugin")
+			if plugin && dir == "" {
+				return usagef(cmd, "--plugin wants a directory")
+			}
+			var actions []packs.InitAction
+			if plugin {
+				actions, err = packs.InitPlugin(dir, cmd.Bool("force"), worker, version())
+			} else {
+				actions, err = packs.Init(v, root, cmd.Bool("force"), worker)
+			}
+			var notDir *packs.PluginDirError
+			if errors.As(err, &notDir) {
+				return usagef(cmd, "--plugin %v", err)
+			}
 			if errors.Is(err, packs.ErrRefused) {
 				return withCode(exitRed, err)
 			}
@@ -85,7 +105,15 @@ func (e *env) initCommand() *cli.Command {
 				if a.Note != "" {
 					line += " (" + a.Note + ")"
 				}
-				fmt.Fprintln(e.stdout, line)
+				fmt.Fprintln(e.stdout, untrusted.Escape(line))
+			}
+			if plugin {
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return withCode(exitCouldNot, err)
+				}
+				fmt.Fprintf(e.stderr, "init: install the plugin in Claude Code with /plugin marketplace add %s, then /plugin install %s@%s (or try it: claude --plugin-dir %s)\n",
+					untrusted.Escape(abs), packs.PluginName, packs.PluginMarketplace, untrusted.Escape(abs))
 			}
 			return e.initEndpoint(ctx, cmd)
 		},
