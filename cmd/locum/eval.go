@@ -72,7 +72,8 @@ func (e *env) evalCommand() *cli.Command {
 					"the routing), or a refusal (a --write from a record that does not hold, an --ab host command that " +
 					"turns its permission checks off)",
 				couldNot: "the record is missing (--verify; with --all, the one the routing names), a check that could " +
-					"not run (--verify --all, which outranks a red one)",
+					"not run (--verify --all, which outranks a red one), an --ab capture without --host-cmd, --seed or " +
+					"--host-model (a command line it cannot run, where a host command it refuses is 1)",
 			},
 		}),
 		Flags:        flags,
