@@ -170,15 +170,30 @@ func VerifyRecord(sv *schema.Validator, root, name string, trust []string, roles
 }
 
 func (v *Verification) checkRouting(sv *schema.Validator, root, recordRel string, recordData []byte, trust []string) {
+	r := v.readRouting(sv, root, trust)
+	if r == nil {
+		return
+	}
+	v.compareRouting(r, recordRel, recordData)
+}
+
+// readRouting reads the routing file, its shape and its signature; nil when it is missing (a
+// note) or cannot be read as routing (a failure). A broken signature is a failure that still
+// returns the routing, so its roles are compared too.
+func (v *Verification) readRouting(sv *schema.Validator, root string, trust []string) *Routing {
 	data, err := untrusted.ReadFileIn(root, RoutingFile, untrusted.ConfigCap)
 	if errors.Is(err, fs.ErrNotExist) {
 		v.note("%s does not exist; locum eval --write writes it", RoutingFile)
-		return
+		return nil
+	}
+	if err != nil {
+		v.fail("%s cannot be read: %v", RoutingFile, err)
+		return nil
 	}
 	doc, err := sv.Validate(schema.Routing, RoutingFile, data)
 	if err != nil {
 		v.fail("%s: %v", RoutingFile, err)
-		return
+		return nil
 	}
 	if err := Verify(doc.(map[string]any), trust); err != nil {
 		v.fail("%s cannot be trusted: %v", RoutingFile, err)
@@ -186,8 +201,14 @@ func (v *Verification) checkRouting(sv *schema.Validator, root, recordRel string
 	var r Routing
 	if err := json.Unmarshal(data, &r); err != nil {
 		v.fail("%s: %v", RoutingFile, err)
-		return
+		return nil
 	}
+	return &r
+}
+
+// compareRouting holds the routing to the record it names and to the roles the record derives
+// (v.Routing).
+func (v *Verification) compareRouting(r *Routing, recordRel string, recordData []byte) {
 	if r.Record.Path != recordRel || r.Record.SHA256 != sha256Hex(recordData) {
 		v.fail("%s names %s (sha256 %.12s), not this record", RoutingFile, r.Record.Path, r.Record.SHA256)
 	}

@@ -37,7 +37,12 @@ type Env struct {
 	Rails    Rails
 	Dial     rails.DialFunc
 	attempts atomic.Int64
+	notes    []string
 }
+
+// Note keeps a line the check's report prints under its verdict: something true of what it
+// checked that changes no verdict. The text must be safe for a terminal.
+func (e *Env) Note(text string) { e.notes = append(e.notes, text) }
 
 // CouldNotRunError marks a check that could not reach a verdict (a temporary file that could not
 // be written, say), as opposed to a rail that failed.
@@ -56,19 +61,16 @@ type Result struct {
 // Report is every check's verdict.
 type Report struct{ Results []Result }
 
-// ExitCode is 0 when every check passed, 2 when one could not run, else 1.
+// ExitCode folds every check's verdict: 2 when one could not run, else 1 when one is red, else
+// 0. It reads them all, so a red or a could-not-run is never hidden by the greens after it.
 func (r Report) ExitCode() int {
-	code := 0
-	for _, res := range r.Results {
-		var cn *CouldNotRunError
-		switch {
-		case errors.As(res.Err, &cn):
-			return 2
-		case res.Err != nil:
-			code = 1
-		}
+	switch {
+	case r.count(CouldNot) > 0:
+		return 2
+	case r.count(Red) > 0:
+		return 1
 	}
-	return code
+	return 0
 }
 
 // Offline runs locum's own checks and writes one line per check, then a summary.
@@ -85,11 +87,22 @@ func OfflineChecks() []Check {
 	return all
 }
 
-// RunChecks runs each check in order with the given rails and reports it. Each check gets a
-// dialer that refuses and counts: a check that tried to connect fails, whatever else it found.
+// RunChecks runs each check in order with the given rails and reports it, then a summary line.
+// Each check gets a dialer that refuses and counts: a check that tried to connect fails, whatever
+// else it found.
 func RunChecks(ctx context.Context, r Rails, checks []Check, w io.Writer) (Report, error) {
+	rep, err := runChecks(ctx, r, checks, w)
+	if err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(w, "verify-offline: %d checks, %d failed\n", len(rep.Results), rep.count(Red)+rep.count(CouldNot))
+	return rep, nil
+}
+
+// runChecks runs and reports each check, one line each: ok, FAIL (red) or ERROR (could not run),
+// its name and duration, and then its notes.
+func runChecks(ctx context.Context, r Rails, checks []Check, w io.Writer) (Report, error) {
 	var rep Report
-	failed := 0
 	for _, c := range checks {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -105,14 +118,39 @@ func RunChecks(ctx context.Context, r Rails, checks []Check, w io.Writer) (Repor
 		rep.Results = append(rep.Results, res)
 		d := res.Duration.Round(time.Microsecond)
 		if err == nil {
-			fmt.Fprintf(w, "ok %s (%s)\n", c.Name, d)
-			continue
+			fmt.Fprintf(w, "%s %s (%s)\n", Green, c.Name, d)
+		} else {
+			fmt.Fprintf(w, "%s %s (%s): %v\n", res.Verdict(), c.Name, d, err)
 		}
-		failed++
-		fmt.Fprintf(w, "FAIL %s (%s): %v\n", c.Name, d, err)
+		for _, n := range env.notes {
+			fmt.Fprintf(w, "    note %s\n", n)
+		}
 	}
-	fmt.Fprintf(w, "verify-offline: %d checks, %d failed\n", len(rep.Results), failed)
 	return rep, nil
+}
+
+// Verdict is how the check ended: green, red, or could not run.
+func (r Result) Verdict() Verdict {
+	var cn *CouldNotRunError
+	switch {
+	case r.Err == nil:
+		return Green
+	case errors.As(r.Err, &cn):
+		return CouldNot
+	default:
+		return Red
+	}
+}
+
+// count is how many checks ended with verdict v.
+func (r Report) count(v Verdict) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Verdict() == v {
+			n++
+		}
+	}
+	return n
 }
 
 // runCheck turns a panic in a check into its failure, so one broken check cannot hide the rest.

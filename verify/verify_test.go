@@ -83,6 +83,8 @@ func TestRunChecksReportsEachAndFolds(t *testing.T) {
 	}}}, &out)
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.ExitCode())
+	assert.Contains(t, out.String(), "ERROR x (")
+	assert.Contains(t, out.String(), "): could not run: no temp dir\n")
 }
 
 func TestOfflinePassesHere(t *testing.T) {

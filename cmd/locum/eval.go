@@ -21,6 +21,7 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/schema"
 	"github.com/locumdev/locum/untrusted"
+	"github.com/locumdev/locum/verify"
 )
 
 func (e *env) evalCommand() *cli.Command {
@@ -37,6 +38,7 @@ func (e *env) evalCommand() *cli.Command {
 		&cli.StringFlag{Name: "sign-key", Usage: "the ed25519 key that signs the record and routing (env LOCUM_SIGNING_KEY); locum eval keygen makes one"},
 		&cli.BoolFlag{Name: "write", Usage: "write .locum/routing.json (signed) and the register from a record that verifies"},
 		&cli.BoolFlag{Name: "verify", Usage: "check the record, its register and the routing without running any model"},
+		&cli.BoolFlag{Name: "all", Usage: "with --verify: the rails' offline checks, every record under .locum/evals/ab and the routing the workspace ships (the ab-run recipe)"},
 		&cli.StringFlag{Name: "journal", Usage: "write the run journal of a screen, or of a capture's local arm, to this file"},
 		&cli.BoolFlag{Name: "json", Usage: "print a screen's result as one JSON object on stdout"},
 	}
@@ -50,10 +52,13 @@ func (e *env) evalCommand() *cli.Command {
 			"                                 capture k turns per task and arm, sign the record, and with\n" +
 			"                                 --write route the roles it earns (.locum/routing.json)\n" +
 			"locum eval --verify [--name N]   check a record with no model: exit 1 on any finding, 2 if missing\n" +
+			"locum eval --verify --all        what CI runs (locum verify tools/local-llm:ab-run): the rails'\n" +
+			"                                 offline checks, every record, and the routing against the record\n" +
+			"                                 it names; every check runs, a could-not-run (2) outranks a red (1)\n" +
 			"locum eval --write [--name N]    re-render the register and routing from a record that verifies\n\n" +
 			"A task qualifies when all k local turns pass and all k host turns complete with local passes at\n" +
 			"least host passes; a role is enabled when every task it names qualifies.",
-		UsageText: "locum eval [--model ID | --role R] | --ab ... | --verify | --write",
+		UsageText: "locum eval [--model ID | --role R] | --ab ... | --verify [--all] | --write",
 		Metadata: helpOf(commandHelp{
 			examples: []string{
 				`locum eval --model qwen2.5-coder:7b`,
@@ -61,10 +66,14 @@ func (e *env) evalCommand() *cli.Command {
 				`locum eval --verify --name local-worker`,
 			},
 			exits: exitWords{
-				done: "a screen or a capture ran, or a record holds (--verify) and was written (--write)",
-				red: "a red screen, a record with a finding (--verify), or a refusal (a --write from a record that does " +
-					"not hold, a host command that turns its permission checks off)",
-				couldNot: "the record is missing (--verify)",
+				done: "a screen or a capture ran, a record holds (--verify) and was written (--write), or every check " +
+					"is green (--verify --all)",
+				red: "a red screen, a record with a finding (--verify), a red check (--verify --all: a rail, a record, " +
+					"the routing), or a refusal (a --write from a record that does not hold, an --ab host command that " +
+					"turns its permission checks off)",
+				couldNot: "the record is missing (--verify; with --all, the one the routing names), a check that could " +
+					"not run (--verify --all, which outranks a red one), an --ab capture without --host-cmd, --seed or " +
+					"--host-model (a command line it cannot run, where a host command it refuses is 1)",
 			},
 		}),
 		Flags:        flags,
@@ -75,10 +84,16 @@ func (e *env) evalCommand() *cli.Command {
 				return usagef(cmd, "unexpected argument %q", cmd.Args().First())
 			}
 			switch {
+			case cmd.Bool("all") && !cmd.Bool("verify"):
+				return usagef(cmd, "--all goes with --verify: locum eval --verify --all")
+			case cmd.Bool("all") && cmd.IsSet("name"):
+				return usagef(cmd, "--verify --all checks every record; it does not take --name")
 			case cmd.Bool("verify") && (cmd.Bool("ab") || cmd.Bool("write")):
 				return usagef(cmd, "--verify checks; it does not combine with --ab or --write")
 			case cmd.Bool("json") && (cmd.Bool("verify") || cmd.Bool("ab") || cmd.Bool("write")):
 				return usagef(cmd, "--json prints a screen's result; --verify, --ab and --write print text")
+			case cmd.Bool("all"):
+				return e.evalVerifyAll(ctx)
 			case cmd.Bool("verify"):
 				return e.evalVerify(cmd)
 			case cmd.Bool("ab"):
@@ -145,6 +160,30 @@ func (e *env) evalVerify(cmd *cli.Command) error {
 		return err
 	}
 	return e.reportVerification(cmd.String("name"), ver)
+}
+
+// evalVerifyAll checks the workspace's A/B evidence as the ab-run recipe does: the rails'
+// offline checks, every record, the shipped routing, one line each, the exit code folding all.
+func (e *env) evalVerifyAll(ctx context.Context) error {
+	v, c, trust, err := e.evalContext()
+	if err != nil {
+		return err
+	}
+	rep, err := verify.ABRun(ctx, verify.ABInput{Validator: v, Root: c.Root, Trust: trust, Roles: c.Roles()}, e.stdout)
+	if err != nil {
+		return withCode(exitCouldNot, fmt.Errorf("locum eval --verify --all: %w", err))
+	}
+	code := rep.ExitCode()
+	if code == 0 {
+		return nil
+	}
+	var names []string
+	for _, r := range rep.Results {
+		if r.Verdict() != verify.Green {
+			names = append(names, r.Name)
+		}
+	}
+	return withCode(code, fmt.Errorf("locum eval --verify --all: not green: %s", strings.Join(names, ", ")))
 }
 
 // report prints the findings and the routing a record derives; any failure is exit 1.

@@ -23,7 +23,7 @@ func (e *env) verifyCommand() *cli.Command {
 			examples: []string{
 				"locum verify --list",
 				"locum verify",
-				"locum verify tools/local-llm:runner-rails",
+				"locum verify tools/local-llm:ab-run",
 			},
 			exits: exitWords{
 				done:     "every recipe passes",
