@@ -14,9 +14,8 @@ import (
 // a decorated_definition; the docstring is inside the body.
 func (t *treeFile) python(root *ts.Node) []raw {
 	var out []raw
-	var walk func(body *ts.Node, prefix string, inClass bool)
-	walk = func(body *ts.Node, prefix string, inClass bool) {
-		siblings := t.children(body)
+	var walk func(siblings []ts.Node, prefix string, inClass bool)
+	walk = func(siblings []ts.Node, prefix string, inClass bool) {
 		for i := range siblings {
 			def := &siblings[i]
 			if def.Kind() == "decorated_definition" {
@@ -35,7 +34,7 @@ func (t *treeFile) python(root *ts.Node) []raw {
 				r.name, r.kind = t.text(def.ChildByFieldName("name")), "class"
 				if r.name != "" {
 					out = append(out, raw{name: prefix + r.name, kind: r.kind, siblings: siblings, index: i})
-					walk(def.ChildByFieldName("body"), prefix+r.name+".", true)
+					walk(t.pythonBody(def), prefix+r.name+".", true)
 				}
 				continue
 			case "expression_statement":
@@ -65,8 +64,24 @@ func (t *treeFile) python(root *ts.Node) []raw {
 			}
 		}
 	}
-	walk(root, "", false)
+	walk(t.children(root), "", false)
 	return out
+}
+
+// pythonBody is a class's body as siblings: the block's statements, after the comments between
+// the colon and the first of them, which the grammar leaves outside the block.
+func (t *treeFile) pythonBody(class *ts.Node) []ts.Node {
+	body := class.ChildByFieldName("body")
+	if body == nil {
+		return nil
+	}
+	var out []ts.Node
+	for _, c := range t.children(class) {
+		if c.EndByte() <= body.StartByte() && isComment(&c) {
+			out = append(out, c)
+		}
+	}
+	return append(out, t.children(body)...)
 }
 
 // script finds, in TypeScript and JavaScript, functions (and TypeScript's overload signatures,

@@ -179,6 +179,8 @@ def k(): pass
 
 type Alias = list[int]
 `, []string{"var LIMIT 3-4 *", "var X 5-5 *", "class A 8-25", "method A.f 11-12 *", "class A.Inner 24-25", "method A.Inner.h 25-25 *", "function h 27-28 *", "function k 30-31 *", "type Alias 33-33 *"}},
+		{"first.py", "class Cache:  # not a doc\n    # Looks a key up.\n    @cached\n    def get(self, k):\n        return k\n",
+			[]string{"class Cache 1-5", "method Cache.get 2-5 *"}},
 		{"m.ts", `/** Limit doc. */
 export const LIMIT = 10, OTHER = 2;
 let notConst = 1;
