@@ -24,6 +24,7 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/symbols"
 )
 
 func TestMain(m *testing.M) {
@@ -75,6 +76,10 @@ func scriptParams() testscript.Params {
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
+			}
+			// [treesitter]: this build reads Python, TypeScript, JavaScript and Rust (it has cgo).
+			if cond == "treesitter" {
+				return symbols.CgoBuild, nil
 			}
 			// [sandbox]: bubblewrap is installed and may make its namespaces here.
 			if cond == "sandbox" {
