@@ -21,8 +21,8 @@ func (e *env) mcpCommand() *cli.Command {
 		Usage:    "serve the modes as MCP tools on stdin and stdout, for a host such as Claude Code, Codex or Cursor",
 		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
 			"writes the host's .mcp.json). Its tools are status, transform, verify_check, summarize, dedup,\n" +
-			"run, runs_show and ledger: the same runs as the commands, with the same rails, journal and\n" +
-			"receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
+			"run, symbols, runs_show and ledger: the same runs as the commands, with the same rails, journal\n" +
+			"and receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
 			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the\n" +
 			"host's prices) are the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
