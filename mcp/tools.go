@@ -81,7 +81,7 @@ func (s *Server) addTools() error {
 	}
 	runSettings := callSettings(workflow.Mode)
 	runSchema := inputSchema([]engine.ToolArg{
-		engine.ToolArg{Name: "workflow", Doc: "go-doc, go-tidy, notes-digest or the workspace's"},
+		engine.ToolArg{Name: "workflow", Doc: "go-doc, go-tidy, tidy, notes-digest or the workspace's"},
 		engine.ToolArg{Name: "resume", Doc: "instead of workflow: an interrupted run's run_id"},
 		modelArg,
 	}, runSettings)

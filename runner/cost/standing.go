@@ -9,7 +9,7 @@ package cost
 //
 // It is a constant so that packages below mcp can charge it without building a server; mcp's
 // TestStandingBytesIsMeasured holds it to the measured size.
-const StandingBytes = 8874
+const StandingBytes = 8880
 
 // SkillBytes is the delegate-local skill as locum init installs it: a host that loads it keeps it
 // in its context from then on. SkillIndexBytes is the part a host keeps on every turn whether it
