@@ -121,3 +121,10 @@ func TestSymbolRangeBeyondGo(t *testing.T) {
 	_, err = SymbolRange("cache.py", []byte("def f(:\n"), "f")
 	assert.EqualError(t, err, `--symbol f: cache.py does not parse as Python (line 1:7: missing ")"); give the span with --lines A-B`)
 }
+
+// Every file whose declarations --symbol finds is named by its language in a prompt.
+func TestLanguageNamesEveryFileSymbolReads(t *testing.T) {
+	for _, name := range []string{"a.go", "a.py", "a.pyi", "a.ts", "a.mts", "a.cts", "a.tsx", "a.js", "a.mjs", "a.cjs", "a.jsx", "a.rs"} {
+		assert.Equal(t, symbols.LanguageOf(name).Name, Language(name), name)
+	}
+}
