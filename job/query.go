@@ -60,6 +60,33 @@ func (l *Layer) operatorSettings(c *packs.Composition) (*packs.Settings, error) 
 	return c.ResolveCall("", l.op.Env, l.op.Flags, nil)
 }
 
+// Settings resolves mode's settings as a run of it would have them, without running one: the
+// operator's flags and environment over the packs and the workspace, a tool call's args on top. A
+// query that reads files as the mode would (locum symbols, reading as --symbol does) bounds its
+// reads with them. A workspace that cannot be read is a *WorkspaceError.
+func (l *Layer) Settings(mode string, args map[string]string) (*packs.Settings, error) {
+	c, err := l.workspace()
+	if err != nil {
+		return nil, err
+	}
+	return c.ResolveCall(mode, l.op.Env, l.op.Flags, args)
+}
+
+// SymbolsMode is the mode whose input budget a read of files' declarations goes under (locum
+// symbols, the symbols tool): the names it lists are --symbol's, whose spans a transform edits,
+// and a file is read as that mode's prompt holding it would be.
+const SymbolsMode = "transform"
+
+// SymbolsBudget is the input budget a read of files' declarations goes under: SymbolsMode's, a
+// tool call's args on top of the operator's.
+func (l *Layer) SymbolsBudget(args map[string]string) (int64, error) {
+	set, err := l.Settings(SymbolsMode, args)
+	if err != nil {
+		return 0, err
+	}
+	return set.Int(packs.MaxInputBytes), nil
+}
+
 // StatusRequest is what a status query asks beside the operator's settings.
 type StatusRequest struct {
 	// Tool says a tool call asks: its Args resolve on top of the operator's flags, and the models

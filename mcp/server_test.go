@@ -41,7 +41,7 @@ type fixture struct {
 }
 
 // servedTools are the tools locum mcp lists, to every client.
-var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "agent", "run", "runs_show", "ledger"}
+var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "agent", "run", "symbols", "runs_show", "ledger"}
 
 // waitProgress waits until a progress notification holding want has arrived: the client
 // handles notifications on its own goroutine, so the last may land after the call's result.
@@ -122,13 +122,16 @@ func (f *fixture) call(t *testing.T, ctx context.Context, name string, args map[
 	return res, err
 }
 
-// holdsTheResultContract checks a mode's structured content against spec/result.schema.json, the
-// contract the tools name instead of declaring an output schema: every object a mode's call
-// returns, refusals included.
+// holdsTheResultContract checks a mode's structured content against spec/result.schema.json, and
+// symbols' against spec/symbols.schema.json, the contracts the tools name instead of declaring an
+// output schema: every object a call returns, refusals included.
 func holdsTheResultContract(t *testing.T, tool string, res *sdk.CallToolResult) {
 	t.Helper()
+	contract := schema.Result
 	switch tool {
 	case "transform", "summarize", "dedup", "agent", "run":
+	case "symbols":
+		contract = schema.Symbols
 	default:
 		return
 	}
@@ -139,7 +142,7 @@ func holdsTheResultContract(t *testing.T, tool string, res *sdk.CallToolResult) 
 	require.NoError(t, err)
 	v, err := schema.New()
 	require.NoError(t, err)
-	_, err = v.Validate(schema.Result, tool+" structuredContent", data)
+	_, err = v.Validate(contract, tool+" structuredContent", data)
 	assert.NoError(t, err, "%s", data)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/ledger"
 	"github.com/locumdev/locum/runner/review"
+	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/untrusted"
 	"github.com/locumdev/locum/workflow"
 )
@@ -31,6 +32,11 @@ import (
 // RunsShowArgs are the arguments of the runs_show tool.
 type RunsShowArgs struct {
 	RunID string `json:"run_id" jsonschema:"a result's run_id, or a unique prefix"`
+}
+
+// SymbolsArgs are the arguments of the symbols tool.
+type SymbolsArgs struct {
+	Files []string `json:"files"`
 }
 
 // LedgerArgs are the arguments of the ledger tool.
@@ -66,8 +72,8 @@ const diffBytes = 32 << 10
 // of every session, so each description says when to call the tool and what comes back, and no
 // more: a refusal's or a verdict's own text says why and what to do. No tool declares an output
 // schema: the structured content of a mode's tool and of run is locum's --json result, which
-// spec/result.schema.json publishes, and the other three's are the objects of the commands'
-// --json; the tests hold each to its contract. A mode's tool is listed for every registered mode
+// spec/result.schema.json publishes, symbols' is spec/symbols.schema.json, and the other three's
+// are the objects of the commands' --json; the tests hold each to its contract. A mode's tool is listed for every registered mode
 // that declares one (engine.Mode.Tool), in whatever binary links it. Each handler returns its object as any: a call
 // refused before it ran has none, where a typed one would make the SDK send a zero object.
 func (s *Server) addTools() error {
@@ -91,7 +97,7 @@ func (s *Server) addTools() error {
 	}
 	runSettings := callSettings(workflow.Mode)
 	runSchema := inputSchema([]engine.ToolArg{
-		engine.ToolArg{Name: "workflow", Doc: "go-doc, go-tidy, notes-digest or the workspace's"},
+		engine.ToolArg{Name: "workflow", Doc: "go-doc, go-tidy, tidy, notes-digest or the workspace's"},
 		engine.ToolArg{Name: "resume", Doc: "instead of workflow: an interrupted run's run_id"},
 		modelArg,
 	}, runSettings)
@@ -108,6 +114,13 @@ func (s *Server) addTools() error {
 	}, func(ctx context.Context, req *sdk.CallToolRequest, args engine.ToolArgs) (*sdk.CallToolResult, any, error) {
 		return s.runWorkflow(ctx, req, args, callArgs(runSettings, args))
 	})
+	addTool(s, &sdk.Tool{
+		Name:        "symbols",
+		Description: "Declarations in Go, Python, TS, JS or Rust files, with their lines: what symbol takes.",
+		Annotations: readOnly,
+		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"files"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+			Properties: map[string]*jsonschema.Schema{"files": {Type: "array", Items: &jsonschema.Schema{Type: "string"}}}},
+	}, s.symbols)
 	addTool(s, &sdk.Tool{
 		Name:        "runs_show",
 		Description: "Read a run's journal: its settings, each request and reply, each verify's verdict and output. To see why a run went red.",
@@ -162,6 +175,29 @@ func (s *Server) addModeTool(m engine.Mode, readOnly, branch *sdk.ToolAnnotation
 			t.job, t.file, t.argv, t.note = built.Job, built.File, built.Argv, built.Note
 			return s.run(ctx, req, t)
 		})
+}
+
+// symbols lists files' declarations as locum symbols --json does, each file read as a
+// transform's prompt holding it would be: inside the repository, under the input budget.
+func (s *Server) symbols(_ context.Context, _ *sdk.CallToolRequest, args SymbolsArgs) (*sdk.CallToolResult, any, error) {
+	defer s.begin()()
+	if len(args.Files) == 0 {
+		return fail("ERROR: files is empty: name the files, from the repository root"), nil, nil
+	}
+	budget, err := s.jobs.SymbolsBudget(nil)
+	if err != nil {
+		return fail("ERROR: %v", err), nil, nil
+	}
+	rep := scope.ReadSymbols(s.opts.Dir, s.jobs.Root(), args.Files, budget, argName)
+	lines := make([]string, 0, len(rep.Files))
+	for _, f := range rep.Files {
+		if f.Error != nil {
+			lines = append(lines, f.Error.Message)
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s: %d declarations (structuredContent)", untrusted.Escape(f.File), len(f.Symbols)))
+	}
+	return &sdk.CallToolResult{IsError: rep.Failed() || rep.Refused(), Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, rep, nil
 }
 
 func (s *Server) ledger(_ context.Context, _ *sdk.CallToolRequest, args LedgerArgs) (*sdk.CallToolResult, any, error) {

@@ -42,8 +42,9 @@ type WorkflowStep struct {
 type ForEach struct {
 	// Files is a glob of repository files (filepath.Match, * not crossing /).
 	Files string `json:"files,omitempty"`
-	// Symbols is a glob of Go files whose top-level declarations are the items (test files left
-	// out), each named as --symbol takes it.
+	// Symbols is a glob of files whose declarations are the items (symbols.List: those of Go,
+	// Python, TypeScript, JavaScript and Rust files that hold no other; test files and other
+	// languages left out), each named as --symbol takes it.
 	Symbols string `json:"symbols,omitempty"`
 	// Lines is a repository file whose non-blank lines are the items.
 	Lines string `json:"lines,omitempty"`

@@ -459,7 +459,14 @@ type run struct {
 // locum runs the locum binary in dir with a HOME of the test's own, so no user state leaks in.
 func (s *suite) locumIn(t *testing.T, dir, home string, args ...string) run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	return s.locumWithin(t, 15*time.Minute, dir, home, args...)
+}
+
+// locumWithin is locumIn with the process killed after limit, for a test whose time is its own
+// bound.
+func (s *suite) locumWithin(t *testing.T, limit time.Duration, dir, home string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.locum, args...)
 	cmd.Dir = dir

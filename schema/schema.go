@@ -35,6 +35,7 @@ const (
 	Routing   Name = "routing.schema.json"
 	ABRecord  Name = "ab-record.schema.json"
 	Config    Name = "config.schema.json"
+	Symbols   Name = "symbols.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"

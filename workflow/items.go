@@ -11,6 +11,7 @@ import (
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scope"
+	"github.com/locumdev/locum/symbols"
 	"github.com/locumdev/locum/untrusted"
 )
 
@@ -18,7 +19,7 @@ import (
 const (
 	// MaxItems is the most items one step runs over.
 	MaxItems = 1000
-	// maxListBytes bounds a file read for its lines or its Go declarations.
+	// maxListBytes bounds a file read for its lines or its declarations.
 	maxListBytes = 4 << 20
 )
 
@@ -29,9 +30,10 @@ type Item struct {
 	Vars map[string]string
 }
 
-// expand lists a step's items in the repository at root: the files a glob matches, the Go
-// declarations of the files it matches (test files left out), or a file's non-blank lines. A
-// step with no for_each has one item, named after the step.
+// expand lists a step's items in the repository at root: the files a glob matches, the
+// declarations of the files it matches that are of a language locum reads (test files left
+// out; a declaration that holds others, such as a class with methods, runs as those others), or
+// a file's non-blank lines. A step with no for_each has one item, named after the step.
 func expand(root string, st packs.WorkflowStep, vars map[string]string) ([]Item, error) {
 	if st.ForEach == nil {
 		return []Item{{Key: st.Name, Vars: map[string]string{}}}, nil
@@ -53,19 +55,21 @@ func expand(root string, st packs.WorkflowStep, vars map[string]string) ([]Item,
 				items = append(items, Item{Key: f, Vars: map[string]string{"item": f, "file": f}})
 				continue
 			}
-			if strings.HasSuffix(f, "_test.go") || filepath.Ext(f) != ".go" {
+			if symbols.LanguageOf(f) == nil || symbols.IsTestFile(f) {
 				continue
 			}
 			src, err := untrusted.ReadFileIn(root, filepath.Join(root, f), maxListBytes)
 			if err != nil {
 				return nil, engine.BadInputf("step %s: reading %s for its declarations: %v", st.Name, untrusted.Escape(f), err)
 			}
-			names, err := scope.Symbols(f, src)
+			decls, err := scope.Symbols(f, src)
 			if err != nil {
 				return nil, engine.BadInputf("step %s: %v", st.Name, err)
 			}
-			for _, n := range names {
-				items = append(items, Item{Key: f + "#" + n, Vars: map[string]string{"item": f + "#" + n, "file": f, "symbol": n}})
+			for _, d := range decls {
+				if d.Item {
+					items = append(items, Item{Key: f + "#" + d.Name, Vars: map[string]string{"item": f + "#" + d.Name, "file": f, "symbol": d.Name}})
+				}
 			}
 		}
 	case "lines":

@@ -1,5 +1,5 @@
 // Package workflow runs a pack's workflows (contract 1.2): steps of modes, each once or for each
-// file, Go declaration or line, every item in a worktree of its own, spread over a pool of
+// file, declaration or line, every item in a worktree of its own, spread over a pool of
 // servers, the green items combined in a stable order on one branch that a final verify judges
 // before it is offered. It sits above the job layer, as the front ends do: each item is a job
 // of its mode, prepared and refused by the layer as a single call would be.

@@ -313,6 +313,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.ledgerCommand(),
 			e.recoverCommand(),
 			e.statusCommand(),
+			e.symbolsCommand(),
 			e.rolesCommand(),
 			e.packsCommand(),
 			e.verifyCheckCommand(),

@@ -24,6 +24,7 @@ import (
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/scripted"
 	"github.com/locumdev/locum/schema"
+	"github.com/locumdev/locum/symbols"
 )
 
 func TestMain(m *testing.M) {
@@ -46,35 +47,40 @@ func scriptParams() testscript.Params {
 	return testscript.Params{
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":      cmdExits,
-			"envfile":    cmdEnvFile,
-			"serve":      cmdServe,
-			"waitfile":   cmdWaitFile,
-			"waitgrep":   cmdWaitGrep,
-			"signal":     cmdSignal,
-			"pidgone":    cmdPidGone,
-			"procgone":   cmdProcGone,
-			"pidof":      cmdPidOf,
-			"goenv":      cmdGoEnv,
-			"mode":       cmdMode,
-			"setmode":    cmdSetMode,
-			"owner":      cmdOwner,
-			"chown":      cmdChown,
-			"mkfifo":     cmdMkfifo,
-			"holdopen":   cmdHoldOpen,
-			"keygen":     cmdKeygen,
-			"trust":      cmdTrust,
-			"mkrouting":  cmdMkRouting,
-			"resign":     cmdResign,
-			"mkrecord":   cmdMkRecord,
-			"flipchar":   cmdFlipChar,
-			"resultjson": cmdResultJSON,
-			"subst":      cmdSubst,
-			"seal":       cmdSeal,
+			"exits":       cmdExits,
+			"envfile":     cmdEnvFile,
+			"serve":       cmdServe,
+			"waitfile":    cmdWaitFile,
+			"waitgrep":    cmdWaitGrep,
+			"signal":      cmdSignal,
+			"pidgone":     cmdPidGone,
+			"procgone":    cmdProcGone,
+			"pidof":       cmdPidOf,
+			"goenv":       cmdGoEnv,
+			"mode":        cmdMode,
+			"setmode":     cmdSetMode,
+			"owner":       cmdOwner,
+			"chown":       cmdChown,
+			"mkfifo":      cmdMkfifo,
+			"holdopen":    cmdHoldOpen,
+			"keygen":      cmdKeygen,
+			"trust":       cmdTrust,
+			"mkrouting":   cmdMkRouting,
+			"resign":      cmdResign,
+			"mkrecord":    cmdMkRecord,
+			"flipchar":    cmdFlipChar,
+			"resultjson":  cmdResultJSON,
+			"symbolsjson": cmdSymbolsJSON,
+			"subst":       cmdSubst,
+			"seal":        cmdSeal,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
+			}
+			// [treesitter]: this build reads Python, TypeScript, JavaScript and Rust (it has cgo).
+			if cond == "treesitter" {
+				return symbols.CgoBuild, nil
 			}
 			// [sandbox]: bubblewrap is installed and may make its namespaces here.
 			if cond == "sandbox" {
@@ -599,6 +605,18 @@ func cmdFlipChar(ts *testscript.TestScript, neg bool, args []string) {
 		data[i] = c + 1
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdSymbolsJSON checks that stdout is one object of locum symbols --json that holds to
+// spec/symbols.schema.json.
+func cmdSymbolsJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: symbolsjson")
+	}
+	v, err := schema.New()
+	ts.Check(err)
+	_, err = v.Validate(schema.Symbols, "stdout", []byte(ts.ReadFile("stdout")))
+	ts.Check(err)
 }
 
 // cmdResultJSON checks that stdout is exactly one result object that spec/result.schema.json

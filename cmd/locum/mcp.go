@@ -27,8 +27,8 @@ func (e *env) mcpCommand() *cli.Command {
 			"writes the host's .mcp.json), or given the project with --" + packs.ServerDirFlag + " (the Claude Code plugin locum init\n" +
 			"--plugin writes passes the project Claude Code opened). It serves the repository that holds that\n" +
 			"directory, found once as it starts. Its tools are status, transform, verify_check, summarize, dedup,\n" +
-			"agent, run, runs_show and ledger: the same runs as the commands, with the same rails, journal and\n" +
-			"receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
+			"agent, run, symbols, runs_show and ledger: the same runs as the commands, with the same rails,\n" +
+			"journal and receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
 			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the\n" +
 			"host's prices) are the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +

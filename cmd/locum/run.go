@@ -31,7 +31,7 @@ func (e *env) runCommand() *cli.Command {
 		Category: groupDelegate,
 		Usage:    "run a pack's workflow: each item in a worktree of its own, across a pool of servers, the green ones combined on one branch",
 		Description: "A workflow is a list of steps a composed pack declares, each a mode (transform, summarize,\n" +
-			"dedup) run once or for each file, Go declaration or line. Every item runs in a git worktree of\n" +
+			"dedup) run once or for each file, declaration or line. Every item runs in a git worktree of\n" +
 			"its own at the branch as the steps before left it, under the same rails as a single call, with\n" +
 			"up to --jobs at once spread over --servers (a server that reports its slots, such as\n" +
 			"llama-server, is given no more than those). A green edit is committed; after each step the\n" +

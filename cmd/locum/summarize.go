@@ -17,7 +17,7 @@ func (e *env) summarizeCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to summarize (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span to summarize: " + scope.LinesForm, DefaultText: "whole file"},
-		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this declaration with its decorators and doc comment: a function, Type.Method or Class.method, a type or class, a const or var (Go, Python, TypeScript, JavaScript, Rust; locum symbols lists them)"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},
 	}
 	flags = append(flags, settingFlags("summarize")...)

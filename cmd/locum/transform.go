@@ -22,7 +22,7 @@ func (e *env) transformCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file to edit (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span the model may change: " + scope.LinesForm, DefaultText: "whole file"},
-		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment: a function, Type.Method, a type, or a const or var block"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this declaration with its decorators and doc comment: a function, Type.Method or Class.method, a type or class, a const or var (Go, Python, TypeScript, JavaScript, Rust; locum symbols lists them)"},
 		&cli.StringFlag{Name: "verify", Usage: "the command that judges the edit (required): exit 0 keeps it, 1 retries, anything else restores and stops"},
 		&cli.StringFlag{Name: "task-file", Usage: "read the task from this file instead of the argument"},
 		&cli.StringFlag{Name: "model", Usage: "the model to use: an operator's explicit choice (routing=operator)"},

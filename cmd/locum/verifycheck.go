@@ -19,7 +19,7 @@ func (e *env) verifyCheckCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "file", Usage: "the file whose span the verify should judge (required)"},
 		&cli.StringFlag{Name: "lines", Usage: "the span: " + scope.LinesForm, DefaultText: "whole file"},
-		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this Go declaration with its doc comment"},
+		&cli.StringFlag{Name: "symbol", Usage: "instead of --lines, the span is this declaration with its decorators and doc comment (locum symbols lists them)"},
 		&cli.StringFlag{Name: "verify", Usage: "the bash command a transform of the span would run (required)"},
 	}
 	flags = append(flags, settingFlags(verifycheck.Mode.Name)...)

@@ -198,7 +198,8 @@ func resolveInRoot(cwd, root, file string) (abs, display string, err error) {
 }
 
 var languages = map[string]string{
-	".go": "Go", ".py": "Python", ".js": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".jsx": "JavaScript",
+	".go": "Go", ".py": "Python", ".pyi": "Python", ".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".jsx": "JavaScript",
+	".ts": "TypeScript", ".mts": "TypeScript", ".cts": "TypeScript", ".tsx": "TypeScript",
 	".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".hpp": "C++", ".rb": "Ruby",
 	".sh": "shell", ".bash": "shell", ".md": "Markdown", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML", ".toml": "TOML",
 	".sql": "SQL", ".html": "HTML", ".css": "CSS", ".kt": "Kotlin", ".swift": "Swift", ".cs": "C#", ".php": "PHP", ".txt": "text",

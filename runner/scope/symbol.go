@@ -1,161 +1,64 @@
 package scope
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
+	"errors"
 	"strings"
 
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/symbols"
+	"github.com/locumdev/locum/untrusted"
 )
 
-// SymbolRange finds the lines of the Go declaration name in src: a function, a method written
-// Type.Method, a type, or the const or var block that declares name, its doc comment included.
-// A model edits best when it sees one whole unit, and the user names it rather than counting lines.
+// SymbolRange finds the lines of the declaration name in src (symbols.Find): in Go a function,
+// a method written Type.Method, a type, or the const or var block that declares name; in
+// Python, TypeScript, JavaScript and Rust a function, a method written Class.method (Type.method
+// in Rust), a class, struct, trait or other type, or a top-level constant; each with its
+// decorators and doc comment. A model edits best when it sees one whole unit, and the user names
+// it rather than counting lines.
 func SymbolRange(display string, src []byte, name string) (LineRange, error) {
-	if strings.ToLower(filepath.Ext(display)) != ".go" {
-		return LineRange{}, engine.BadInputf("{symbol} works on Go files; %s is not one: give its span with {lines} A-B", display)
+	lang := symbols.LanguageOf(display)
+	if lang == nil {
+		return LineRange{}, engine.BadInputf("{symbol} works on %s files; %s is none of them: give its span with {lines} A-B", symbols.Known, untrusted.Escape(display))
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return LineRange{}, engine.BadInputf("{symbol} is empty: name a function, Type.Method, type, const or var")
+		return LineRange{}, engine.BadInputf("{symbol} is empty: name a %s (a method is %s)", lang.Kinds, lang.Method)
 	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, display, src, parser.ParseComments|parser.SkipObjectResolution)
+	d, err := symbols.Find(display, src, name)
 	if err != nil {
-		return LineRange{}, engine.BadInputf("{symbol} %s: %s does not parse as Go (%v); give the span with {lines} A-B", name, display, err)
-	}
-	recv, method, isMethod := strings.Cut(name, ".")
-	var found []LineRange
-	span := func(doc *ast.CommentGroup, node ast.Node) LineRange {
-		start := node.Pos()
-		if doc != nil {
-			start = doc.Pos()
+		var nocgo *symbols.NoCgoError
+		if errors.As(err, &nocgo) {
+			return LineRange{}, engine.BadInputf("this locum was built without cgo: {symbol} for %s needs a build with a C compiler; use {lines}", nocgo.Ext)
 		}
-		return LineRange{Start: fset.Position(start).Line, End: fset.Position(node.End()).Line}
-	}
-	for _, decl := range f.Decls {
-		switch d := decl.(type) {
-		case *ast.FuncDecl:
-			switch {
-			case isMethod && d.Recv != nil && d.Name.Name == method && receiverType(d.Recv) == recv,
-				!isMethod && d.Recv == nil && d.Name.Name == name:
-				found = append(found, span(d.Doc, d))
-			}
-		case *ast.GenDecl:
-			if isMethod {
-				continue
-			}
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					if s.Name.Name != name {
-						continue
-					}
-					// One type of a grouped type block is a unit of its own.
-					if d.Lparen.IsValid() {
-						doc := s.Doc
-						found = append(found, span(doc, s))
-					} else {
-						found = append(found, span(d.Doc, d))
-					}
-				case *ast.ValueSpec:
-					for _, id := range s.Names {
-						if id.Name == name {
-							found = append(found, span(d.Doc, d))
-						}
-					}
-				}
-			}
+		var notFound *symbols.NotFoundError
+		if errors.As(err, &notFound) {
+			return LineRange{}, engine.BadInputf("{symbol} %s: %s %s", untrusted.Escape(name), untrusted.Escape(display), untrusted.Escape(err.Error()))
 		}
+		return LineRange{}, engine.BadInputf("{symbol} %s: %s; give the span with {lines} A-B", untrusted.Escape(name), SymbolError(display, err))
 	}
-	switch len(found) {
-	case 0:
-		return LineRange{}, engine.BadInputf("{symbol} %s: %s declares no function, method, type, const or var of that name (a method is Type.Method)", name, display)
-	case 1:
-		return found[0], nil
-	}
-	return LineRange{}, engine.BadInputf("{symbol} %s: %s declares it %d times; give the span with {lines} A-B", name, display, len(found))
+	return LineRange{Start: d.Start, End: d.End}, nil
 }
 
-// receiverType is the name of a method's receiver type, without a pointer or type parameters.
-func receiverType(recv *ast.FieldList) string {
-	if recv == nil || len(recv.List) == 0 {
-		return ""
+// SymbolError words an error of listing or finding the declarations of the file display, for a
+// message that names the file: "calc.py does not parse as Python (line 3:1: ...)".
+func SymbolError(display string, err error) string {
+	var nocgo *symbols.NoCgoError
+	if errors.As(err, &nocgo) {
+		return untrusted.Escape(display) + ": " + err.Error()
 	}
-	expr := recv.List[0].Type
-	for {
-		switch e := expr.(type) {
-		case *ast.StarExpr:
-			expr = e.X
-		case *ast.IndexExpr:
-			expr = e.X
-		case *ast.IndexListExpr:
-			expr = e.X
-		case *ast.ParenExpr:
-			expr = e.X
-		case *ast.Ident:
-			return e.Name
-		default:
-			return ""
-		}
+	var unknown *symbols.LanguageError
+	if errors.As(err, &unknown) {
+		return untrusted.Escape(err.Error())
 	}
+	return untrusted.Escape(display + " " + err.Error())
 }
 
-// Symbols lists the Go declarations of src that SymbolRange finds once each, in source order: a
-// function, a method as Type.Method, a type, and a const or var block by its first name (the
-// block is one unit). A name declared twice (init, or _) is left out, since it names no one span.
-func Symbols(display string, src []byte) ([]string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, display, src, parser.SkipObjectResolution)
+// Symbols lists the declarations of src that SymbolRange finds, in source order
+// (symbols.List); its error is a *engine.BadInputError naming the file.
+func Symbols(display string, src []byte) ([]symbols.Decl, error) {
+	decls, err := symbols.List(display, src)
 	if err != nil {
-		return nil, engine.BadInputf("%s does not parse as Go (%v)", display, err)
+		return nil, engine.BadInputf("%s", SymbolError(display, err))
 	}
-	var names []string
-	count := map[string]int{}
-	add := func(name string) {
-		if name != "_" && name != "" {
-			count[name]++
-			if count[name] == 1 {
-				names = append(names, name)
-			}
-		}
-	}
-	for _, decl := range f.Decls {
-		switch d := decl.(type) {
-		case *ast.FuncDecl:
-			if d.Recv != nil {
-				if recv := receiverType(d.Recv); recv != "" {
-					add(recv + "." + d.Name.Name)
-				}
-			} else {
-				add(d.Name.Name)
-			}
-		case *ast.GenDecl:
-			for i, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					add(s.Name.Name)
-				case *ast.ValueSpec:
-					// Every name of a block finds the whole block: the first stands for it,
-					// and the others still count, so a name declared twice is seen.
-					for j, id := range s.Names {
-						if i == 0 && j == 0 {
-							add(id.Name)
-						} else if count[id.Name] > 0 {
-							count[id.Name]++
-						}
-					}
-				}
-			}
-		}
-	}
-	out := names[:0]
-	for _, n := range names {
-		if count[n] == 1 {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return decls, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/symbols"
 )
 
 const symbolSrc = `package calc
@@ -102,4 +103,28 @@ func FuzzSymbolRange(f *testing.F) {
 			t.Fatalf("range %v outside a file of %d lines", r, lines)
 		}
 	})
+}
+
+// The other languages go through the same finder; a build without cgo refuses them in words
+// that name what to use instead.
+func TestSymbolRangeBeyondGo(t *testing.T) {
+	src := []byte("class Cache:\n    # Looks a key up.\n    @cached\n    def get(self, k):\n        \"\"\"Get k.\"\"\"\n        return self.items[k]\n")
+	got, err := SymbolRange("cache.py", src, "Cache.get")
+	if !symbols.CgoBuild {
+		assert.EqualError(t, err, "this locum was built without cgo: --symbol for .py needs a build with a C compiler; use --lines")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, LineRange{2, 6}, got)
+	_, err = SymbolRange("cache.py", src, "get")
+	assert.EqualError(t, err, "--symbol get: cache.py declares no function, method, class or module-level variable of that name (a method is Class.method); did you mean Cache.get?")
+	_, err = SymbolRange("cache.py", []byte("def f(:\n"), "f")
+	assert.EqualError(t, err, `--symbol f: cache.py does not parse as Python (line 1:7: missing ")"); give the span with --lines A-B`)
+}
+
+// Every file whose declarations --symbol finds is named by its language in a prompt.
+func TestLanguageNamesEveryFileSymbolReads(t *testing.T) {
+	for _, name := range []string{"a.go", "a.py", "a.pyi", "a.ts", "a.mts", "a.cts", "a.tsx", "a.js", "a.mjs", "a.cjs", "a.jsx", "a.rs"} {
+		assert.Equal(t, symbols.LanguageOf(name).Name, Language(name), name)
+	}
 }

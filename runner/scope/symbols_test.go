@@ -35,13 +35,17 @@ func (b B[X]) Get() X { return b.x }
 
 func Free() {}
 `)
-	names, err := Symbols("p.go", src)
+	decls, err := Symbols("p.go", src)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Limit", "T", "T.M", "T.N", "A", "B", "B.Get", "Free"}, names)
-	for _, n := range names {
-		_, err := SymbolRange("p.go", src, n)
-		assert.NoError(t, err, "every listed name finds its span: %s", n)
+	var names []string
+	for _, d := range decls {
+		names = append(names, d.Name)
+		r, err := SymbolRange("p.go", src, d.Name)
+		if assert.NoError(t, err, "every listed name finds its span: %s", d.Name) {
+			assert.Equal(t, LineRange{Start: d.Start, End: d.End}, r, d.Name)
+		}
 	}
+	assert.Equal(t, []string{"Limit", "T", "T.M", "T.N", "A", "B", "B.Get", "Free"}, names)
 	_, err = Symbols("p.go", []byte("package"))
 	assert.Error(t, err)
 }

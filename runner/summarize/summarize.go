@@ -21,7 +21,7 @@ import (
 // Options is one digest of a file span.
 type Options struct {
 	File, Lines, Focus string
-	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	// Symbol, instead of Lines, names a declaration whose lines are the span (scope.SymbolRange).
 	Symbol    string
 	Cwd, Root string
 }

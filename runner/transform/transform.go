@@ -24,7 +24,7 @@ import (
 type Options struct {
 	File  string // as the user gave it
 	Lines string // "" for the whole file
-	// Symbol, instead of Lines, names a Go declaration whose lines are the span.
+	// Symbol, instead of Lines, names a declaration whose lines are the span (scope.SymbolRange).
 	Symbol string
 	Verify string
 	Task   string
@@ -77,8 +77,10 @@ type transform struct {
 	// readTurns and readBytes are what reading the span would cost the host: none where it
 	// said it holds the span already.
 	readTurns, readBytes int64
-	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out.
-	doc []string
+	// doc is the doc comment the span of a --symbol begins with, kept when a reply leaves it out;
+	// comment is how a line comment of the file's language begins.
+	doc     []string
+	comment string
 	// decl says the span is one Go declaration: a reply must then be one of its kind and name.
 	decl bool
 	// verified is the last attempt whose edit the verify judged red, written the file as
@@ -177,7 +179,11 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 	t.start, t.n = sc.Range.Start, sc.Range.End-sc.Range.Start+1
 	t.origSpan = t.span()
 	if strings.TrimSpace(t.opts.Symbol) != "" {
-		t.doc = docComment(t.origSpan)
+		t.comment = "//"
+		if scope.Language(t.display) == "Python" {
+			t.comment = "#"
+		}
+		t.doc = docComment(t.origSpan, t.comment)
 	}
 	if scope.Language(t.display) == "Go" {
 		_, _, t.decl = editcheck.IsDecl(strings.Join(t.origSpan, "\n"))
@@ -496,14 +502,14 @@ func (t *transform) prompt(format, feedback string) []client.Message {
 	return []client.Message{{Role: "system", Content: instruction}, {Role: "user", Content: b.String()}}
 }
 
-// docComment is the doc comment a declaration's span begins with: its leading // lines, or a
-// leading /* */ block.
-func docComment(span []string) []string {
+// docComment is the doc comment a declaration's span begins with: its leading lines that start
+// with comment (// or, in Python, #), or a leading /* */ block where comment is //.
+func docComment(span []string, comment string) []string {
 	n := 0
-	for n < len(span) && strings.HasPrefix(strings.TrimSpace(span[n]), "//") {
+	for n < len(span) && strings.HasPrefix(strings.TrimSpace(span[n]), comment) {
 		n++
 	}
-	if n == 0 && len(span) > 0 && strings.HasPrefix(strings.TrimSpace(span[0]), "/*") {
+	if n == 0 && comment == "//" && len(span) > 0 && strings.HasPrefix(strings.TrimSpace(span[0]), "/*") {
 		for n < len(span) {
 			n++
 			if _, after, ok := strings.Cut(span[n-1], "*/"); ok {
@@ -528,7 +534,7 @@ func (t *transform) keepDoc(repl []string) []string {
 	}
 	for _, l := range repl {
 		if trimmed := strings.TrimSpace(l); trimmed != "" {
-			if strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "/*") {
+			if strings.HasPrefix(trimmed, t.comment) || t.comment == "//" && strings.HasPrefix(trimmed, "/*") {
 				return repl
 			}
 			break
