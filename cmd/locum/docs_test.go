@@ -61,7 +61,7 @@ func commandTree(t *testing.T) *cli.Command {
 var foreignFlags = map[string]string{
 	"jinja": "llama-server", "alias": "llama-server", "parallel": "llama-server", "ctx-size": "llama-server",
 	"embeddings": "llama-server", "disable-userns": "bwrap",
-	"dangerously-skip-permissions": "claude", "permission-mode": "claude",
+	"dangerously-skip-permissions": "claude", "allow-dangerously-skip-permissions": "claude", "permission-mode": "claude",
 }
 
 // foreignCommand is the start of a command line, or of an inline snippet, run by a program
