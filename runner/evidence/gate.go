@@ -1,6 +1,7 @@
 // Package evidence holds what a mode whose reply is claims about numbered lines shares with the
-// others, below them all: the evidence gate that holds each claim to the lines it cites, and the
-// request for a reply of that shape with its one retry.
+// others, below them all: the evidence gate that holds each claim to the lines it cites, the
+// request for a reply of that shape with its one retry, and the handoff's shape (its sections,
+// its instruction, its parse and its rendering), which the handoff mode and its eval task share.
 package evidence
 
 import (
