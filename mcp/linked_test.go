@@ -4,6 +4,7 @@ package mcp
 import (
 	_ "github.com/locumdev/locum/runner/agent"
 	_ "github.com/locumdev/locum/runner/dedup"
+	_ "github.com/locumdev/locum/runner/handoff"
 	_ "github.com/locumdev/locum/runner/summarize"
 	_ "github.com/locumdev/locum/runner/transform"
 	_ "github.com/locumdev/locum/runner/verifycheck"

@@ -37,6 +37,39 @@ func TestSummarizeGivesTheCheckedDigest(t *testing.T) {
 	assert.Equal(t, calc, f.file(t), "summarize never edits")
 }
 
+// The handoff tool hands over a file's last lines: every item in the structured content with the
+// lines it cites and the gate's verdict, one whose quote the lines do not hold unsupported.
+func TestHandoffGivesTheCheckedItems(t *testing.T) {
+	f := newFixture(t, true)
+	log := "+ go test ./...\n--- FAIL: TestLatest (0.00s)\n    proxy_test.go:147: got version \"v1.0.0\", want \"v1.1.0\"\nFAIL\texample.com/proxy\t0.97s\n"
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "build.log"), []byte("+ go vet ./...\n"+log), 0o644))
+	reply := `{"handoff":[{"section":"open","text":"TestLatest fails: it got v1.0.0 and wants v1.1.0.","quote":"got version \"v1.0.0\"","lines":[3,4]},` +
+		`{"section":"next","text":"TestLatest panics on a nil map.","quote":"panic: assignment to entry in nil map","lines":[3,3]}]}`
+	f.llm.On("POST", "/v1/chat/completions", scripted.Reply{StreamAnswer: &reply})
+	res, err := f.call(t, context.Background(), "handoff", map[string]any{"file": "build.log", "tail": "4", "focus": "why it fails", "model": "qwen3-coder-30b"}, nil)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Regexp(t, `^OK: handoff; saved=[-+]\$[0-9.]+\(est\) run=\S+$`, text(res))
+	details := structured(t, res)["details"].(map[string]any)
+	assert.EqualValues(t, 1, details["supported"])
+	assert.Equal(t, "2-5", details["lines"], "the last 4 lines, numbered as the file numbers them")
+	items := details["items"].([]any)
+	require.Len(t, items, 2)
+	open, next := items[0].(map[string]any), items[1].(map[string]any)
+	assert.Equal(t, "supported", open["verdict"])
+	assert.Equal(t, []any{3.0, 4.0}, open["lines"])
+	assert.Equal(t, "unsupported", next["verdict"])
+	assert.Contains(t, next["reason"], `the quote "panic: assignment to entry in nil map" is not in lines 3-3`)
+	body := string(f.llm.RequestsTo("/v1/chat/completions")[0].Body)
+	assert.Contains(t, body, "Focus: why it fails")
+	assert.Contains(t, body, "Lines 2-5 of 5:")
+
+	res, err = f.call(t, context.Background(), "handoff", map[string]any{"file": "build.log", "tail": "0", "model": "qwen3-coder-30b"}, nil)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "tail")
+}
+
 func TestDedupListsPairs(t *testing.T) {
 	f := newFixture(t, false)
 	dir := filepath.Join(f.root, "notes")

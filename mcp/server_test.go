@@ -41,7 +41,7 @@ type fixture struct {
 }
 
 // servedTools are the tools locum mcp lists, to every client.
-var servedTools = []string{"status", "transform", "verify_check", "summarize", "dedup", "agent", "run", "symbols", "runs_show", "ledger"}
+var servedTools = []string{"status", "transform", "verify_check", "summarize", "handoff", "dedup", "agent", "run", "symbols", "runs_show", "ledger"}
 
 // waitProgress waits until a progress notification holding want has arrived: the client
 // handles notifications on its own goroutine, so the last may land after the call's result.
@@ -129,7 +129,7 @@ func holdsTheResultContract(t *testing.T, tool string, res *sdk.CallToolResult) 
 	t.Helper()
 	contract := schema.Result
 	switch tool {
-	case "transform", "summarize", "dedup", "agent", "run":
+	case "transform", "summarize", "handoff", "dedup", "agent", "run":
 	case "symbols":
 		contract = schema.Symbols
 	default:

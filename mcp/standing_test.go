@@ -19,18 +19,21 @@ import (
 // locum installed, delegating or not.
 //
 // toolsBudget is for the tools/list result. The ten tools' names, annotations and 93 arguments
-// with their types take 5.1 KB with no description at all; the descriptions, a few sentences a
+// with their types took 5.1 KB with no description at all; the descriptions, a few sentences a
 // tool (when to call it, what comes back) and a few words for the arguments whose name does not
-// say their form, take 4.7 KB. That is 9.8 KB, held to 9,850 bytes, about 2,460 tokens, a third of
-// the 29.8 KB the list took when it carried the manual and four copies of the result schema. The
-// agent tool, with its turn caps, is 1.6 KB of it, symbols 0.35 KB: a tool more means fewer words
-// elsewhere.
+// say their form, 4.7 KB: 9,793 bytes, a third of the 29.8 KB the list took when it carried the
+// manual and four copies of the result schema. The handoff tool adds 1,083 bytes: a description
+// of one sentence, 149 bytes, and its arguments: its own three, the model, and the ten settings a
+// call of a chat mode may narrow, as summarize's. That is 10,876 bytes, held to 10,950, about
+// 2,720 tokens.
+// The agent tool, with its turn caps, is 1.6 KB of it, symbols 0.35 KB: a tool more means fewer
+// words elsewhere.
 //
 // instructionsBudget is for the instructions with no ledger: about 300 bytes of rails and the
-// rule for reading a result, and the break-even sentence with the three modes' prior lines
-// (about 500 bytes); 1,200 leaves room for a mode more or longer break-even words.
+// rule for reading a result, and the break-even sentence with the four modes' prior lines
+// (about 450 bytes); 1,200 leaves room for a mode more or longer break-even words.
 const (
-	toolsBudget        = 9850
+	toolsBudget        = 10950
 	instructionsBudget = 1200
 )
 

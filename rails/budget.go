@@ -17,7 +17,8 @@ type BudgetError struct {
 	What  string // "prompt", or a file's name
 	Size  int64  // -1 when only "more than Limit" is known
 	Limit int64
-	// Remedy replaces the default advice (narrow the span with --lines).
+	// Remedy replaces the default advice (narrow the span with --lines); it may name settings
+	// as {setting}, each front end wording them its own way (Words).
 	Remedy string
 }
 
@@ -26,7 +27,7 @@ func (e *BudgetError) Error() string { return e.Words(FlagName) }
 // Words is the message with each setting named by name: FlagName on the command line
 // (--max-input-bytes), a tool call's argument over MCP (max_input_bytes).
 func (e *BudgetError) Words(name func(setting string) string) string {
-	remedy := e.Remedy
+	remedy := Words(e.Remedy, name)
 	if remedy == "" {
 		remedy = "narrow it with " + name("lines") + " A-B"
 	}
@@ -68,20 +69,9 @@ func (e *FileError) Error() string { return fmt.Sprintf("%s: %s", untrusted.Esca
 // read, so an oversized file is refused without loading it, and its bytes are checked again after
 // (a file can grow between the two). limit <= 0 means no budget.
 func ReadTextFile(path string, limit int64) ([]byte, error) {
-	st, err := os.Lstat(path)
+	st, err := regularFile(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &FileError{Path: path, Reason: "no such file"}
-		}
-		return nil, &FileError{Path: path, Reason: err.Error()}
-	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		if st, err = os.Stat(path); err != nil {
-			return nil, &FileError{Path: path, Reason: "a symbolic link to nothing"}
-		}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &FileError{Path: path, Reason: "not a regular file"}
+		return nil, err
 	}
 	if limit > 0 {
 		if err := CheckBudget(path, st.Size(), limit); err != nil {
@@ -106,24 +96,45 @@ func ReadTextFile(path string, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if reason := textProblem(data); reason != "" {
+	if reason := textProblem(data, 0); reason != "" {
 		return nil, &FileError{Path: path, Reason: reason}
 	}
 	return data, nil
 }
 
-// textProblem says why data is not UTF-8 text, or "".
-func textProblem(data []byte) string {
+// regularFile is path's file information, where it is a regular file or a symbolic link to one:
+// checked before the file is opened, so a FIFO cannot block the open.
+func regularFile(path string) (fs.FileInfo, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &FileError{Path: path, Reason: "no such file"}
+		}
+		return nil, &FileError{Path: path, Reason: err.Error()}
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		if st, err = os.Stat(path); err != nil {
+			return nil, &FileError{Path: path, Reason: "a symbolic link to nothing"}
+		}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &FileError{Path: path, Reason: "not a regular file"}
+	}
+	return st, nil
+}
+
+// textProblem says why data, read from offset base of its file, is not UTF-8 text, or "".
+func textProblem(data []byte, base int64) string {
 	for i, b := range data {
 		if b == 0 {
-			return fmt.Sprintf("binary (a NUL byte at offset %d)", i)
+			return fmt.Sprintf("binary (a NUL byte at offset %d)", base+int64(i))
 		}
 	}
 	if !utf8.Valid(data) {
 		for i := 0; i < len(data); {
 			r, n := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && n <= 1 {
-				return fmt.Sprintf("not UTF-8 (an invalid byte at offset %d)", i)
+				return fmt.Sprintf("not UTF-8 (an invalid byte at offset %d)", base+int64(i))
 			}
 			i += n
 		}

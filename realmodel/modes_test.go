@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -200,4 +201,62 @@ func TestFirstDelegationOnARealModel(t *testing.T) {
 	assert.Equal(t, "OK", r.result["status"], "the first delegation was not kept:\n%s", r.stderr)
 	ok, vout := tk.verify(t, dir)
 	assert.Equal(t, r.result["status"] == "OK", ok, "the verify on the final file disagrees with the outcome:\n%s", vout)
+}
+
+// handoffItem is one item of a handoff, as handoff --json gives it.
+type handoffItem struct {
+	Section string `json:"section"`
+	Text    string `json:"text"`
+	Lines   [2]int `json:"lines"`
+	Quote   string `json:"quote"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// TestHandoffOnARealModel hands over a real build log (go vet and go test of go-internal v1.16.0
+// with the module proxy off, in runner/handoff/testdata/go-internal with its licence): every item
+// locum calls supported is of one of the six sections and cites at most 8 lines of the log that
+// hold its quote; exit 0 only with a supported item, exit 1 with none. The reply is bounded by
+// --max-output-tokens and the run by 10 minutes; the items and the supported count are printed.
+func TestHandoffOnARealModel(t *testing.T) {
+	s := shared
+	dir := t.TempDir()
+	log, err := os.ReadFile("../runner/handoff/testdata/go-internal/test.log")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "build.log"), log, 0o644))
+	r := s.locumWithin(t, 10*time.Minute, dir, t.TempDir(), "handoff", "--json", "--file", "build.log", "--model", s.model,
+		"--max-output-tokens", "1024", "--timeout", "9m", "why the tests fail")
+	t.Logf("%s", r.stderr)
+	require.NotNil(t, r.result, "no result object; stderr:\n%s", r.stderr)
+	if r.exit == 2 {
+		errObj, _ := r.result["error"].(map[string]any)
+		require.Equal(t, "reply_truncated", errObj["kind"], "handoff could not run:\n%s", r.stderr)
+		t.Logf("realmodel: handoff build.log: the reply ran to its room and was not taken as a handoff")
+		return
+	}
+	details, _ := r.result["details"].(map[string]any)
+	raw, err := json.Marshal(details["items"])
+	require.NoError(t, err)
+	var items []handoffItem
+	require.NoError(t, json.Unmarshal(raw, &items))
+	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
+	sections := []string{"work", "done", "open", "files", "commands", "next"}
+	supported := 0
+	for _, it := range items {
+		t.Logf("realmodel: handoff item %s %s L%d-%d %s %q (%s)", it.Verdict, it.Section, it.Lines[0], it.Lines[1], it.Text, it.Quote, it.Reason)
+		if it.Verdict != "supported" {
+			continue
+		}
+		supported++
+		assert.Contains(t, sections, it.Section, "item %q", it.Text)
+		require.True(t, it.Lines[0] >= 1 && it.Lines[0] <= it.Lines[1] && it.Lines[1] <= len(lines) && it.Lines[1]-it.Lines[0] < 8, "item %q cites lines %v of %d", it.Text, it.Lines, len(lines))
+		cited := squash(strings.Join(lines[it.Lines[0]-1:it.Lines[1]], " "))
+		assert.Contains(t, cited, strings.TrimSuffix(it.Quote, "..."), "item %q: its quote is not in lines %v", it.Text, it.Lines)
+	}
+	if supported > 0 {
+		assert.Equal(t, 0, r.exit)
+	} else {
+		assert.Equal(t, 1, r.exit)
+	}
+	t.Logf("realmodel: handoff build.log: %d items, %d supported", len(items), supported)
 }

@@ -308,6 +308,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.agentCommand(),
 			e.runCommand(),
 			e.summarizeCommand(),
+			e.handoffCommand(),
 			e.dedupCommand(),
 			e.runsCommand(),
 			e.ledgerCommand(),

@@ -9,13 +9,13 @@ package cost
 //
 // It is a constant so that packages below mcp can charge it without building a server; mcp's
 // TestStandingBytesIsMeasured holds it to the measured size.
-const StandingBytes = 10484
+const StandingBytes = 11628
 
 // SkillBytes is the delegate-local skill as locum init installs it: a host that loads it keeps it
 // in its context from then on. SkillIndexBytes is the part a host keeps on every turn whether it
 // loads the skill or not: its name and description, which Claude Code lists among its skills.
 // packs' TestSkillWithinBudget holds both to the measured sizes.
 const (
-	SkillBytes      = 4995
+	SkillBytes      = 4991
 	SkillIndexBytes = 245
 )

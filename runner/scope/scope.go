@@ -111,6 +111,42 @@ func Read(r *engine.Run, cwd, root, file, lines, symbol string) (*File, error) {
 	return sc, nil
 }
 
+// Tail is the end of a file a mode reads (ReadTail): its last lines, numbered as the file
+// numbers them.
+type Tail struct {
+	Path, Display string
+	// Lines are the lines read, without their endings; Lines[0] is the file's line First.
+	Lines []string
+	First int
+	// Total is how many lines the file has, Size how many bytes.
+	Total int
+	Size  int64
+	// Cut says the lines asked for are over the input budget: Lines are the last of them that
+	// fit under it.
+	Cut bool
+}
+
+// ReadTail reads the last n lines of a file of the repository, or every line where n is 0, under
+// the input budget: the file's end is read back from its size (rails.ReadTextTail), so a log of
+// any size is read no further than the budget, and a tail over it comes back Cut. The file is
+// read, never edited.
+func ReadTail(r *engine.Run, cwd, root, file string, n int) (*Tail, error) {
+	path, display, err := resolveInRoot(cwd, root, file)
+	if err != nil {
+		return nil, err
+	}
+	t, err := rails.ReadTextTail(path, n, r.Spec.Settings.Int(packs.MaxInputBytes))
+	if err != nil {
+		var fe *rails.FileError
+		if errors.As(err, &fe) {
+			fe.Path = display
+		}
+		return nil, err
+	}
+	r.MeasureHandoffs(display, false)
+	return &Tail{Path: path, Display: display, Lines: SplitText(string(t.Data)).Lines, First: t.First, Total: t.Lines, Size: t.Size, Cut: t.Cut}, nil
+}
+
 // PromptBytes is the size of a prompt as the input budget counts it.
 func PromptBytes(msgs []client.Message) int {
 	n := 0

@@ -14,6 +14,7 @@ import (
 	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
+	"github.com/locumdev/locum/runner/evidence"
 	"github.com/locumdev/locum/runner/scope"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -26,19 +27,10 @@ type Options struct {
 	Cwd, Root string
 }
 
-// Claim is one sentence of a digest and the gate's verdict on it. The verdict is the gate's
-// alone: whatever the model says about its own claims is ignored.
-type Claim struct {
-	Text  string `json:"text"`
-	Lines [2]int `json:"lines"`
-	// Quote is the cited lines as one short line, taken from the file by the gate.
-	Quote   string `json:"quote"`
-	Verdict string `json:"verdict"` // supported or unsupported
-	Reason  string `json:"reason,omitempty"`
-}
-
-// Supported reports the gate's verdict.
-func (c Claim) Supported() bool { return c.Verdict == "supported" }
+// Claim is one sentence of a digest and the gate's verdict on it. A digest's claim comes with no
+// quote of the model's (ParseDigest drops one), so its quote is the cited lines as one short
+// line, taken from the file by the gate.
+type Claim = evidence.Claim
 
 // digestSchema is the structured output asked of the model, with at most maxClaims claims: a
 // small model under a grammar otherwise repeats claims until max_tokens. A claim is its text and
@@ -68,32 +60,13 @@ func digestSchema(maxClaims int) map[string]any {
 	}
 }
 
-// MaxClaims is how many claims a digest of maxWords words may hold: one per twelve words, from 3
-// to 20.
-func MaxClaims(maxWords int64) int {
-	return int(min(max(maxWords/12, 3), 20))
-}
+// MaxClaims is how many claims a digest of maxWords words may hold.
+func MaxClaims(maxWords int64) int { return evidence.MaxClaims(maxWords) }
 
-// replyRoom is the max_tokens a digest asks for: room for its words (two tokens a word, as code's
-// words are split finer than prose's), each claim's JSON and line numbers, and the object's own,
-// within max_output_tokens. A model that goes on writing past what was asked stops there rather
-// than after the thousands of tokens a pack's ceiling allows; a max_output_tokens the user chose
-// is the room asked for.
-func replyRoom(s *packs.Settings) (room int64, follows string) {
-	ceiling := s.Int(packs.MaxOutputTokens)
-	if s.OverridesBuiltin(packs.MaxOutputTokens) {
-		return ceiling, ""
-	}
-	words := s.Int(packs.MaxWords)
-	room = max(256, 2*words+24*int64(MaxClaims(words))+64)
-	if room >= ceiling {
-		return ceiling, ""
-	}
-	return room, "{" + packs.MaxWords.String() + "}"
-}
+// claimTokens is the room a digest's claim takes beside its words: its JSON and line numbers.
+const claimTokens = 24
 
-// placeholderText is the claim text the instruction shows as its example. A small model copies it
-// as the claim itself; such a claim says nothing, however good its lines.
+// placeholderText is the claim text the instruction shows as its example (evidence.Rules).
 const placeholderText = "one sentence"
 
 const digestInstruction = `Summarize the numbered lines of a file for a reader who will not read them. Reply with one JSON object and nothing else:
@@ -163,9 +136,7 @@ func (s *summarize) prompt(r *engine.Run, retry string) []client.Message {
 	for i, l := range s.scope.Span() {
 		fmt.Fprintf(&b, "%d| %s\n", s.scope.Range.Start+i, l)
 	}
-	if retry != "" {
-		fmt.Fprintf(&b, "\nYour previous reply could not be used: %s. Reply with the JSON object only.\n", retry)
-	}
+	b.WriteString(evidence.RetryNote(retry))
 	return []client.Message{
 		{Role: "system", Content: fmt.Sprintf(digestInstruction, MaxClaims(r.Spec.Settings.Int(packs.MaxWords)), r.Spec.Settings.Int(packs.MaxWords))},
 		{Role: "user", Content: b.String()},
@@ -174,60 +145,33 @@ func (s *summarize) prompt(r *engine.Run, retry string) []client.Message {
 
 func (s *summarize) digest(ctx context.Context, r *engine.Run) error {
 	set := r.Spec.Settings
-	useSchema := true
-	retry := ""
-	for attempt := 1; ; attempt++ {
-		room, follows := replyRoom(set)
-		req := client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: room, Room: follows, Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
-		req.Temperature, req.Seed = engine.RetrySampling(attempt)
-		if useSchema {
-			req.ResponseSchema = digestSchema(MaxClaims(set.Int(packs.MaxWords)))
-		}
-		res, err := r.Chat(ctx, "digest", req)
-		if err != nil {
-			if useSchema && refusesSchema(err) {
-				// The instruction in the prompt asks for the same object.
-				useSchema = false
-				r.Emit(engine.ResponseFormatRefusedEvent{Error: err.Error()})
-				attempt--
-				continue
-			}
-			return err
-		}
-		claims, perr := ParseDigest(res.Answer)
-		if perr == nil {
-			*s.claims = Gate(claims, s.scope.Text.Lines, s.scope.Range)
-			return s.report(r)
-		}
-		r.Emit(engine.DigestUnusableEvent{Attempt: attempt, Error: perr.Error()})
-		if attempt == 2 {
-			return &rails.ReplyError{Class: rails.ClassMalformed, Detail: "the digest is not the JSON object asked for, twice: " + perr.Error()}
-		}
-		retry = perr.Error()
+	claims, err := evidence.Ask(ctx, r, evidence.Request{
+		Step: "digest", What: "the digest", Schema: digestSchema(MaxClaims(set.Int(packs.MaxWords))),
+		Build: func(retry string) client.ChatRequest {
+			room, follows := evidence.ReplyRoom(set, claimTokens)
+			return client.ChatRequest{Model: r.Spec.Model, Messages: s.prompt(r, retry), MaxTokens: room, Room: follows, Effort: set.String(packs.Effort), Stream: true, Narrow: scope.NarrowSettings}
+		},
+	}, ParseDigest)
+	if err != nil {
+		return err
 	}
+	*s.claims = gate(claims, s.scope.Text.Lines, s.scope.Range)
+	return s.report(r)
 }
 
-func refusesSchema(err error) bool {
-	var he *client.HTTPError
-	if !errors.As(err, &he) || he.Status < 400 || he.Status >= 600 {
-		return false
-	}
-	m := strings.ToLower(he.Message)
-	return strings.Contains(m, "response_format") || strings.Contains(m, "json_schema") || strings.Contains(m, "grammar")
+// gate holds a digest's claims to the span's lines.
+func gate(claims []Claim, lines []string, span scope.LineRange) []Claim {
+	return evidence.Gate(claims, evidence.Whole(lines), span, evidence.Rules{Placeholder: placeholderText})
 }
 
 // ParseDigest reads the model's digest: a JSON object (a code fence around it is tolerated) with
 // a digest array of claims, each with text and two line numbers. A quote the model adds is read
 // and dropped: the gate takes the quote from the lines.
 func ParseDigest(answer string) ([]Claim, error) {
-	text := strings.TrimSpace(answer)
-	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
-		text = text[i : j+1]
-	}
 	var body struct {
 		Digest *[]json.RawMessage `json:"digest"`
 	}
-	if err := json.Unmarshal([]byte(text), &body); err != nil {
+	if err := json.Unmarshal([]byte(evidence.JSONObject(answer)), &body); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
 	if body.Digest == nil {

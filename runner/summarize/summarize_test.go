@@ -14,80 +14,6 @@ import (
 	"github.com/locumdev/locum/runner/scope"
 )
 
-func TestGate(t *testing.T) {
-	file := []string{"package x", "", "// Add sums two numbers.", "func Add(a, b int) int {", "\treturn a + b", "}"}
-	span := scope.LineRange{Start: 3, End: 6}
-	for _, tc := range []struct {
-		claim  Claim
-		want   string
-		lines  [2]int
-		reason string
-	}{
-		{Claim{Text: "Add sums its two integer numbers.", Lines: [2]int{3, 5}}, "supported", [2]int{3, 4}, ""},
-		{Claim{Text: "The function adds the numbers it takes.", Lines: [2]int{4, 5}}, "supported", [2]int{3, 4}, ""},
-		{Claim{Text: "A model's quote is dropped for the file's.", Lines: [2]int{3, 3}, Quote: "Add sums"}, "unsupported", [2]int{3, 3}, "words are in any"},
-		{Claim{Text: "Add sums numbers.", Lines: [2]int{1, 3}}, "unsupported", [2]int{1, 3}, "outside the span 3-6"},
-		{Claim{Text: "Add sums numbers.", Lines: [2]int{5, 4}}, "unsupported", [2]int{5, 4}, "outside the span"},
-		{Claim{Text: "Add subtracts the second number.", Lines: [2]int{3, 6}}, "supported", [2]int{3, 4}, ""},
-		{Claim{Text: "Add multiplies matrices of floats.", Lines: [2]int{3, 6}}, "unsupported", [2]int{3, 6}, "at most 1 of the claim's 4 words"},
-		{Claim{Text: "Add sums three numbers.", Lines: [2]int{3, 3}}, "supported", [2]int{3, 3}, ""},
-		{Claim{Text: "Add sums 3 numbers.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "the number 3 is not in lines 3-3"},
-		{Claim{Text: "// Add sums two numbers.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "copies a line"},
-		{Claim{Text: "Claims itself.", Lines: [2]int{3, 3}, Verdict: "supported"}, "unsupported", [2]int{3, 3}, "words are in any"},
-		// A real model (Qwen2.5-Coder-1.5B) copied the instruction's example as its claim.
-		{Claim{Text: "One sentence.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "the instruction's example"},
-		{Claim{Text: "  ", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "no claim text"},
-		{Claim{Text: "It is the one in this.", Lines: [2]int{3, 3}}, "unsupported", [2]int{3, 3}, "no word of its own"},
-	} {
-		got := Gate([]Claim{tc.claim}, file, span)[0]
-		assert.Equal(t, tc.want, got.Verdict, "%q: %s", tc.claim.Text, got.Reason)
-		assert.Equal(t, tc.lines, got.Lines, tc.claim.Text)
-		assert.Contains(t, got.Reason, tc.reason, tc.claim.Text)
-		if got.Supported() {
-			assert.Equal(t, normalizeSpace(strings.Join(file[got.Lines[0]-1:got.Lines[1]], " ")), got.Quote, "the quote is the file's")
-		}
-	}
-}
-
-// A small model's line numbers are often off: the gate finds the lines that back a claim, nearest
-// the citation, and cites those.
-func TestGateFindsTheLinesNearTheCitation(t *testing.T) {
-	var file []string
-	for i := range 40 {
-		file = append(file, fmt.Sprintf("x%d = filler()", i))
-	}
-	file[29] = "# The constants come from the FCC version of NTSC."
-	file[9] = "# The FCC version of NTSC gives the constants too."
-	span := scope.LineRange{Start: 1, End: 40}
-	got := Gate([]Claim{{Text: "The formulae use constants from the FCC version of NTSC.", Lines: [2]int{24, 27}}}, file, span)[0]
-	assert.Equal(t, "supported", got.Verdict, got.Reason)
-	assert.Equal(t, [2]int{30, 30}, got.Lines)
-	assert.Equal(t, "# The constants come from the FCC version of NTSC.", got.Quote)
-}
-
-// Markdown, as a model reads it: the markup is no word.
-func TestGateReadsMarkdown(t *testing.T) {
-	file := []string{"# Guide", "", "## Layout", "", "- `calc.go` holds **four** functions.", "> Quoted [advice](http://x) here.", "1. Step one runs `go test`."}
-	span := scope.LineRange{Start: 1, End: 7}
-	for _, tc := range []struct {
-		claim  Claim
-		want   string
-		reason string
-	}{
-		{Claim{Text: "calc.go has four functions.", Lines: [2]int{5, 5}}, "supported", ""},
-		{Claim{Text: "Layout", Lines: [2]int{3, 3}}, "unsupported", "copies a line"},
-		{Claim{Text: "calc.go holds four functions.", Lines: [2]int{5, 5}}, "unsupported", "copies a line"},
-		{Claim{Text: "The first step runs the tests with go test.", Lines: [2]int{7, 7}}, "supported", ""},
-		{Claim{Text: "There is quoted advice.", Lines: [2]int{6, 6}}, "supported", ""},
-		{Claim{Text: "calc.go holds 5 functions.", Lines: [2]int{5, 5}}, "unsupported", "the number 5"},
-		{Claim{Text: "The guide documents deployment to production clusters.", Lines: [2]int{1, 1}}, "unsupported", "words are in any"},
-	} {
-		got := Gate([]Claim{tc.claim}, file, span)[0]
-		assert.Equal(t, tc.want, got.Verdict, "%q: %s", tc.claim.Text, got.Reason)
-		assert.Contains(t, got.Reason, tc.reason)
-	}
-}
-
 // A digest Qwen2.5-Coder-1.5B-Instruct wrote on llama-server 0c1e570: every claim's text is the
 // instruction's example, each quoting a heading. It was once an OK run of five supported claims.
 func TestGateRefusesARealPlaceholderDigest(t *testing.T) {
@@ -108,14 +34,14 @@ func TestGateRefusesARealPlaceholderDigest(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(dir, "design.md"))
 	require.NoError(t, err)
 	lines := strings.Split(string(doc), "\n")
-	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
+	for _, c := range gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
 		assert.Equal(t, "unsupported", c.Verdict, "%q at %v", c.Text, c.Lines)
 	}
 	// The same claims saying nothing of the design's own: still nothing supported.
 	for i := range claims {
 		claims[i].Text = "A section of the design."
 	}
-	for _, c := range Gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
+	for _, c := range gate(claims, lines, scope.LineRange{Start: 1, End: len(lines)}) {
 		assert.Equal(t, "unsupported", c.Verdict, "%q at %v", c.Text, c.Lines)
 	}
 }
@@ -166,7 +92,7 @@ func BenchmarkDigestBytes(b *testing.B) {
 	}
 	var gated []Claim
 	for range b.N {
-		gated = Gate(claims, lines, scope.LineRange{Start: 1, End: 300})
+		gated = gate(claims, lines, scope.LineRange{Start: 1, End: 300})
 	}
 	digest, span := 0, 0
 	for _, c := range gated {
@@ -195,11 +121,11 @@ func FuzzParseDigest(f *testing.F) {
 			return
 		}
 		file := []string{"# a `b`", "c **d** [e](f)"}
-		for _, c := range Gate(claims, file, scope.LineRange{Start: 1, End: 2}) {
+		for _, c := range gate(claims, file, scope.LineRange{Start: 1, End: 2}) {
 			if c.Supported() && (c.Lines[0] < 1 || c.Lines[1] > 2 || c.Lines[0] > c.Lines[1]) {
 				t.Fatalf("a claim outside the span was supported: %+v", c)
 			}
-			if c.Supported() && c.Quote != excerpt(file[c.Lines[0]-1:c.Lines[1]]) {
+			if c.Supported() && c.Quote != strings.Join(strings.Fields(strings.Join(file[c.Lines[0]-1:c.Lines[1]], " ")), " ") {
 				t.Fatalf("a supported claim's quote is not its lines': %+v", c)
 			}
 		}

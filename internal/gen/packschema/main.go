@@ -16,6 +16,7 @@ import (
 	_ "github.com/locumdev/locum/evals"
 	_ "github.com/locumdev/locum/runner/agent"
 	_ "github.com/locumdev/locum/runner/dedup"
+	_ "github.com/locumdev/locum/runner/handoff"
 	_ "github.com/locumdev/locum/runner/summarize"
 	_ "github.com/locumdev/locum/runner/transform"
 	_ "github.com/locumdev/locum/runner/verifycheck"

@@ -15,7 +15,7 @@ import (
 const module = "github.com/locumdev/locum"
 
 // The modes: each imports the client, the engine and what is below them, never another mode.
-var modes = []string{"runner/transform", "runner/summarize", "runner/dedup", "runner/agent", "runner/verifycheck"}
+var modes = []string{"runner/transform", "runner/summarize", "runner/handoff", "runner/dedup", "runner/agent", "runner/verifycheck"}
 
 // A rule names a package and the runner packages it may reach, directly or through any other
 // package of the module.
@@ -32,7 +32,7 @@ type rule struct {
 // runner/internal/runtest) are allowed wherever a package's tests need them.
 func rules() []rule {
 	helpers := []string{"runner/scripted", "runner/internal/runtest"}
-	shared := append([]string{"runner/client", "runner/cost", "runner/engine", "runner/review", "runner/scope", "runner/strength"}, helpers...)
+	shared := append([]string{"runner/client", "runner/cost", "runner/engine", "runner/evidence", "runner/review", "runner/scope", "runner/strength"}, helpers...)
 	// Above the runner: the model choice, the job layer, workflows over it, then the front ends.
 	above := []string{"routing", "job", "workflow", "mcp", "cmd/locum"}
 	rs := []rule{
@@ -45,6 +45,9 @@ func rules() []rule {
 		{pkg: "runner/scope", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
 		// What a verify shows of a kept change, measured with mutants: beside the scope, for modes.
 		{pkg: "runner/strength", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
+		// Claims held to the lines they cite: the gate and the handoff's shape, for the modes
+		// and the eval task that grades a handoff.
+		{pkg: "runner/evidence", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/scope"}, helpers...), never: above},
 		// A run's branch under review: the modes that leave one register with it.
 		{pkg: "runner/review", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), never: above},
 		// The host's own usage log is read beside the arithmetic, by the ledger only.
@@ -58,8 +61,8 @@ func rules() []rule {
 		{"routing", append([]string{"runner/client", "runner/cost", "runner/engine"}, helpers...), above[1:], true},
 		{"job", append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger"}, helpers...), above[2:], true},
 		// A workflow's items are jobs of the modes it builds, through the job layer.
-		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/dedup"}, helpers...), never: above[3:]},
-		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/dedup", "runner/agent", "runner/verifycheck"}, helpers...), never: above[4:]},
+		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/evidence", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/handoff", "runner/dedup"}, helpers...), never: above[3:]},
+		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/evidence", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/handoff", "runner/dedup", "runner/agent", "runner/verifycheck"}, helpers...), never: above[4:]},
 	}
 	for _, m := range modes {
 		rs = append(rs, rule{pkg: m, mayOnly: shared, never: above})

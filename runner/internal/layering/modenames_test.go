@@ -20,6 +20,7 @@ import (
 var modeHomes = map[string]string{
 	"transform": "runner/transform",
 	"summarize": "runner/summarize",
+	"handoff":   "runner/handoff",
 	"dedup":     "runner/dedup",
 	"agent":     "runner/agent",
 	"eval":      "evals",
@@ -33,6 +34,13 @@ var modeHomes = map[string]string{
 var notModes = map[string]string{
 	// bash's eval builtin, among those that read an argument as code.
 	"packs/command.go": "eval",
+	// The journal event a red run of another mode writes as it hands over its closest attempt
+	// (engine.HandoffEvent), read back by kind.
+	"runner/analyze/analyze.go":   "handoff",
+	"runner/engine/handoffuse.go": "handoff",
+	"runner/ledger/ledger.go":     "handoff",
+	// The key of the handoff mode's reply, whose shape the mode and its eval task share.
+	"runner/evidence/handoff.go": "handoff",
 }
 
 func notAMode(finding string) bool {

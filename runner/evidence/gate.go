@@ -1,4 +1,8 @@
-package summarize
+// Package evidence holds what a mode whose reply is claims about numbered lines shares with the
+// others, below them all: the evidence gate that holds each claim to the lines it cites, the
+// request for a reply of that shape with its one retry, and the handoff's shape (its sections,
+// its instruction, its parse and its rendering), which the handoff mode and its eval task share.
+package evidence
 
 import (
 	"fmt"
@@ -11,6 +15,58 @@ import (
 	"github.com/locumdev/locum/runner/scope"
 )
 
+// Claim is one statement about a text and the lines it rests on, with the gate's verdict. The
+// verdict is the gate's alone: whatever the model says about its own claims is ignored.
+type Claim struct {
+	Text  string `json:"text"`
+	Lines [2]int `json:"lines"`
+	// Quote is what the claim rests on in the file's own words: the model's quote where it gave
+	// one and the lines hold it, else the cited lines as one short line, taken by the gate.
+	Quote   string `json:"quote"`
+	Verdict string `json:"verdict"` // supported or unsupported
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Supported reports the gate's verdict.
+func (c Claim) Supported() bool { return c.Verdict == "supported" }
+
+// Text is the lines claims may cite: Lines[0] is the file's line First, so a text may be the end
+// of a file (a log's last lines) and still be cited by the file's own line numbers.
+type Text struct {
+	Lines []string
+	First int
+}
+
+// Whole is a file's lines, from its first.
+func Whole(lines []string) Text { return Text{Lines: lines, First: 1} }
+
+// Line is line n of the file.
+func (t Text) Line(n int) string { return t.Lines[n-t.First] }
+
+// Span is lines a to b of the file.
+func (t Text) Span(a, b int) []string { return t.Lines[a-t.First : b-t.First+1] }
+
+// Range is the lines the text holds.
+func (t Text) Range() scope.LineRange {
+	return scope.LineRange{Start: t.First, End: t.First + len(t.Lines) - 1}
+}
+
+// Rules are what a mode holds its claims to beyond the gate's own checks.
+type Rules struct {
+	// Placeholder is the claim text the mode's instruction shows as its example. A small model
+	// copies it as the claim itself; such a claim says nothing, however good its lines.
+	Placeholder string
+	// Copies lets a claim's words be one line's words and no more. A digest that names a line
+	// back (a heading) says nothing of it; a handoff picks lines out of a log as they are.
+	Copies bool
+}
+
+// MaxClaims is how many claims a reply of maxWords words may hold: one per twelve words, from 3
+// to 20.
+func MaxClaims(maxWords int64) int {
+	return int(min(max(maxWords/12, 3), 20))
+}
+
 // maxWindow is the most lines a supported claim rests on. A small model's line numbers are often
 // a few lines off, so the gate looks for the claim's words in every window of the span, nearest
 // the model's citation first, and cites the lines where it found them.
@@ -19,55 +75,76 @@ const maxWindow = 8
 // maxQuote bounds the excerpt of the cited lines a claim carries, taken by locum from the file.
 const maxQuote = 160
 
-// Gate is the evidence gate. The model says what lines a claim rests on; the lines a supported
-// claim cites and its quote are locum's, found in the file. A claim is supported only when
-//   - its text is its own: not empty, not the instruction's example, not the lines copied;
+// Gate is the evidence gate: it holds each claim to the lines of span, which text holds. The
+// model says what lines a claim rests on, and may quote them; the lines a supported claim cites
+// and its quote are locum's, found in the file. A claim is supported only when
+//   - its text is its own: not empty, not the instruction's example (rules.Placeholder), not the
+//     lines copied (unless rules.Copies);
 //   - the lines the model cited lie inside the span;
-//   - within some window of at most maxWindow lines of the span (the one holding most of the
-//     claim's words, nearest the model's citation on a tie), at least a third of its words, and
-//     two when it has two, are the window's words (words of three letters or more that are not
-//     glue words, matched with their endings and the parts of identifiers aside);
+//   - its quote, where it gives one, is in the span as written (white space aside): in the lines
+//     it cites, else in the nearest lines that hold it, which it then rests on;
+//   - within some window of at most maxWindow lines of the span (holding its quote's lines where
+//     it has one; of those, the one holding most of the claim's words, nearest the model's
+//     citation on a tie), at least a third of its words, and two when it has two, are the
+//     window's words (words of three letters or more that are not glue words, matched with their
+//     endings and the parts of identifiers aside);
 //   - every number it states is written in those lines, and every name of the file's code it
 //     names (TryAcquire, max_tokens, the Acquire function) too: a claim about a function cites
 //     the lines that hold it.
 //
 // It judges what the claim rests on, never whether the claim reads the lines rightly: a claim
 // that turns a line's meaning round with the line's own words passes.
-func Gate(claims []Claim, fileLines []string, span scope.LineRange) []Claim {
+func Gate(claims []Claim, text Text, span scope.LineRange, rules Rules) []Claim {
 	out := make([]Claim, len(claims))
 	// The span's words, each line's, and the names its code calls or declares, read once for
 	// every claim's search.
 	var words [][]string
 	var spanNames map[string]bool
 	for i, c := range claims {
+		quoted := normalizeQuote(c.Quote)
 		c.Verdict, c.Reason, c.Quote = "unsupported", "", ""
 		a, b := c.Lines[0], c.Lines[1]
-		text := strings.ToLower(strings.Trim(normalizeSpace(c.Text), ".!;: "))
+		said := strings.ToLower(strings.Trim(normalizeSpace(c.Text), ".!;: "))
 		terms := termsOf(c.Text)
 		switch {
-		case text == "":
+		case said == "":
 			c.Reason = "no claim text"
-		case text == placeholderText:
-			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", placeholderText)
+		case rules.Placeholder != "" && said == rules.Placeholder:
+			c.Reason = fmt.Sprintf("the text is the instruction's example (%q), not a claim", rules.Placeholder)
 		case a < span.Start || b > span.End || a > b:
 			c.Reason = fmt.Sprintf("lines %d-%d are outside the span %d-%d", a, b, span.Start, span.End)
 		case len(terms) == 0:
 			c.Reason = "the text has no word of its own to check against the lines"
 		default:
 			if words == nil {
-				words = lineWords(fileLines[span.Start-1 : span.End])
-				spanNames = declared(fileLines[span.Start-1 : span.End])
+				words = lineWords(text.Span(span.Start, span.End))
+				spanNames = declared(text.Span(span.Start, span.End))
 			}
-			wa, wb, matched := bestWindow(terms, words, span, a, b)
-			cited := fileLines[wa-1 : wb]
+			var anchor *[2]int
+			if quoted != "" {
+				found, qa, qb, ok := quoteIn(quoted, text, span, a, b)
+				quoted = found
+				if !ok {
+					c.Reason = fmt.Sprintf("the quote %q is not in lines %d-%d, nor in any other lines of the span %d-%d", cut(quoted, maxQuote), a, b, span.Start, span.End)
+					break
+				}
+				anchor = &[2]int{qa, qb}
+			}
+			wa, wb, matched := bestWindow(terms, words, span, a, b, anchor)
+			cited := text.Span(wa, wb)
 			switch {
+			case !backs(matched, len(terms)) && anchor != nil:
+				c.Reason = fmt.Sprintf("at most %d of the claim's %d words are in any %d lines that hold its quote (lines %d-%d)", matched, len(terms), maxWindow, anchor[0], anchor[1])
 			case !backs(matched, len(terms)):
 				c.Reason = fmt.Sprintf("at most %d of the claim's %d words are in any %d lines of the span", matched, len(terms), maxWindow)
-			case copiesALine(c.Text, cited):
+			case !rules.Copies && copiesALine(c.Text, cited):
 				c.Reason = "the text copies a line instead of saying what the lines say"
 			default:
 				c.Lines = [2]int{wa, wb}
 				c.Quote = excerpt(cited)
+				if quoted != "" {
+					c.Quote = cut(quoted, maxQuote)
+				}
 				if n := missingNumber(c.Text, cited); n != "" {
 					c.Reason = fmt.Sprintf("the number %s is not in lines %d-%d", n, wa, wb)
 				} else if n := missingName(c.Text, cited, spanNames); n != "" {
@@ -199,9 +276,10 @@ func termMatches(terms []string, words []string) []bool {
 // bestWindow finds the lines of the span (words, its lineWords) that back the claim: the model's
 // citation a..b where it spans at most maxWindow lines and backs it, else of every window of at
 // most maxWindow lines the nearest the citation of those in which enough terms match (else the
-// one in which most do). It returns that window shrunk to its first and last line with a matching
-// word, and how many terms matched.
-func bestWindow(terms []string, words [][]string, span scope.LineRange, a, b int) (int, int, int) {
+// one in which most do). Where anchor is set (the lines holding the claim's quote), only a window
+// that holds those lines counts. It returns that window shrunk to its first and last line with a
+// matching word or of the anchor, and how many terms matched.
+func bestWindow(terms []string, words [][]string, span scope.LineRange, a, b int, anchor *[2]int) (int, int, int) {
 	// hits[i][k]: line span.Start+i holds term k.
 	hits := make([][]bool, len(words))
 	for i, w := range words {
@@ -216,16 +294,32 @@ func bestWindow(terms []string, words [][]string, span scope.LineRange, a, b int
 		}
 		return 0
 	}
-	// The model's own citation, where it is short enough and backs the claim, stands.
-	if b-a+1 <= maxWindow {
-		if first, last, matched := hitLines(hits, len(terms), a-span.Start, b-span.Start+1); backs(matched, len(terms)) {
+	holds := func(wa, wb int) bool { return anchor == nil || wa <= anchor[0] && anchor[1] <= wb }
+	// shrunk is the lines from..to-1 of the span cut to those with a term and the anchor's.
+	shrunk := func(from, to int) (int, int, int) {
+		first, last, matched := hitLines(hits, len(terms), from, to)
+		if anchor != nil {
+			if first < 0 || anchor[0]-span.Start < first {
+				first = anchor[0] - span.Start
+			}
+			last = max(last, anchor[1]-span.Start)
+		}
+		return first, last, matched
+	}
+	// The model's own citation, where it is short enough, holds the anchor and backs the claim,
+	// stands.
+	if b-a+1 <= maxWindow && holds(a, b) {
+		if first, last, matched := shrunk(a-span.Start, b-span.Start+1); backs(matched, len(terms)) {
 			return span.Start + first, span.Start + last, matched
 		}
 	}
 	size := min(maxWindow, len(words))
 	bestA, bestB, best, bestDist := a, b, -1, 0
 	for start := 0; start+size <= len(words); start++ {
-		first, last, matched := hitLines(hits, len(terms), start, start+size)
+		if !holds(span.Start+start, span.Start+start+size-1) {
+			continue
+		}
+		first, last, matched := shrunk(start, start+size)
 		if first < 0 {
 			continue
 		}
@@ -367,13 +461,109 @@ func copiesALine(text string, lines []string) bool {
 
 // excerpt is the cited lines as one line of at most maxQuote bytes, cut at a rune.
 func excerpt(lines []string) string {
-	s := normalizeSpace(strings.Join(lines, " "))
-	if len(s) <= maxQuote {
+	return cut(normalizeSpace(strings.Join(lines, " ")), maxQuote)
+}
+
+// cut is s in at most n bytes, cut at a rune and marked where it was cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := maxQuote
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
 	}
-	return s[:cut] + "..."
+	return s[:i] + "..."
+}
+
+// quoteMarks are what a model puts around a quote, or where it cut one, that the file need not
+// hold.
+const quoteMarks = "\"'`“”‘’«»"
+
+// normalizeQuote is a model's quote with its white space folded; "" where it holds no letter or
+// digit.
+func normalizeQuote(q string) string {
+	q = normalizeSpace(q)
+	if !hasWord(q) {
+		return ""
+	}
+	return q
+}
+
+func hasWord(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+}
+
+// quoteForms are the ways the lines may hold a model's quote q, in the order tried: as it is;
+// without the quote marks around it; and each without a closing ellipsis, a model's mark of
+// where it cut the quote. A form with no letter or digit is none.
+func quoteForms(q string) []string {
+	forms := []string{q}
+	bare := q
+	for {
+		trimmed := strings.TrimSpace(strings.Trim(bare, quoteMarks))
+		if trimmed == bare {
+			break
+		}
+		bare = trimmed
+	}
+	if bare != q {
+		forms = append(forms, bare)
+	}
+	for _, f := range slices.Clone(forms) {
+		for _, ellipsis := range []string{"...", "…"} {
+			if short := strings.TrimSpace(strings.TrimSuffix(f, ellipsis)); short != f {
+				forms = append(forms, short)
+			}
+		}
+	}
+	return slices.DeleteFunc(forms, func(f string) bool { return !hasWord(f) })
+}
+
+// quoteIn finds a form of the quote q (quoteForms) in the span as findQuote does, and returns the
+// form found.
+func quoteIn(q string, text Text, span scope.LineRange, a, b int) (found string, qa, qb int, ok bool) {
+	for _, f := range quoteForms(q) {
+		if qa, qb, ok := findQuote(f, text, span, a, b); ok {
+			return f, qa, qb, true
+		}
+	}
+	return q, 0, 0, false
+}
+
+// findQuote finds the lines of the span that hold the quote q (white space folded, a quote over
+// several lines read with one space between them): of the fewest lines that hold it, at most
+// maxWindow, those nearest the citation a..b, the first on a tie. ok is false where no lines of
+// the span hold it.
+func findQuote(q string, text Text, span scope.LineRange, a, b int) (qa, qb int, ok bool) {
+	distance := func(x, y int) int {
+		switch {
+		case y < a:
+			return a - y
+		case x > b:
+			return x - b
+		}
+		return 0
+	}
+	best := -1
+	for s := span.Start; s <= span.End; s++ {
+		joined := ""
+		for e := s; e <= span.End && e-s < maxWindow; e++ {
+			if e > s {
+				joined += " "
+			}
+			joined += normalizeSpace(text.Line(e))
+			if !strings.Contains(joined, q) {
+				continue
+			}
+			// Lines after the first that hold it alone are found from their own first line.
+			if e == s || !strings.Contains(joined[len(normalizeSpace(text.Line(s)))+1:], q) {
+				if d := distance(s, e); best < 0 || d < best {
+					qa, qb, best = s, e, d
+				}
+			}
+			break
+		}
+	}
+	return qa, qb, best >= 0
 }
