@@ -111,3 +111,23 @@ func (g *Worktrees) RemoveRun(ctx context.Context, id string) error {
 	_, perr := g.Locked(ctx, g.root, "worktree", "prune")
 	return errors.Join(append(errs, perr)...)
 }
+
+// TopHead is the commit HEAD is at in the repository whose top level is root; "" where root is
+// no repository's top level (a folder inside one, or none), HEAD names no commit yet, or git
+// cannot say. Paths from root are then paths in that commit's tree.
+func TopHead(ctx context.Context, root string) string {
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return ""
+	}
+	out, err := Run(ctx, root, "rev-parse", "--show-toplevel", "HEAD^{commit}")
+	lines := strings.Fields(out)
+	if err != nil || len(lines) != 2 || !ValidSHA(lines[1]) {
+		return ""
+	}
+	top, err1 := filepath.EvalSymlinks(lines[0])
+	real, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil || top != real {
+		return ""
+	}
+	return lines[1]
+}

@@ -51,3 +51,17 @@ func TestWorktreesOfARun(t *testing.T) {
 	assert.NoDirExists(t, dir)
 	assert.NotContains(t, gittest.Git(t, root, "worktree", "list"), "locum")
 }
+
+// TopHead names a commit only for a repository's top level that has one.
+func TestTopHead(t *testing.T) {
+	ctx := context.Background()
+	root := gittest.Repo(t, map[string]string{"sub/a.txt": "a\n"})
+	head, err := Head(ctx, root)
+	require.NoError(t, err)
+	assert.Equal(t, head, TopHead(ctx, root))
+	assert.Empty(t, TopHead(ctx, filepath.Join(root, "sub")), "a folder inside a repository")
+	fresh := t.TempDir()
+	gittest.Init(t, fresh)
+	assert.Empty(t, TopHead(ctx, fresh), "no commit yet")
+	assert.Empty(t, TopHead(ctx, t.TempDir()), "no repository")
+}

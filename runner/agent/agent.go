@@ -213,7 +213,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	a.base = strings.TrimSpace(sha)
 	a.d.Base = new(a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
-	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first)})
+	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first), Task: a.opts.Task})
 	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int(packs.MaxInputBytes); n > limit {
 		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
 	}

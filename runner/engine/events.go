@@ -211,6 +211,12 @@ type FileScopeEvent struct {
 	Lines       string  `json:"lines"`
 	FileLines   int     `json:"file_lines"`
 	PromptBytes int     `json:"prompt_bytes,omitempty"`
+	// Task is a transform's task as given; Base the commit its repository's HEAD was at and
+	// FileSHA256 the file's bytes as read, where the run's root is a repository's top level with
+	// a commit: what a bench needs to replay the run (locum bench --from-journal).
+	Task       string `json:"task,omitempty"`
+	Base       string `json:"base,omitempty"`
+	FileSHA256 string `json:"file_sha256,omitempty"`
 }
 
 // AttemptEvent is one reply of a transform read as an edit. Exactly one of the others is set:
@@ -349,6 +355,8 @@ type AgentScopeEvent struct {
 	Base        string  `json:"base"`
 	Verify      *string `json:"verify"`
 	PromptBytes int     `json:"prompt_bytes"`
+	// Task is the task as given; absent in a journal written before scope named it.
+	Task string `json:"task,omitempty"`
 }
 
 // ContextEvent is the loaded model's context, null where the server does not say.
