@@ -238,7 +238,7 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.place.OperatorKey != nil {
 		var key []byte
 		if key, w.noSeal = w.place.OperatorKey(); w.noSeal == nil {
-			w.seal = seal{key: key}
+			w.seal = newSeal(key)
 		}
 	}
 	if w.noSeal != nil {
