@@ -71,6 +71,7 @@ func scriptParams() testscript.Params {
 			"flipchar":    cmdFlipChar,
 			"resultjson":  cmdResultJSON,
 			"symbolsjson": cmdSymbolsJSON,
+			"benchjson":   cmdBenchJSON,
 			"subst":       cmdSubst,
 			"seal":        cmdSeal,
 		},
@@ -616,6 +617,18 @@ func cmdSymbolsJSON(ts *testscript.TestScript, neg bool, args []string) {
 	v, err := schema.New()
 	ts.Check(err)
 	_, err = v.Validate(schema.Symbols, "stdout", []byte(ts.ReadFile("stdout")))
+	ts.Check(err)
+}
+
+// cmdBenchJSON checks that stdout is a bench's result object as spec/bench-result.schema.json
+// describes it, its details included.
+func cmdBenchJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: benchjson")
+	}
+	v, err := schema.New()
+	ts.Check(err)
+	_, err = v.Validate(schema.BenchResult, "stdout", []byte(ts.ReadFile("stdout")))
 	ts.Check(err)
 }
 
