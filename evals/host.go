@@ -39,14 +39,9 @@ func ParseHostCommand(s string) (HostCommand, error) {
 	if len(argv) == 0 {
 		return HostCommand{}, errors.New("the host command is empty")
 	}
-	for i, a := range argv {
-		switch {
-		case a == "--dangerously-skip-permissions":
-			return HostCommand{}, &DangerousHostError{Flag: a}
-		case a == "--permission-mode=bypassPermissions":
-			return HostCommand{}, &DangerousHostError{Flag: a}
-		case a == "--permission-mode" && i+1 < len(argv) && argv[i+1] == "bypassPermissions":
-			return HostCommand{}, &DangerousHostError{Flag: "--permission-mode bypassPermissions"}
+	for i := range argv {
+		if flag := permissionBypass(argv, i); flag != "" {
+			return HostCommand{}, &DangerousHostError{Flag: flag}
 		}
 	}
 	// The host runs in a scratch directory, so a program named by a relative path is resolved
@@ -57,6 +52,34 @@ func ParseHostCommand(s string) (HostCommand, error) {
 		}
 	}
 	return HostCommand{Argv: argv}, nil
+}
+
+// skipFlags turn a host's permission checks off, or let a later flag do so, in any spelling a
+// flag parser accepts: bare, with "=value", or with a single dash.
+var skipFlags = []string{"dangerously-skip-permissions", "allow-dangerously-skip-permissions"}
+
+// permissionBypass names the flag at argv[i] if it turns permission checks off, or "".
+func permissionBypass(argv []string, i int) string {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(argv[i], "-"), "=")
+	if !strings.HasPrefix(argv[i], "-") {
+		return ""
+	}
+	name = strings.ToLower(name)
+	for _, f := range skipFlags {
+		if name == f {
+			return "--" + f
+		}
+	}
+	if name != "permission-mode" {
+		return ""
+	}
+	if !hasValue && i+1 < len(argv) {
+		value = argv[i+1]
+	}
+	if strings.EqualFold(value, "bypassPermissions") {
+		return "--permission-mode bypassPermissions"
+	}
+	return ""
 }
 
 // HostTurn is how one host turn ended.

@@ -20,7 +20,19 @@ func script(t *testing.T, body string) string {
 }
 
 func TestParseHostCommandRefusesBypass(t *testing.T) {
-	for _, c := range []string{"claude --dangerously-skip-permissions -p", "claude --permission-mode bypassPermissions", "claude --permission-mode=bypassPermissions"} {
+	for _, c := range []string{
+		"claude --dangerously-skip-permissions -p",
+		"claude --dangerously-skip-permissions=true -p",
+		"claude -dangerously-skip-permissions -p",
+		"claude --DANGEROUSLY-SKIP-PERMISSIONS -p",
+		"claude --allow-dangerously-skip-permissions -p",
+		"claude --allow-dangerously-skip-permissions=1 -p",
+		"env A=1 claude -p --permission-mode bypassPermissions",
+		"claude --permission-mode bypassPermissions",
+		"claude --permission-mode=bypassPermissions",
+		"claude --permission-mode=bypasspermissions",
+		"claude -permission-mode bypassPermissions",
+	} {
 		_, err := ParseHostCommand(c)
 		var d *DangerousHostError
 		assert.True(t, errors.As(err, &d), c)
@@ -28,6 +40,10 @@ func TestParseHostCommandRefusesBypass(t *testing.T) {
 	h, err := ParseHostCommand("claude  -p   --permission-mode plan")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"claude", "-p", "--permission-mode", "plan"}, h.Argv)
+	for _, c := range []string{"claude -p bypassPermissions", "claude -p dangerously-skip-permissions", "claude --permission-mode=plan -p"} {
+		_, err := ParseHostCommand(c)
+		assert.NoError(t, err, "%s: only a flag turns the checks off", c)
+	}
 	_, err = ParseHostCommand("   ")
 	assert.Error(t, err)
 }

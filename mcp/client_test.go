@@ -108,7 +108,9 @@ func TestOfficialClient(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", script)
 	cmd.Dir = clientDir
-	cmd.Env = append(os.Environ(), "LOCUM_BIN="+bin, "LOCUM_WORK="+work, "LOCUM_BASE_URL="+llm.BaseURL(), "HOME="+tmp)
+	tools, err := json.Marshal(servedTools)
+	require.NoError(t, err)
+	cmd.Env = append(os.Environ(), "LOCUM_BIN="+bin, "LOCUM_WORK="+work, "LOCUM_BASE_URL="+llm.BaseURL(), "HOME="+tmp, "LOCUM_TOOLS="+string(tools))
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	require.NoError(t, err, "the official MCP client's checks failed")

@@ -222,7 +222,7 @@ func TestDocsListTheServedTools(t *testing.T) {
 		assert.True(t, slices.Contains(served, name), "docs/mcp.md lists %s, which locum mcp does not serve", name)
 	}
 	// `locum mcp --help` names the tools too.
-	help := (&env{}).mcpCommand().Description
+	help := strings.Join(strings.Fields((&env{}).mcpCommand().Description), " ")
 	for _, name := range served {
 		assert.Contains(t, help, " "+name, "locum mcp --help does not name the tool %s", name)
 	}

@@ -26,11 +26,11 @@ func (e *env) mcpCommand() *cli.Command {
 		Description: "A Model Context Protocol server on stdio, started by the host from the repository root (locum init\n" +
 			"writes the host's .mcp.json), or given the project with --" + packs.ServerDirFlag + " (the Claude Code plugin locum init\n" +
 			"--plugin writes passes the project Claude Code opened). It serves the repository that holds that\n" +
-			"directory, found once as it starts. Its tools are status, transform, verify_check, summarize, dedup,\n" +
-			"agent, run, symbols, runs_show and ledger: the same runs as the commands, with the same rails,\n" +
-			"journal and receipt. A call's arguments are the flags in snake_case, and a call may only narrow a rail: the\n" +
-			"flags below that no call takes (the endpoint's reach, the pool of servers, the sandbox, the\n" +
-			"host's prices) are the operator's, with the environment and the user config.\n" +
+			"directory, found once as it starts. Its tools are status, transform, verify_check, summarize,\n" +
+			"dedup, agent, run, symbols, runs_show and ledger: the same runs as the commands, with the same\n" +
+			"rails, journal and receipt. A call's arguments are the flags in snake_case, and a call may only\n" +
+			"narrow a rail: the flags below that no call takes (the endpoint's reach, the pool of servers,\n" +
+			"the sandbox, the host's prices) are the operator's, with the environment and the user config.\n" +
 			"Two calls on one file take turns. Warnings and one receipt per call go to stderr.\n" +
 			"SIGTERM, SIGINT or SIGHUP stops every call in flight at once, as it stops a command (each\n" +
 			"verify stopped, each file restored), whether or not the host still holds stdin open.",
