@@ -53,6 +53,10 @@ type Reply struct {
 	// Calls is a chat completion whose message makes these native tool calls, in the shape
 	// llama-server sends (content null, finish_reason tool_calls).
 	Calls []Call `json:"calls,omitempty"`
+	// Gone makes the server go away at this request, as a server that crashed does: it stops
+	// listening, so every later request meets a closed port, and drops this request's connection
+	// unanswered.
+	Gone bool `json:"gone,omitempty"`
 	// When makes the reply answer only a request whose body contains this text, each time one
 	// does; a route's replies without it answer the other requests in order. Parallel runs reach
 	// a server in no fixed order, so their replies are chosen by what the request asks.
@@ -226,6 +230,10 @@ func (s *Server) pick(key string, body []byte) (Reply, bool) {
 }
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
+	if reply.Gone {
+		s.goAway(w)
+		return
+	}
 	if reply.Hang > 0 {
 		select {
 		case <-time.After(time.Duration(reply.Hang)):
@@ -513,4 +521,17 @@ func withTimings(reply, timings json.RawMessage) json.RawMessage {
 		return reply
 	}
 	return out
+}
+
+// goAway stops the server listening and drops the connection of the request w answers. Close is
+// no way to do it from a handler: it waits for the handler to return.
+func (s *Server) goAway(w http.ResponseWriter) {
+	_ = s.Listener.Close()
+	if h, ok := w.(http.Hijacker); ok {
+		if conn, _, err := h.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }

@@ -59,3 +59,29 @@ func TestTimingsGoBesideTheUsage(t *testing.T) {
 		})
 	}
 }
+
+// A reply that is Gone drops its request unanswered, and every later request meets a closed port.
+func TestGoneDropsTheRequestAndStopsListening(t *testing.T) {
+	s, err := Start(Script{Routes: []Route{
+		{Method: "GET", Path: "/v1/models", Replies: []Reply{{JSON: json.RawMessage(`{"data":[]}`)}}},
+		{Method: "POST", Path: "/v1/chat/completions", Replies: []Reply{{Gone: true}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(s.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp, err := c.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the request that made the server go was answered: %s", resp.Status)
+	}
+	if resp, err := c.Get(s.URL + "/v1/models"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a request after the server went was answered: %s", resp.Status)
+	}
+}
