@@ -48,6 +48,10 @@ type Row struct {
 	Saved *cost.Summary `json:"saved"`
 }
 
+// WeightsSeparator stands between two descriptions of a row's weights: the servers that ran a
+// model's cells described its weights differently.
+const WeightsSeparator = "; "
+
 // Rows is a row per model, in the models' order, from the cells that ended.
 func Rows(models []engine.BenchModel, cells []engine.BenchCell) []Row {
 	out := []Row{}
@@ -108,7 +112,7 @@ func Rows(models []engine.BenchModel, cells []engine.BenchCell) []Row {
 		row.WallP50Ms, row.WallP90Ms = rank(walls, 0.5), rank(walls, 0.9)
 		row.TTFTms = rank(ttfts, 0.5)
 		row.Rate = rank(rates, 0.5)
-		row.Weights = strings.Join(weights, "; ")
+		row.Weights = strings.Join(weights, WeightsSeparator)
 		if row.Weights == "" {
 			row.Weights = m.Weights
 		}
