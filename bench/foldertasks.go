@@ -97,6 +97,10 @@ func (w *run) folderTask(ctx context.Context, dir string, ft FolderTask) (task, 
 		edit:        &editTask{mode: m, args: args, commit: commit, oracle: o}}, nil
 }
 
+// snapshotRefPrefix is where a bench keeps its snapshots' commits while it runs: a ref for each,
+// under the run's id, so git's housekeeping keeps them and a resume finds a killed run's.
+const snapshotRefPrefix = "refs/locum/bench/"
+
 // snapshotCommit commits the files of src as they are, in a worktree of the run with no checkout
 // and an empty index, so neither the person's working tree nor their index changes: a commit
 // with no parent, which a ref of the run keeps until it ends.
@@ -132,7 +136,7 @@ func (w *run) snapshotCommit(ctx context.Context, src, id string) (string, error
 		return "", err
 	}
 	commit := strings.TrimSpace(out)
-	ref := "refs/locum/bench/" + w.r.ID + "/" + id
+	ref := snapshotRefPrefix + w.r.ID + "/" + id
 	if _, err := w.g.Locked(ctx, w.place.Root, "update-ref", ref, commit); err != nil {
 		return "", err
 	}

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/untrusted"
 )
@@ -30,7 +32,7 @@ func cellKey(task, model string) string { return task + "\x00" + model }
 // so its figures are the ones its run gave. A cell is taken again only where it measured the
 // model (its run kept the work or not) and its task and the model's weights are the same now
 // (reusable); every other cell runs again.
-func (w *run) readPrior(context.Context) error {
+func (w *run) readPrior(ctx context.Context) error {
 	id := w.job.Resume
 	if w.key == nil {
 		return engine.Refusalf("--resume: %s: no operator key to check the journal of run %s with", oneLine(w.noKey.Error()), untrusted.Escape(id))
@@ -88,6 +90,20 @@ func (w *run) readPrior(context.Context) error {
 		w.replayRuns = []string{}
 	}
 	w.prior, w.resumedOf = prior, id
+	// A run killed outright left its worktrees and the refs of its snapshots; both are locum's,
+	// made again where needed.
+	if err := w.g.RemoveRun(ctx, id); err != nil {
+		return fmt.Errorf("removing the worktrees run %s left: %w", id, err)
+	}
+	out, err := gitsafe.Run(ctx, w.place.Root, "for-each-ref", "--format=%(refname)", snapshotRefPrefix+id+"/")
+	if err != nil {
+		return err
+	}
+	for _, ref := range strings.Fields(out) {
+		if _, err := w.g.Locked(ctx, w.place.Root, "update-ref", "-d", ref); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
