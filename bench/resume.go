@@ -81,10 +81,10 @@ func (w *run) readPrior(ctx context.Context) error {
 	switch {
 	case !isBench:
 		return engine.BadInputf("--resume: run %s is not a bench run", id)
-	case ended != "" && ended != StatusInterrupted:
-		return engine.Refusalf("--resume: run %s ended (%s): nothing to resume; start the bench again", id, untrusted.Escape(ended))
 	case !sealed:
 		return engine.Refusalf("--resume: the journal of run %s does not carry this operator's seal over its models and tasks: it is not a run locum made here, or it was changed since; start the bench again", id)
+	case ended != "" && ended != StatusInterrupted:
+		return engine.Refusalf("--resume: run %s ended (%s): nothing to resume; start the bench again", id, untrusted.Escape(ended))
 	}
 	if w.replayRuns == nil && w.replayMode != "" {
 		w.replayRuns = []string{}
