@@ -27,6 +27,11 @@ const maxLeftOut = 32
 // replayLines are the journal lines a replay reads; every other is passed over undecoded.
 var replayLines = [][]byte{[]byte(`"run_start"`), []byte(`"scope"`), []byte(`"verdict"`), []byte(`"commit"`), []byte(`"run_end"`)}
 
+// replayLine says a journal line may be one a replay reads.
+func replayLine(line []byte) bool {
+	return slices.ContainsFunc(replayLines, func(k []byte) bool { return bytes.Contains(line, k) })
+}
+
 // replayed is what a delegation's journal says of it, as a replay reads it.
 type replayed struct {
 	parent  bool
@@ -121,9 +126,7 @@ func replayableModes() []string {
 // the span at the commit the run started from. why says why it cannot be replayed ("-" for a run
 // that is no delegation of its own); err is a failure to read at all.
 func (w *run) replay(ctx context.Context, m engine.Mode, path string) (task, string, error) {
-	j, err := engine.LoadJournal(path, w.key, func(line []byte) bool {
-		return slices.ContainsFunc(replayLines, func(k []byte) bool { return bytes.Contains(line, k) })
-	})
+	j, err := engine.LoadJournal(path, w.key, replayLine)
 	if err != nil {
 		return task{}, "its journal could not be read: " + oneLine(err.Error()), nil
 	}
@@ -131,40 +134,12 @@ func (w *run) replay(ctx context.Context, m engine.Mode, path string) (task, str
 	if !j.Sealed || j.Run != id || !engine.ValidRunID(id) {
 		return task{}, "its journal is not sealed: " + engine.Unsealed, nil
 	}
-	var rp replayed
-	for _, ev := range j.Events {
-		switch engine.EventKind(ev) {
-		case "run_start":
-			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
-			rp.parent = e.Parent != nil
-		case "scope":
-			if !rp.scoped {
-				rp.scope, rp.scoped = engine.DecodeEvent[engine.FileScopeEvent](ev)
-			}
-		case "verdict":
-			e, _ := engine.DecodeEvent[engine.VerdictEvent](ev)
-			rp.verdict = e.Verdict
-		case "commit":
-			if e, ok := engine.DecodeEvent[engine.BranchCommitEvent](ev); ok && gitsafe.ValidSHA(e.Commit) {
-				rp.commit = e.Commit
-			}
-		case "run_end":
-			rp.ended = true
-		}
+	rp := readReplayed(j.Events)
+	args, why := replayArgs(m, rp)
+	if why != "" {
+		return task{}, why, nil
 	}
 	sc := rp.scope
-	switch {
-	case rp.parent:
-		return task{}, "-", nil
-	case !rp.ended:
-		return task{}, "the run did not end", nil
-	case !rp.scoped || sc.Verify == nil || strings.TrimSpace(*sc.Verify) == "":
-		return task{}, "the run ended before it named its verify", nil
-	case sc.Task == "":
-		return task{}, "its journal does not hold its task (a run of a locum from before journals held it)", nil
-	case !gitsafe.ValidSHA(sc.Base):
-		return task{}, "its journal names no commit it started from (it ran outside a repository's top level, or before its first commit)", nil
-	}
 	if _, err := gitsafe.Run(ctx, w.place.Root, "cat-file", "-e", sc.Base+"^{commit}"); err != nil {
 		return task{}, "the commit it started from, " + sc.Base + ", is not in this repository", nil
 	}
@@ -173,15 +148,7 @@ func (w *run) replay(ctx context.Context, m engine.Mode, path string) (task, str
 			return task{}, err.Error(), nil
 		}
 	}
-	values := map[string]string{toolArgFile: sc.File, toolArgLines: sc.Lines, toolArgTask: sc.Task, toolArgVerify: *sc.Verify, toolArgFrom: sc.Base}
-	args, ok := toolArgs(m, values)
-	if !ok {
-		return task{}, "its journal does not hold every argument " + m.Name + " takes", nil
-	}
-	verdict := ""
-	if rp.verdict == verdictAccepted || rp.verdict == verdictRejected {
-		verdict = rp.verdict
-	}
+	verdict := rp.personVerdict()
 	edit := &editTask{mode: m, args: args, commit: sc.Base, verdict: verdict, original: rp.commit}
 	return task{key: replayKey(id), source: SourceReplay, edit: edit,
 		fingerprint: fingerprintOf(SourceReplay, m.Name, args, sc.Base, verdict, rp.commit)}, "", nil
@@ -212,4 +179,65 @@ func sameFile(ctx context.Context, root, base, file, want string) error {
 		return fmt.Errorf("%s held changes not committed when the run read it: the file at its base commit is not the one the model saw", untrusted.Escape(file))
 	}
 	return nil
+}
+
+// readReplayed reads what a replay needs of a journal's events: whether the run was an item of
+// another, its first scope, the person's last verdict, its commit, and whether it ended. The
+// events are the journal's, decoded field by field; a malformed one counts as absent.
+func readReplayed(events []map[string]any) replayed {
+	var rp replayed
+	for _, ev := range events {
+		switch engine.EventKind(ev) {
+		case "run_start":
+			e, _ := engine.DecodeEvent[engine.RunStartEvent](ev)
+			rp.parent = e.Parent != nil
+		case "scope":
+			if !rp.scoped {
+				rp.scope, rp.scoped = engine.DecodeEvent[engine.FileScopeEvent](ev)
+			}
+		case "verdict":
+			e, _ := engine.DecodeEvent[engine.VerdictEvent](ev)
+			rp.verdict = e.Verdict
+		case "commit":
+			if e, ok := engine.DecodeEvent[engine.BranchCommitEvent](ev); ok && gitsafe.ValidSHA(e.Commit) {
+				rp.commit = e.Commit
+			}
+		case "run_end":
+			rp.ended = true
+		}
+	}
+	return rp
+}
+
+// replayArgs are the arguments of m's tool that replay the run rp read, or why it cannot be
+// replayed from what its journal holds ("-" for an item of another run, no delegation of its
+// own): the same file, span, task and verify, at the commit it started from.
+func replayArgs(m engine.Mode, rp replayed) (engine.ToolArgs, string) {
+	sc := rp.scope
+	switch {
+	case rp.parent:
+		return nil, "-"
+	case !rp.ended:
+		return nil, "the run did not end"
+	case !rp.scoped || sc.Verify == nil || strings.TrimSpace(*sc.Verify) == "":
+		return nil, "the run ended before it named its verify"
+	case sc.Task == "":
+		return nil, "its journal does not hold its task (a run of a locum from before journals held it)"
+	case !gitsafe.ValidSHA(sc.Base):
+		return nil, "its journal names no commit it started from (it ran outside a repository's top level, or before its first commit)"
+	}
+	values := map[string]string{toolArgFile: sc.File, toolArgLines: sc.Lines, toolArgTask: sc.Task, toolArgVerify: *sc.Verify, toolArgFrom: sc.Base}
+	args, ok := toolArgs(m, values)
+	if !ok {
+		return nil, "its journal does not hold every argument " + m.Name + " takes"
+	}
+	return args, ""
+}
+
+// personVerdict is the person's word on the run (locum runs accept, runs reject), "" for none.
+func (rp replayed) personVerdict() string {
+	if rp.verdict == verdictAccepted || rp.verdict == verdictRejected {
+		return rp.verdict
+	}
+	return ""
 }
