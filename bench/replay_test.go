@@ -8,7 +8,6 @@ import (
 
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/runner/engine"
-	_ "github.com/locumdev/locum/runner/transform"
 )
 
 // replayedOf reads a journal's text as a replay does, from a file in dir.
@@ -25,13 +24,12 @@ func replayedOf(t testing.TB, dir, text string) replayed {
 	return readReplayed(j.Events)
 }
 
-func transformMode(t testing.TB) engine.Mode {
-	t.Helper()
-	m, ok := engine.LookupMode("transform")
-	if !ok {
-		t.Fatal("transform is not registered")
-	}
-	return m
+// transformMode is a mode whose tool takes a transform's arguments: a bench's package imports no
+// mode's, and a replay reads no more of a mode than its tool's arguments.
+func transformMode(testing.TB) engine.Mode {
+	return engine.Mode{Name: "transform", Model: engine.ChatModel, Tool: &engine.Tool{Args: []engine.ToolArg{
+		{Name: "file", Required: true}, {Name: "lines"}, {Name: "symbol"}, {Name: "task", Required: true}, engine.VerifyArg,
+	}}}
 }
 
 const (
