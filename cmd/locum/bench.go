@@ -18,7 +18,7 @@ import (
 
 func (e *env) benchCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "models", Usage: "the models to compare, separated by commas; default every chat model the pool's servers list"},
+		&cli.StringFlag{Name: "models", Usage: "the models to compare, separated by commas; unset, every chat model the servers list"},
 		&cli.BoolFlag{Name: "evals", Usage: "the pack's eval tasks, each graded by its predicate"},
 		&cli.StringFlag{Name: "tasks", Usage: "a bench folder: its bench.json's tasks (spec/bench.md)"},
 		&cli.IntFlag{Name: "from-journal", Usage: "replay your last N delegations of --mode from their sealed journals, each at the commit it started from"},
@@ -50,7 +50,6 @@ func (e *env) benchCommand() *cli.Command {
 		UsageText: "locum bench [--models A,B] [--evals] [--tasks DIR] [--from-journal N [--mode MODE]] [--servers URL,URL] [--jobs N] [--json | --markdown]\n   locum bench --resume RUN_ID",
 		Metadata: helpOf(commandHelp{
 			examples: []string{
-				`locum bench --evals`,
 				`locum bench --models qwen2.5-coder-1.5b-instruct,smollm2-135m-instruct --tasks bench/`,
 				`locum bench --from-journal 20 --servers http://127.0.0.1:8080/v1,http://127.0.0.1:8081/v1 --markdown`,
 				`locum bench --resume 20261204T201530Z-5c1f0e`,

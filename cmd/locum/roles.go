@@ -56,7 +56,6 @@ func (e *env) rolesCommand() *cli.Command {
 				Metadata: helpOf(commandHelp{
 					examples: []string{
 						"locum roles accept code qwen2.5-coder:7b",
-						"locum roles accept prose qwen3-8b --yes",
 						"locum roles accept agent qwen3-coder-30b --no-screen --yes",
 						"locum roles accept code qwen2.5-coder-1.5b-instruct --from-bench 20261204T201530Z-5c1f0e",
 					},
