@@ -13,11 +13,36 @@ import (
 
 // Worktrees makes and removes the detached worktrees of one repository that a run of many items
 // (a workflow, a bench) gives each item. The commands that change what the repository's own git
-// directory holds (worktrees, refs) take turns, since git locks its files for each and fails the
-// other; commands inside one worktree do not need to.
+// directory holds (worktrees, refs) take turns (RunLocked); commands inside one worktree do not
+// need to.
 type Worktrees struct {
 	root string
-	mu   sync.Mutex
+}
+
+// repoLocks holds, for each repository by its root's real path, the lock its commands that change
+// the git directory's shared files take in this process: worktrees added, removed or pruned, refs
+// written or deleted. git locks each such file and fails a second command that finds it locked; an
+// add reads every other worktree's files and fails on one half made; a prune removes what another
+// command's add has half made. A bench runs many runs at once on one repository, each mode adding
+// and removing worktrees of its own, so the lock is the repository's, not one caller's.
+var repoLocks sync.Map
+
+func repoLock(root string) *sync.Mutex {
+	key := root
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		key = real
+	}
+	mu, _ := repoLocks.LoadOrStore(filepath.Clean(key), &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
+// RunLocked runs git in dir while no other RunLocked command on the repository at root runs in
+// this process: for a command that changes its worktrees or refs.
+func RunLocked(ctx context.Context, root, dir string, args ...string) (string, error) {
+	mu := repoLock(root)
+	mu.Lock()
+	defer mu.Unlock()
+	return Run(ctx, dir, args...)
 }
 
 // NewWorktrees is the worktrees of the repository at root.
@@ -26,11 +51,10 @@ func NewWorktrees(root string) *Worktrees { return &Worktrees{root: root} }
 // Root is the repository's root.
 func (g *Worktrees) Root() string { return g.root }
 
-// Locked runs git in dir while no other command of g runs.
+// Locked runs git in dir while no other command that changes the repository's worktrees or refs
+// runs (RunLocked).
 func (g *Worktrees) Locked(ctx context.Context, dir string, args ...string) (string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return Run(ctx, dir, args...)
+	return RunLocked(ctx, g.root, dir, args...)
 }
 
 // Head is the commit dir's HEAD is at.
@@ -69,8 +93,6 @@ func (g *Worktrees) AddBranch(ctx context.Context, path, branch, commit string) 
 
 // Remove removes the worktree at path.
 func (g *Worktrees) Remove(ctx context.Context, path string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	return RemoveWorktree(ctx, g.root, path)
 }
 

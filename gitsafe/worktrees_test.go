@@ -65,3 +65,37 @@ func TestTopHead(t *testing.T) {
 	assert.Empty(t, TopHead(ctx, fresh), "no commit yet")
 	assert.Empty(t, TopHead(ctx, t.TempDir()), "no repository")
 }
+
+// Runs of one process that each add a worktree on a branch of their own and remove it (a bench's
+// agent cells), apart from any Worktrees, and a run's Worktrees adding and pruning beside them,
+// take turns on the repository: none meets another's worktree half made, or prunes it.
+func TestWorktreeCommandsOfOneRepositoryTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	root := gittest.Repo(t, map[string]string{"a.txt": "a\n"})
+	head, err := Head(ctx, root)
+	require.NoError(t, err)
+	g := NewWorktrees(root)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		name := "turns-" + string(rune('a'+i))
+		wg.Go(func() {
+			dir, err := WorktreeDir(root, name)
+			if !assert.NoError(t, err) {
+				return
+			}
+			if i%2 == 0 {
+				_, err = g.AddDetached(ctx, dir, head, false)
+				assert.NoError(t, err, "%s added through the run's worktrees", name)
+				assert.NoError(t, g.RemoveRun(ctx, name))
+				return
+			}
+			assert.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o755))
+			_, err = RunLocked(ctx, root, root, "worktree", "add", "--quiet", "-b", "locum/"+name, dir, head)
+			assert.NoError(t, err, "%s added on a branch of its own", name)
+			assert.NoError(t, RemoveWorktree(ctx, root, dir))
+			assert.NoError(t, DeleteBranch(ctx, root, "locum/"+name))
+		})
+	}
+	wg.Wait()
+	assert.NotContains(t, gittest.Git(t, root, "worktree", "list"), "locum")
+}

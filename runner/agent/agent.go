@@ -261,7 +261,9 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 		return fmt.Errorf("making the worktree folder: %w", err)
 	}
 	r.Guard("worktree", func() error { return a.cleanup(r) })
-	if _, err := gitsafe.Run(ctx, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
+	// Another run of this process (a bench's cell) may be adding or pruning a worktree of the
+	// same repository: git fails an add that meets one half made.
+	if _, err := gitsafe.RunLocked(ctx, a.opts.Root, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
 		return fmt.Errorf("creating the worktree: %w", err)
 	}
 	a.created = true
