@@ -67,3 +67,17 @@ func ScreenSteps(tasks []Task, results *[]ScreenResult) []engine.Step {
 	}})
 	return steps
 }
+
+// ScreenJob is a screen as a job of the eval mode, for the job layer to run: the tasks sampled
+// once each with the run's model and graded, Results filled as the run goes. A bench runs one
+// task a job, on each model it compares.
+type ScreenJob struct {
+	Tasks   []Task
+	Results []ScreenResult
+}
+
+// Mode is the eval mode.
+func (*ScreenJob) Mode() engine.Mode { return Mode }
+
+// Steps are the screen's steps (ScreenSteps).
+func (j *ScreenJob) Steps(engine.Place) []engine.Step { return ScreenSteps(j.Tasks, &j.Results) }

@@ -13,14 +13,14 @@ import (
 // RemoveWorktree removes the worktree at path (if it is still there) and prunes git's record of it.
 func RemoveWorktree(ctx context.Context, root, path string) error {
 	if _, err := os.Lstat(path); err == nil {
-		if _, err := Run(ctx, root, "worktree", "remove", "--force", path); err != nil {
+		if _, err := RunLocked(ctx, root, root, "worktree", "remove", "--force", path); err != nil {
 			// A worktree git does not know is a plain folder of locum's.
 			if rerr := os.RemoveAll(path); rerr != nil {
 				return err
 			}
 		}
 	}
-	_, err := Run(ctx, root, "worktree", "prune")
+	_, err := RunLocked(ctx, root, root, "worktree", "prune")
 	return err
 }
 
@@ -29,7 +29,7 @@ func DeleteBranch(ctx context.Context, root, branch string) error {
 	if _, err := Run(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
 		return nil
 	}
-	_, err := Run(ctx, root, "branch", "-D", branch)
+	_, err := RunLocked(ctx, root, root, "branch", "-D", branch)
 	return err
 }
 

@@ -25,6 +25,7 @@ func init() {
 		[]Key{RoleSetting, ExpectRed, NoBaseline, MaxTurns, VerifyRounds, StallTurns})})
 	RegisterMode(ModeSpec{Name: "workflow", Settings: slices.Concat(VerifySettings, HostSettings, []Key{Mutants, DelegateWhen, Jobs, Servers})})
 	RegisterMode(ModeSpec{Name: "verify-check", Settings: slices.Concat(VerifySettings, HostSettings, []Key{Mutants})})
+	RegisterMode(ModeSpec{Name: "bench", Settings: slices.Concat(VerifySettings, HostSettings, []Key{Jobs, Servers})})
 }
 
 // A workflow with a step of a mode this locum does not register may or may not edit: the check

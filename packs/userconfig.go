@@ -53,6 +53,36 @@ type AcceptedRole struct {
 	// digest, llama-server's file, type, parameters and size, vLLM's root); "" where it gave none.
 	Weights string        `json:"weights,omitempty"`
 	Screen  *AcceptScreen `json:"screen,omitempty"`
+	// Bench is the bench the operator accepted the model from (locum roles accept --from-bench),
+	// in place of a screen.
+	Bench *AcceptBench `json:"bench,omitempty"`
+}
+
+// AcceptBench is what a bench measured of the model accepted: the bench's run, its tasks, and the
+// model's row of its table. A figure the servers did not report is left out.
+type AcceptBench struct {
+	Run     string `json:"run"`
+	Tasks   int    `json:"tasks"`
+	Cells   int    `json:"cells"`
+	Kept    int    `json:"kept"`
+	Fixed   int    `json:"fixed"`
+	Held    int    `json:"held"`
+	Red     int    `json:"red"`
+	Refused int    `json:"refused"`
+	Errors  int    `json:"errors"`
+	Right   int    `json:"right"`
+	Judged  int    `json:"judged"`
+	// WallP50Ms and WallP90Ms are the wall times of its cells; TTFTms and Rate the medians of the
+	// servers' time to first token and decode rate (tokens a second).
+	WallP50Ms *int64   `json:"wall_p50_ms,omitempty"`
+	WallP90Ms *int64   `json:"wall_p90_ms,omitempty"`
+	TTFTms    *int64   `json:"ttft_ms,omitempty"`
+	Rate      *float64 `json:"rate,omitempty"`
+	InTokens  *int64   `json:"in_tokens,omitempty"`
+	OutTokens *int64   `json:"out_tokens,omitempty"`
+	// SavedUSD is what the host would have saved delegating the bench's tasks to the model, by
+	// the ledger's cost model.
+	SavedUSD *float64 `json:"saved_usd,omitempty"`
 }
 
 // AcceptScreen is what the screen before an acceptance showed: the role's tasks the model passed

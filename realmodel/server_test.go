@@ -35,8 +35,10 @@ type manifest struct {
 		Commit  string `json:"commit"`
 		Version string `json:"version"`
 	} `json:"llama_server"`
-	ChatModel  modelFile `json:"chat_model"`
-	EmbedModel modelFile `json:"embed_model"`
+	ChatModel modelFile `json:"chat_model"`
+	// SmallChatModel is SmolLM2-135M-Instruct, which the bench runs beside the chat model.
+	SmallChatModel modelFile `json:"small_chat_model"`
+	EmbedModel     modelFile `json:"embed_model"`
 }
 
 // modelFile is one GGUF the setup installed.
@@ -69,7 +71,7 @@ func loadManifest() (*manifest, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	for _, p := range []string{m.LlamaServer.Path, m.ChatModel.Path, m.EmbedModel.Path} {
+	for _, p := range []string{m.LlamaServer.Path, m.ChatModel.Path, m.SmallChatModel.Path, m.EmbedModel.Path} {
 		if p == "" {
 			return nil, fmt.Errorf("%s is from an older setup; run scripts/real-model-setup again", file)
 		}
@@ -466,11 +468,17 @@ func (s *suite) locumIn(t *testing.T, dir, home string, args ...string) run {
 // bound.
 func (s *suite) locumWithin(t *testing.T, limit time.Duration, dir, home string, args ...string) run {
 	t.Helper()
+	return s.locumEnv(t, limit, dir, s.env(home), args...)
+}
+
+// locumEnv is locumWithin in the environment env, for a test that sets more than suite.env does.
+func (s *suite) locumEnv(t *testing.T, limit time.Duration, dir string, env []string, args ...string) run {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.locum, args...)
 	cmd.Dir = dir
-	cmd.Env = s.env(home)
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -36,6 +36,10 @@ const (
 	ABRecord  Name = "ab-record.schema.json"
 	Config    Name = "config.schema.json"
 	Symbols   Name = "symbols.schema.json"
+	// BenchFolder is a bench folder's bench.json; BenchResult a bench's result, as locum bench
+	// --json prints it.
+	BenchFolder Name = "bench-folder.schema.json"
+	BenchResult Name = "bench-result.schema.json"
 )
 
 const baseURL = "https://locum.dev/spec/"

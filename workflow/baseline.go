@@ -40,12 +40,12 @@ func (w *run) redBaseline(ctx context.Context, st packs.WorkflowStep, inputs []i
 	}
 	wt, err := gitsafe.WorktreeDir(w.place.Root, w.r.ID+"/baseline-"+st.Name)
 	if err == nil {
-		wt, err = w.g.addWorktree(ctx, wt, w.head)
+		wt, err = w.g.AddDetached(ctx, wt, w.head, false)
 	}
 	if err != nil {
 		return err
 	}
-	defer w.g.dropWorktree(ctx, wt)
+	defer w.g.Drop(ctx, wt)
 	w.r.Observe(engine.ProgressEvent{Stage: engine.StageVerify, Step: "baseline " + st.Name})
 	vr, err := w.r.Verify(ctx, verify, wt)
 	if err != nil || vr.Canceled {

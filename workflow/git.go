@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/locumdev/locum/gitsafe"
 )
@@ -28,61 +24,16 @@ func itemRef(runID, step string, index int) string {
 	return fmt.Sprintf("%s%s/%s/%04d", itemRefPrefix, runID, step, index)
 }
 
-// repo runs the git commands of one workflow run on the repository at root. Commands that change
-// what the repository's own git directory holds (worktrees, refs) take turns; those inside one
-// worktree do not need to.
-type repo struct {
-	root string
-	mu   sync.Mutex
-}
+// repo runs the git commands of one workflow run on the repository at root, those that change
+// what its own git directory holds taking turns (gitsafe.Worktrees).
+type repo struct{ *gitsafe.Worktrees }
 
 func (g *repo) locked(ctx context.Context, dir string, args ...string) (string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return gitsafe.Run(ctx, dir, args...)
+	return g.Locked(ctx, dir, args...)
 }
 
 // head is the commit dir's HEAD is at.
-func head(ctx context.Context, dir string) (string, error) {
-	out, err := gitsafe.Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
-	return strings.TrimSpace(out), err
-}
-
-// addWorktree checks commit out, detached, in a new worktree at path.
-func (g *repo) addWorktree(ctx context.Context, path, commit string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("making the worktree folder: %w", err)
-	}
-	if _, err := g.locked(ctx, g.root, "worktree", "add", "--quiet", "--detach", path, commit); err != nil {
-		return "", fmt.Errorf("creating the worktree: %w", err)
-	}
-	return filepath.EvalSymlinks(path)
-}
-
-// addBranchWorktree checks commit out in a new worktree at path on a new branch.
-func (g *repo) addBranchWorktree(ctx context.Context, path, branch, commit string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("making the worktree folder: %w", err)
-	}
-	if _, err := g.locked(ctx, g.root, "worktree", "add", "--quiet", "-b", branch, path, commit); err != nil {
-		return "", fmt.Errorf("creating the worktree: %w", err)
-	}
-	return filepath.EvalSymlinks(path)
-}
-
-func (g *repo) removeWorktree(ctx context.Context, path string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return gitsafe.RemoveWorktree(ctx, g.root, path)
-}
-
-// dropWorktree removes a worktree a step is done with, even once ctx is cancelled: a stopped
-// run leaves none behind. What it fails to remove, the run's clean-up removes.
-func (g *repo) dropWorktree(ctx context.Context, path string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	_ = g.removeWorktree(ctx, path)
-}
+func head(ctx context.Context, dir string) (string, error) { return gitsafe.Head(ctx, dir) }
 
 // commitFile commits file (relative to the worktree) in worktree wt on its detached HEAD and
 // returns the commit; "" when the file is as HEAD has it.
@@ -128,13 +79,13 @@ func refCommit(ctx context.Context, root, ref string) string {
 
 // deleteItemRefs drops every item ref of run id.
 func (g *repo) deleteItemRefs(ctx context.Context, id string) error {
-	out, err := gitsafe.Run(ctx, g.root, "for-each-ref", "--format=%(refname)", itemRefPrefix+id+"/")
+	out, err := gitsafe.Run(ctx, g.Root(), "for-each-ref", "--format=%(refname)", itemRefPrefix+id+"/")
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, ref := range strings.Fields(out) {
-		if _, err := g.locked(ctx, g.root, "update-ref", "-d", ref); err != nil {
+		if _, err := g.locked(ctx, g.Root(), "update-ref", "-d", ref); err != nil {
 			errs = append(errs, err)
 		}
 	}

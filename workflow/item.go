@@ -28,7 +28,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 	var wg sync.WaitGroup
 	var done, red, running int
 	// Each server's items of this step, so that its counts add up to the step's.
-	per := make([]Server, len(w.pool.servers))
+	per := make([]Server, w.pool.Len())
 	var mu sync.Mutex
 	report := func(started, ended *ItemResult) {
 		if w.job.Progress == nil {
@@ -66,7 +66,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		count(i, -1)
 		report(nil, &results[i])
 	}
-	for i, s := range w.pool.snapshot() {
+	for i, s := range w.pool.Snapshot() {
 		per[i] = Server{URL: s.URL, Kind: s.Kind, Slots: s.Slots, Capacity: s.Capacity}
 	}
 	// First what needs no server: an item whose inputs do not expand, and one the run resumed
@@ -110,14 +110,14 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 		return results, err
 	}
 	for _, i := range todo {
-		srv := w.pool.acquire(ctx)
+		srv := w.pool.Acquire(ctx)
 		if srv < 0 {
 			results[i].Status = string(engine.StatusError)
 			results[i].Outcome = "not started: the run was stopped"
 			continue
 		}
 		w.started = true
-		results[i].Server = w.pool.servers[srv].URL
+		results[i].Server = w.pool.URL(srv)
 		w.r.Emit(engine.ItemStartEvent{Step: st.Name, Index: i + 1, Item: list[i].Key, Server: results[i].Server})
 		mu.Lock()
 		running++
@@ -134,7 +134,7 @@ func (w *run) runStep(ctx context.Context, st packs.WorkflowStep, list []Item, v
 			// ended with.
 			w.r.Emit(w.itemEvent(results[i]))
 			count(i, srv)
-			w.pool.release(srv, results[i].Green())
+			w.pool.Release(srv, results[i].Green())
 			report(nil, &results[i])
 		}(i, srv)
 	}
@@ -150,12 +150,12 @@ func (w *run) list(ctx context.Context, st packs.WorkflowStep, vars map[string]s
 	}
 	wt, err := gitsafe.WorktreeDir(w.place.Root, w.r.ID+"/list-"+st.Name)
 	if err == nil {
-		wt, err = w.g.addWorktree(ctx, wt, w.head)
+		wt, err = w.g.AddDetached(ctx, wt, w.head, false)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer w.g.dropWorktree(ctx, wt)
+	defer w.g.Drop(ctx, wt)
 	return expand(wt, st, vars)
 }
 
@@ -256,13 +256,13 @@ func (w *run) runItem(ctx context.Context, st packs.WorkflowStep, it Item, in it
 	}
 	wt, err := gitsafe.WorktreeDir(w.place.Root, fmt.Sprintf("%s/%s-%04d", w.r.ID, st.Name, res.Index))
 	if err == nil {
-		wt, err = w.g.addWorktree(ctx, wt, w.head)
+		wt, err = w.g.AddDetached(ctx, wt, w.head, false)
 	}
 	if err != nil {
 		fail(err)
 		return
 	}
-	defer w.g.dropWorktree(ctx, wt)
+	defer w.g.Drop(ctx, wt)
 	call := w.job.Call
 	call.BaseURL = res.Server
 	// An item's result is re-read over the host's turns as the workflow's is.

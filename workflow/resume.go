@@ -2,10 +2,8 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,7 +105,7 @@ func (w *run) readPrior(ctx context.Context, c *packs.Composition) (string, map[
 	w.base = base
 	w.prior, w.resumedOf = prior, id
 	// A run killed outright left its worktrees and its branch; both are locum's, made again.
-	if err := removeRunWorktrees(ctx, w.g, id); err != nil {
+	if err := w.g.RemoveRun(ctx, id); err != nil {
 		return "", nil, fmt.Errorf("removing the worktrees run %s left: %w", id, err)
 	}
 	if err := gitsafe.DeleteBranch(ctx, w.place.Root, Branch(id)); err != nil {
@@ -141,34 +139,4 @@ func (w *run) keepPrior(ctx context.Context, it ItemResult) error {
 	}
 	_, err := w.g.locked(ctx, w.place.Root, "update-ref", itemRef(w.r.ID, it.Step, it.Index), it.Commit)
 	return err
-}
-
-// removeRunWorktrees removes every worktree under run id's folder, and the folder.
-func removeRunWorktrees(ctx context.Context, g *repo, id string) error {
-	dir, err := gitsafe.WorktreeDir(g.root, id)
-	if err != nil {
-		// No place locum may write: it made no worktree there, and follows no link to look.
-		return nil
-	}
-	if st, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
-	} else if !st.IsDir() {
-		return fmt.Errorf("%s is not a folder locum made", dir)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range entries {
-		// Only the folders git made: a link here leads to someone else's files.
-		if e.Type().IsDir() {
-			errs = append(errs, g.removeWorktree(ctx, filepath.Join(dir, e.Name())))
-		}
-	}
-	errs = append(errs, os.RemoveAll(dir))
-	_, perr := g.locked(ctx, g.root, "worktree", "prune")
-	return errors.Join(append(errs, perr)...)
 }

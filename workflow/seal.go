@@ -1,12 +1,12 @@
 package workflow
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 
 	"github.com/locumdev/locum/packs"
+	"github.com/locumdev/locum/runner/engine"
 )
 
 // seal authenticates what a run journals for its resume to read back: the workflow, the
@@ -15,30 +15,17 @@ import (
 // the repository's files, which anyone who wrote the repository could have written too; the key
 // is the operator's (the user state directory's), so a resume takes only what a run of this
 // operator recorded, and runs again any item whose seal does not hold.
-type seal struct{ key []byte }
+type seal struct{ engine.FieldSeal }
 
 // sealVersion names what a seal covers, so a seal of another layout never verifies: a run an
 // earlier layout sealed cannot be resumed, and is run anew.
 const sealVersion = "locum workflow resume 2"
 
-func (s seal) mac(fields ...any) string {
-	if len(s.key) == 0 {
-		return ""
-	}
-	// A JSON array is an unambiguous encoding of the fields (a map's keys are sorted).
-	data, err := json.Marshal(append([]any{sealVersion}, fields...))
-	if err != nil {
-		return ""
-	}
-	m := hmac.New(sha256.New, s.key)
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil))
-}
+func newSeal(key []byte) seal { return seal{engine.FieldSeal{Key: key, Version: sealVersion}} }
 
-func (s seal) ok(got string, fields ...any) bool {
-	want := s.mac(fields...)
-	return want != "" && hmac.Equal([]byte(got), []byte(want))
-}
+func (s seal) mac(fields ...any) string { return s.MAC(fields...) }
+
+func (s seal) ok(got string, fields ...any) bool { return s.OK(got, fields...) }
 
 func (s seal) runFields(runID, name, definition, base string, params map[string]string) []any {
 	return []any{"workflow", runID, name, definition, base, params}

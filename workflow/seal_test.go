@@ -15,7 +15,7 @@ import (
 )
 
 func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
-	s := seal{key: []byte("0123456789abcdef0123456789abcdef")}
+	s := newSeal([]byte("0123456789abcdef0123456789abcdef"))
 	it := ItemResult{Step: "fix", Index: 2, Item: "calc.go#F2", Status: "OK", Commit: "c0ffee", Outcome: "kept", Output: "digest"}
 	got := s.item("RUN", it)
 	assert.True(t, s.ok(got, s.itemFields("RUN", it)...))
@@ -40,7 +40,7 @@ func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
 			assert.False(t, s.ok(got, s.itemFields(tt.runID, changed)...))
 		})
 	}
-	other := seal{key: []byte("another key of the same length!!")}
+	other := newSeal([]byte("another key of the same length!!"))
 	assert.False(t, other.ok(got, other.itemFields("RUN", it)...), "another operator's key")
 	assert.False(t, seal{}.ok("", seal{}.itemFields("RUN", it)...), "no key seals nothing")
 	assert.Empty(t, s.item("RUN", ItemResult{Status: "RED"}), "a red item is run again, never sealed")
@@ -57,7 +57,7 @@ func TestSealHoldsOnlyForWhatWasSealed(t *testing.T) {
 	old := func(fields ...any) string {
 		data, err := json.Marshal(append([]any{"locum workflow resume 1"}, fields...))
 		require.NoError(t, err)
-		m := hmac.New(sha256.New, s.key)
+		m := hmac.New(sha256.New, s.Key)
 		m.Write(data)
 		return hex.EncodeToString(m.Sum(nil))
 	}

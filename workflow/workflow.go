@@ -20,8 +20,7 @@ import (
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/job"
 	"github.com/locumdev/locum/packs"
-	"github.com/locumdev/locum/rails"
-	"github.com/locumdev/locum/runner/client"
+	"github.com/locumdev/locum/pool"
 	"github.com/locumdev/locum/runner/cost"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/review"
@@ -135,7 +134,7 @@ const (
 // step (its items run, the green ones combined on the branch), and verify (the final verify on
 // the combined branch, which decides whether the branch is offered).
 func (j *Job) Steps(p engine.Place) []engine.Step {
-	w := &run{job: j, place: p, g: &repo{root: p.Root}, outputs: map[string]string{}, files: map[string]bool{}}
+	w := &run{job: j, place: p, g: &repo{gitsafe.NewWorktrees(p.Root)}, outputs: map[string]string{}, files: map[string]bool{}}
 	return []engine.Step{
 		{Name: "scope", Run: w.scope},
 		{Name: "servers", Run: w.servers},
@@ -164,7 +163,7 @@ type run struct {
 	// combine is the worktree of the branch, made when the first change is combined.
 	combine, branch string
 	offered         bool
-	pool            *pool
+	pool            *pool.Pool
 	items           []ItemResult
 	outputs         map[string]string
 	// files are the files the items listed so far work on (a file glob's, a declaration's).
@@ -239,7 +238,7 @@ func (w *run) scope(ctx context.Context, r *engine.Run) error {
 	if w.place.OperatorKey != nil {
 		var key []byte
 		if key, w.noSeal = w.place.OperatorKey(); w.noSeal == nil {
-			w.seal = seal{key: key}
+			w.seal = newSeal(key)
 		}
 	}
 	if w.noSeal != nil {
@@ -367,36 +366,18 @@ func paramNames(wf packs.Workflow) string {
 // loopback rail.
 func (w *run) servers(ctx context.Context, r *engine.Run) error {
 	s := r.Spec.Settings
-	var urls []string
-	for _, u := range strings.Split(s.String(packs.Servers), ",") {
-		if u = strings.TrimSpace(u); u != "" && !slices.Contains(urls, u) {
-			urls = append(urls, u)
-		}
+	probed, err := pool.Probe(ctx, s, r.Spec.Dial, r.Spec.Transport)
+	if err != nil {
+		return err
 	}
-	if len(urls) == 0 {
-		urls = []string{s.String(packs.BaseURL)}
+	for _, p := range probed {
+		if p.Err != nil {
+			return fmt.Errorf("server %s: %w", untrusted.Escape(p.URL), p.Err)
+		}
 	}
 	jobs := int(s.Int(packs.Jobs))
-	servers := make([]Server, len(urls))
-	for i, raw := range urls {
-		u, err := rails.ParseEndpoint(raw, s.Bool(packs.AllowRemote))
-		if err != nil {
-			return err
-		}
-		c := client.New(client.Config{BaseURL: u, AllowRemote: s.Bool(packs.AllowRemote), Timeout: s.Duration(packs.Timeout),
-			Dial: r.Spec.Dial, Transport: r.Spec.Transport})
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		info, err := c.Probe(pctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("server %s: %w", untrusted.Escape(raw), err)
-		}
-		servers[i] = Server{URL: raw, Kind: string(info.Kind), Slots: info.Slots}
-	}
-	for i := range servers {
-		servers[i].Capacity = capacity(servers[i].Slots, jobs, len(servers))
-	}
-	w.pool = newPool(servers, jobs)
+	servers := pool.Servers(probed, jobs)
+	w.pool = pool.New(servers, jobs)
 	r.Emit(engine.ServersEvent{Servers: servers, Jobs: jobs})
 	return nil
 }
@@ -404,7 +385,7 @@ func (w *run) servers(ctx context.Context, r *engine.Run) error {
 // items runs the workflow's steps in order: each step's items in parallel from the branch as the
 // steps before left it, then its green changes combined onto the branch in item order.
 func (w *run) runSteps(ctx context.Context, r *engine.Run) error {
-	defer func() { w.d.Ran = &Ran{Items: w.items, Servers: w.pool.snapshot()} }()
+	defer func() { w.d.Ran = &Ran{Items: w.items, Servers: w.pool.Snapshot()} }()
 	for _, st := range w.wf.Steps {
 		vars := maps.Clone(w.params)
 		maps.Copy(vars, w.outputs)
@@ -467,7 +448,7 @@ func (w *run) combineStep(ctx context.Context, st packs.WorkflowStep, results []
 		if w.combine == "" {
 			wt, err := gitsafe.WorktreeDir(w.place.Root, w.r.ID+"/combine")
 			if err == nil {
-				wt, err = w.g.addBranchWorktree(ctx, wt, w.branch, w.base)
+				wt, err = w.g.AddBranch(ctx, wt, w.branch, w.base)
 			}
 			if err != nil {
 				return err
@@ -590,10 +571,10 @@ func (w *run) cleanup() error {
 	defer cancel()
 	var errs []error
 	if w.combine != "" {
-		errs = append(errs, w.g.removeWorktree(ctx, w.combine))
+		errs = append(errs, w.g.Remove(ctx, w.combine))
 	}
 	if w.r != nil {
-		errs = append(errs, removeRunWorktrees(ctx, w.g, w.r.ID))
+		errs = append(errs, w.g.RemoveRun(ctx, w.r.ID))
 		if !w.offered {
 			errs = append(errs, gitsafe.DeleteBranch(ctx, w.place.Root, w.branch))
 		}

@@ -324,6 +324,7 @@ func (e *env) rootCommand() *cli.Command {
 			e.initCommand(),
 			e.mcpCommand(),
 			e.evalCommand(),
+			e.benchCommand(),
 			e.verifyCommand(),
 		},
 	}

@@ -71,6 +71,7 @@ func scriptParams() testscript.Params {
 			"flipchar":    cmdFlipChar,
 			"resultjson":  cmdResultJSON,
 			"symbolsjson": cmdSymbolsJSON,
+			"benchjson":   cmdBenchJSON,
 			"subst":       cmdSubst,
 			"seal":        cmdSeal,
 		},
@@ -270,8 +271,9 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdWaitGrep waits for a file to hold a line matching a pattern: waitgrep PATTERN PATH. A
-// scripted server's request log exists from the start; this waits for a request.
+// cmdWaitGrep waits for a file to hold a line matching a pattern: waitgrep PATTERN PATH, where
+// PATH may be a glob (a run's journal, whose id the script does not know yet). A scripted
+// server's request log exists from the start; this waits for a request.
 func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 	refuseNegation(ts, neg, "waitgrep")
 	if len(args) != 2 {
@@ -279,7 +281,15 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	matched := func() bool { data, err := os.ReadFile(ts.MkAbs(args[1])); return err == nil && re.Match(data) }
+	matched := func() bool {
+		files, _ := filepath.Glob(ts.MkAbs(args[1]))
+		for _, f := range files {
+			if data, err := os.ReadFile(f); err == nil && re.Match(data) {
+				return true
+			}
+		}
+		return false
+	}
 	if !waitFor(hangDeadline, matched) {
 		ts.Fatalf("no line of %s matched %s", args[1], args[0])
 	}
@@ -616,6 +626,18 @@ func cmdSymbolsJSON(ts *testscript.TestScript, neg bool, args []string) {
 	v, err := schema.New()
 	ts.Check(err)
 	_, err = v.Validate(schema.Symbols, "stdout", []byte(ts.ReadFile("stdout")))
+	ts.Check(err)
+}
+
+// cmdBenchJSON checks that stdout is a bench's result object as spec/bench-result.schema.json
+// describes it, its details included.
+func cmdBenchJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: benchjson")
+	}
+	v, err := schema.New()
+	ts.Check(err)
+	_, err = v.Validate(schema.BenchResult, "stdout", []byte(ts.ReadFile("stdout")))
 	ts.Check(err)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
+	"github.com/locumdev/locum/bench"
 	"github.com/locumdev/locum/evals"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/routing"
@@ -26,18 +27,21 @@ func (e *env) rolesCommand() *cli.Command {
 		&cli.BoolFlag{Name: "yes", Usage: "accept without the [y/N] question (needed where stdin is no terminal)"},
 		&cli.BoolFlag{Name: "no-screen", Usage: "accept without screening the model first; the user config says it was skipped"},
 		&cli.StringFlag{Name: "journal", Usage: "write the screen's run journal to this file"},
+		&cli.StringFlag{Name: "from-bench", Usage: "accept from the bench of this run id (locum bench) in place of a screen: its figures for MODEL and the weights it ran are recorded"},
 	}
 	acceptFlags = localFlags(append(acceptFlags, settingFlags("eval")...))
 	return &cli.Command{
 		Name:      "roles",
 		Category:  groupInspect,
 		Usage:     "who may do what: each role's routing now; accept or revoke a model for a role",
-		UsageText: "locum roles [--json] | locum roles accept ROLE MODEL [--yes] [--no-screen] | locum roles revoke ROLE",
+		UsageText: "locum roles [--json] | locum roles accept ROLE MODEL [--yes] [--no-screen | --from-bench RUN_ID] | locum roles revoke ROLE",
 		Description: "A role runs a model only when it resolves: earned (a signed A/B record's routing, locum eval),\n" +
 			"operator (a model the operator accepted with locum roles accept), or none.\n" +
 			"locum roles accept screens MODEL on the role's eval tasks, prints the table, and on your\n" +
 			"confirmation writes roles.ROLE to your user config (never to the repository). A screen that\n" +
-			"fails still lets you accept, after a warning naming what failed.",
+			"fails still lets you accept, after a warning naming what failed. With --from-bench RUN_ID, a\n" +
+			"bench you ran (locum bench) stands in for the screen: the model's row of its table and the\n" +
+			"weights it ran are recorded, and the server must serve those weights still.",
 		Metadata: helpOf(commandHelp{examples: []string{
 			"locum roles",
 			"locum roles --json",
@@ -48,16 +52,17 @@ func (e *env) rolesCommand() *cli.Command {
 			{
 				Name:      "accept",
 				Usage:     "screen MODEL on ROLE's tasks, then accept it for ROLE in your user config",
-				UsageText: "locum roles accept ROLE MODEL [--yes] [--no-screen]",
+				UsageText: "locum roles accept ROLE MODEL [--yes] [--no-screen | --from-bench RUN_ID]",
 				Metadata: helpOf(commandHelp{
 					examples: []string{
 						"locum roles accept code qwen2.5-coder:7b",
-						"locum roles accept prose qwen3-8b --yes",
 						"locum roles accept agent qwen3-coder-30b --no-screen --yes",
+						"locum roles accept code qwen2.5-coder-1.5b-instruct --from-bench 20261204T201530Z-5c1f0e",
 					},
 					exits: exitWords{
-						done: "accepted: the user config names the model for the role",
-						red:  "not accepted, or the screen was refused before any request; nothing written",
+						done:     "accepted: the user config names the model for the role",
+						red:      "not accepted, or the screen was refused before any request, or the bench (--from-bench) did not run the model, ran it on other weights than the server's, or is not one this operator's locum sealed; nothing written",
+						couldNot: "could not run: the screen or the server could not be asked, or the bench's journal is not there",
 					},
 				}),
 				Flags:  acceptFlags,
@@ -130,6 +135,10 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	fromBench := cmd.String("from-bench")
+	if fromBench != "" && cmd.Bool("no-screen") {
+		return usagef(cmd, "--from-bench stands in for the screen already: give no --no-screen")
+	}
 	declared, ok := c.Roles()[role]
 	if !ok {
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: no role %q in the composed packs (they declare %s)", role, strings.Join(sortedKeys(c.Roles()), ", ")))
@@ -145,6 +154,14 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	// The effort is not written: a repository's pack may declare the role, and what it says must
 	// not become the operator's setting for every repository. The role's effort resolves per run.
 	accepted := packs.AcceptedRole{Model: model}
+	var benched *bench.Row
+	if fromBench != "" {
+		row, err := e.benchRow(c.Root, fromBench, model, &accepted)
+		if err != nil {
+			return err
+		}
+		benched = &row
+	}
 	settings, err := e.resolve(cmd, c, "eval")
 	if err != nil {
 		return err
@@ -154,6 +171,11 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 	switch {
 	case errors.As(err, &notListed):
 		return withCode(exitRed, fmt.Errorf("locum roles accept: %s; nothing accepted", untrusted.EscapeLines(err.Error())))
+	case err != nil && benched != nil:
+		fmt.Fprintf(e.stderr, "roles: warning: the server could not be asked (%s), so the weights recorded are the ones the bench ran\n", untrusted.EscapeLines(err.Error()))
+	case benched != nil && weights != "" && benched.Weights != "" && weights != benched.Weights:
+		return withCode(exitRed, fmt.Errorf("locum roles accept: the server serves %s as %s now, not the %s bench %s measured; nothing accepted (bench it again)",
+			untrusted.Escape(model), untrusted.Escape(weights), untrusted.Escape(benched.Weights), accepted.Bench.Run))
 	case err != nil && !cmd.Bool("no-screen"):
 		return withCode(exitCouldNot, fmt.Errorf("locum roles accept: %s; nothing accepted (locum status says more)", untrusted.EscapeLines(err.Error())))
 	case err != nil:
@@ -162,10 +184,16 @@ func (e *env) rolesAccept(ctx context.Context, cmd *cli.Command) error {
 		accepted.Weights = weights
 		fmt.Fprintf(e.stderr, "roles: %s is %s, as the server describes it\n", untrusted.Escape(model), untrusted.Escape(weights))
 	}
-	if cmd.Bool("no-screen") {
+	switch {
+	case benched != nil:
+		if err := bench.WriteTable(e.stdout, []bench.Row{*benched}, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "roles: accepting %s for %s from bench %s, in place of a screen\n", untrusted.Escape(model), role, accepted.Bench.Run)
+	case cmd.Bool("no-screen"):
 		accepted.Screen = &packs.AcceptScreen{Skipped: true}
 		fmt.Fprintf(e.stderr, "roles: accepting %s for %s without a screen\n", model, role)
-	} else {
+	default:
 		screen, err := e.screenForRole(ctx, cmd, c, settings, role, declared, model)
 		if err != nil {
 			return err
@@ -275,4 +303,34 @@ func (e *env) rolesRevoke(_ context.Context, cmd *cli.Command) error {
 func (e *env) stdinIsTerminal() bool {
 	f, ok := e.stdin.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// benchRow is model's row of the bench run id, from its journal in the repository at root, which
+// only counts where its seal holds under the operator's key; it fills the acceptance's bench and
+// weights from it. A bench that ran the model on two sets of weights says nothing of either.
+func (e *env) benchRow(root, id, model string, accepted *packs.AcceptedRole) (bench.Row, error) {
+	rec, err := bench.ReadRecord(root, id, e.journalKey())
+	if err != nil {
+		_, _, code := engine.Classify(err)
+		return bench.Row{}, withCode(code, fmt.Errorf("locum roles accept --from-bench: %s; nothing accepted", untrusted.EscapeLines(err.Error())))
+	}
+	row, ok := rec.Row(model)
+	if !ok || row.Cells == 0 {
+		var ran []string
+		for _, r := range rec.Details.Rows {
+			ran = append(ran, untrusted.Escape(r.Model))
+		}
+		return bench.Row{}, withCode(exitRed, fmt.Errorf("locum roles accept --from-bench: bench %s ran no cell of %s (it ran %s); nothing accepted", rec.RunID, untrusted.Escape(model), strings.Join(ran, ", ")))
+	}
+	if strings.Contains(row.Weights, bench.WeightsSeparator) {
+		return bench.Row{}, withCode(exitRed, fmt.Errorf("locum roles accept --from-bench: bench %s ran %s on more than one set of weights (%s); nothing accepted", rec.RunID, untrusted.Escape(model), untrusted.Escape(row.Weights)))
+	}
+	accepted.Weights = row.Weights
+	accepted.Bench = &packs.AcceptBench{Run: rec.RunID, Tasks: len(rec.Details.Tasks), Cells: row.Cells, Kept: row.Kept, Fixed: row.Fixed, Held: row.Held,
+		Red: row.Red, Refused: row.Refused, Errors: row.Errors, Right: row.Right, Judged: row.Judged, WallP50Ms: row.WallP50Ms, WallP90Ms: row.WallP90Ms,
+		TTFTms: row.TTFTms, Rate: row.Rate, InTokens: row.InTokens, OutTokens: row.OutTokens}
+	if row.Saved != nil {
+		accepted.Bench.SavedUSD = &row.Saved.USD
+	}
+	return row, nil
 }

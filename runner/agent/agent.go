@@ -213,7 +213,7 @@ func (a *agent) scope(ctx context.Context, r *engine.Run) error {
 	a.base = strings.TrimSpace(sha)
 	a.d.Base = new(a.base)
 	first := firstMessages(a.opts.Task, a.opts.Verify)
-	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first)})
+	r.Emit(engine.AgentScopeEvent{Base: a.base, Verify: new(a.opts.Verify), PromptBytes: size(first), Task: a.opts.Task})
 	if n, limit := int64(size(first)+toolBytes()), r.Spec.Settings.Int(packs.MaxInputBytes); n > limit {
 		return &rails.BudgetError{What: "the first prompt (instructions, task and tool list)", Size: n, Limit: limit, Remedy: "shorten the task"}
 	}
@@ -261,7 +261,9 @@ func (a *agent) worktree(ctx context.Context, r *engine.Run) error {
 		return fmt.Errorf("making the worktree folder: %w", err)
 	}
 	r.Guard("worktree", func() error { return a.cleanup(r) })
-	if _, err := gitsafe.Run(ctx, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
+	// Another run of this process (a bench's cell) may be adding or pruning a worktree of the
+	// same repository: git fails an add that meets one half made.
+	if _, err := gitsafe.RunLocked(ctx, a.opts.Root, a.opts.Root, "worktree", "add", "--quiet", "-b", a.branch, a.wt, a.base); err != nil {
 		return fmt.Errorf("creating the worktree: %w", err)
 	}
 	a.created = true

@@ -211,6 +211,12 @@ type FileScopeEvent struct {
 	Lines       string  `json:"lines"`
 	FileLines   int     `json:"file_lines"`
 	PromptBytes int     `json:"prompt_bytes,omitempty"`
+	// Task is a transform's task as given; Base the commit its repository's HEAD was at and
+	// FileSHA256 the file's bytes as read, where the run's root is a repository's top level with
+	// a commit: what a bench needs to replay the run (locum bench --from-journal).
+	Task       string `json:"task,omitempty"`
+	Base       string `json:"base,omitempty"`
+	FileSHA256 string `json:"file_sha256,omitempty"`
 }
 
 // AttemptEvent is one reply of a transform read as an edit. Exactly one of the others is set:
@@ -349,6 +355,8 @@ type AgentScopeEvent struct {
 	Base        string  `json:"base"`
 	Verify      *string `json:"verify"`
 	PromptBytes int     `json:"prompt_bytes"`
+	// Task is the task as given; absent in a journal written before scope named it.
+	Task string `json:"task,omitempty"`
 }
 
 // ContextEvent is the loaded model's context, null where the server does not say.
@@ -529,6 +537,94 @@ type HandoffUseEvent struct {
 	Why     string `json:"why,omitempty"`
 }
 
+// BenchEvent opens a bench run: the models it compares, where its tasks come from, each task's
+// key and fingerprint, and its seal, which a resume checks before it takes anything of the run.
+type BenchEvent struct {
+	// Models are the models named; empty for every chat model the pool's servers list.
+	Models []string `json:"models"`
+	// Evals says the pack's eval tasks are among the tasks; Folder is the bench folder as the
+	// operator named it ("" for none); Replay the runs replayed, of ReplayMode.
+	Evals       bool        `json:"evals"`
+	Folder      string      `json:"folder"`
+	Replay      []string    `json:"replay"`
+	ReplayMode  string      `json:"replay_mode"`
+	Tasks       []BenchTask `json:"tasks"`
+	ResumedFrom *string     `json:"resumed_from"`
+	Seal        *string     `json:"seal"`
+}
+
+// BenchTask is one task of a bench: its key and the fingerprint of what its cells are asked.
+type BenchTask struct {
+	Key         string `json:"key"`
+	Source      string `json:"source"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// BenchModelsEvent is the models a bench runs, each with the servers of its pool that list it and
+// the weights they serve under its name.
+type BenchModelsEvent struct {
+	Models []BenchModel `json:"models"`
+}
+
+// BenchModel is one model a bench runs and where.
+type BenchModel struct {
+	Model   string   `json:"model"`
+	Servers []string `json:"servers"`
+	// Weights is the weights as the first server listing the model describes them; "" where it
+	// says nothing that tells one set of weights from another.
+	Weights string `json:"weights"`
+}
+
+// BenchCell is one cell of a bench: a task asked of a model on a server of the pool, and what
+// became of it. A figure the server did not report is null.
+type BenchCell struct {
+	Task   string `json:"task"`
+	Model  string `json:"model"`
+	Server string `json:"server"`
+	// Fingerprint is the task's, as the bench event has it.
+	Fingerprint string `json:"fingerprint"`
+	// RunID is the cell's own run; "" where none began.
+	RunID string `json:"run_id"`
+	// Status is the cell run's (OK, RED, REFUSED, ERROR); Kind its error's kind, "" for OK.
+	Status  string `json:"status"`
+	Kind    string `json:"kind"`
+	Outcome string `json:"outcome"`
+	// Shown is what a kept change's green verify showed by its baseline (fixed, held); "" where
+	// nothing was kept or the baseline was skipped.
+	Shown string `json:"shown"`
+	// Right is the oracle's word on a kept change: true right, false wrong, null where no oracle
+	// judged; Oracle says which oracle and what it said.
+	Right  *bool  `json:"right"`
+	Oracle string `json:"oracle"`
+	WallMs int64  `json:"wall_ms"`
+	TTFTms *int64 `json:"ttft_ms"`
+	// Rate is the decode rate, tokens a second, as the server's timings give it.
+	Rate      *float64 `json:"rate"`
+	InTokens  *int64   `json:"in_tokens"`
+	OutTokens *int64   `json:"out_tokens"`
+	// Saved is what the host would have saved delegating the task to this model, by the
+	// ledger's cost model; null for a task that is no delegation (an eval task's prompt).
+	Saved *cost.Summary `json:"saved"`
+	// Weights are the model's weights as the cell's server describes them.
+	Weights string `json:"weights"`
+}
+
+// CellStartEvent is a bench's cell started on a server of the pool.
+type CellStartEvent struct {
+	Task   string `json:"task"`
+	Model  string `json:"model"`
+	Server string `json:"server"`
+}
+
+// CellEndEvent is a bench's cell ended, sealed for a resume to take it.
+type CellEndEvent struct {
+	BenchCell
+	Seal *string `json:"seal"`
+}
+
+// CellCarriedEvent is a resumed bench's cell, as CellEndEvent has it, taken into this run.
+type CellCarriedEvent CellEndEvent
+
 // DigestsEvent is the weights' digests of the models an A/B capture measures.
 type DigestsEvent struct {
 	Digests map[string]string `json:"digests"`
@@ -593,5 +689,10 @@ func (ItemCarriedEvent) Kind() string           { return "item_carried" }
 func (CombineEvent) Kind() string               { return "combine" }
 func (BranchCommitEvent) Kind() string          { return "commit" }
 func (DigestsEvent) Kind() string               { return "digests" }
+func (BenchEvent) Kind() string                 { return "bench" }
+func (BenchModelsEvent) Kind() string           { return "bench_models" }
+func (CellStartEvent) Kind() string             { return "cell_start" }
+func (CellEndEvent) Kind() string               { return "cell_end" }
+func (CellCarriedEvent) Kind() string           { return "cell_carried" }
 func (HandoffEvent) Kind() string               { return "handoff" }
 func (HandoffUseEvent) Kind() string            { return "handoff_use" }

@@ -255,3 +255,13 @@ func (rv *Review) removeWorktree(ctx context.Context) error {
 	}
 	return gitsafe.RemoveWorktree(ctx, rv.Root, wt)
 }
+
+// BranchOf is the branch a run of mode with id leaves where it completes, for a mode whose runs
+// leave one (Register); false for any other mode.
+func BranchOf(mode, id string) (string, bool) {
+	m, ok := reviewedAs(mode)
+	if !ok {
+		return "", false
+	}
+	return m.branch(id), true
+}

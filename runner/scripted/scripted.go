@@ -45,11 +45,18 @@ type Reply struct {
 	// usage 100 in and 20 out); StreamAnswer is the same as a server-sent event stream.
 	Answer       *string `json:"answer,omitempty"`
 	StreamAnswer *string `json:"stream_answer,omitempty"`
+	// Timings are llama-server's decode figures ({"predicted_n": 20, "predicted_ms": 400}),
+	// sent beside the usage of an Answer or a StreamAnswer, as llama-server sends them.
+	Timings json.RawMessage `json:"timings,omitempty"`
 	// AnswerFile is Answer read from a file, relative to the script.
 	AnswerFile string `json:"answer_file,omitempty"`
 	// Calls is a chat completion whose message makes these native tool calls, in the shape
 	// llama-server sends (content null, finish_reason tool_calls).
 	Calls []Call `json:"calls,omitempty"`
+	// Gone makes the server go away at this request, as a server that crashed does: it stops
+	// listening, so every later request meets a closed port, and drops this request's connection
+	// unanswered.
+	Gone bool `json:"gone,omitempty"`
 	// When makes the reply answer only a request whose body contains this text, each time one
 	// does; a route's replies without it answer the other requests in order. Parallel runs reach
 	// a server in no fixed order, so their replies are chosen by what the request asks.
@@ -223,6 +230,10 @@ func (s *Server) pick(key string, body []byte) (Reply, bool) {
 }
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
+	if reply.Gone {
+		s.goAway(w)
+		return
+	}
 	if reply.Hang > 0 {
 		select {
 		case <-time.After(time.Duration(reply.Hang)):
@@ -244,13 +255,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
 		reply = f
 	}
 	if reply.Answer != nil {
-		reply.JSON = ChatCompletion(*reply.Answer)
+		reply.JSON = withTimings(ChatCompletion(*reply.Answer), reply.Timings)
 	}
 	if len(reply.Calls) > 0 {
 		reply.JSON = ToolCallCompletion(reply.Calls)
 	}
 	if reply.StreamAnswer != nil {
-		reply.Body = ChatStream(*reply.StreamAnswer)
+		reply.Body = chatStream(*reply.StreamAnswer, reply.Timings)
 		reply.Headers = map[string]string{"Content-Type": "text/event-stream"}
 	}
 	body := []byte(reply.Body)
@@ -479,14 +490,48 @@ func ToolCallCompletion(calls []Call) json.RawMessage {
 
 // ChatStream is content as a server-sent event stream, a few characters a chunk, with usage in a
 // last chunk of its own (as Ollama sends it).
-func ChatStream(content string) string {
+func ChatStream(content string) string { return chatStream(content, nil) }
+
+// chatStream is ChatStream with timings, where given, in the usage chunk.
+func chatStream(content string, timings json.RawMessage) string {
 	var b strings.Builder
 	for i := 0; i < len(content); i += 16 {
 		piece, _ := json.Marshal(content[i:min(i+16, len(content))])
 		fmt.Fprintf(&b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", piece)
 	}
 	b.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
-	b.WriteString("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":20,\"total_tokens\":120}}\n\n")
+	usage := json.RawMessage(`{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`)
+	fmt.Fprintf(&b, "data: %s\n\n", withTimings(usage, timings))
 	b.WriteString("data: [DONE]\n\n")
 	return b.String()
+}
+
+// withTimings is the JSON object reply with a "timings" member, where timings is given.
+func withTimings(reply, timings json.RawMessage) json.RawMessage {
+	if len(timings) == 0 {
+		return reply
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(reply, &fields) != nil {
+		return reply
+	}
+	fields["timings"] = timings
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return reply
+	}
+	return out
+}
+
+// goAway stops the server listening and drops the connection of the request w answers. Close is
+// no way to do it from a handler: it waits for the handler to return.
+func (s *Server) goAway(w http.ResponseWriter) {
+	_ = s.Listener.Close()
+	if h, ok := w.(http.Hijacker); ok {
+		if conn, _, err := h.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }

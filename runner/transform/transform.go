@@ -5,6 +5,8 @@ package transform
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -161,7 +163,7 @@ func (t *transform) runBaseline(ctx context.Context, r *engine.Run) (err error) 
 	return changed
 }
 
-func (t *transform) scope(_ context.Context, r *engine.Run) error {
+func (t *transform) scope(ctx context.Context, r *engine.Run) error {
 	r.SetDetails(&t.d)
 	r.SetHandoff(t.handoff)
 	if strings.TrimSpace(t.opts.Verify) == "" {
@@ -205,7 +207,13 @@ func (t *transform) scope(_ context.Context, r *engine.Run) error {
 		}
 	}
 	prompt := t.prompt(r.Spec.Settings.String(packs.EditFormat), "")
-	r.Emit(engine.FileScopeEvent{File: t.display, Verify: new(t.opts.Verify), Lines: t.orig.String(), FileLines: len(t.text.Lines), PromptBytes: scope.PromptBytes(prompt)})
+	ev := engine.FileScopeEvent{File: t.display, Verify: new(t.opts.Verify), Lines: t.orig.String(), FileLines: len(t.text.Lines),
+		PromptBytes: scope.PromptBytes(prompt), Task: t.opts.Task}
+	if ev.Base = gitsafe.TopHead(ctx, t.opts.Root); ev.Base != "" {
+		sum := sha256.Sum256([]byte(t.text.Join()))
+		ev.FileSHA256 = hex.EncodeToString(sum[:])
+	}
+	r.Emit(ev)
 	return rails.CheckBudget("the prompt", int64(scope.PromptBytes(prompt)), r.Spec.Settings.Int(packs.MaxInputBytes))
 }
 

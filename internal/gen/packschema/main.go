@@ -13,6 +13,7 @@ import (
 	"os"
 
 	// Every mode of the pack contract, registered as the binary registers it.
+	_ "github.com/locumdev/locum/bench"
 	_ "github.com/locumdev/locum/evals"
 	_ "github.com/locumdev/locum/runner/agent"
 	_ "github.com/locumdev/locum/runner/dedup"

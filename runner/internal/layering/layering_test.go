@@ -62,6 +62,11 @@ func rules() []rule {
 		{"job", append([]string{"runner/client", "runner/cost", "runner/engine", "runner/ledger"}, helpers...), above[2:], true},
 		// A workflow's items are jobs of the modes it builds, through the job layer.
 		{pkg: "workflow", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/evidence", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/handoff", "runner/dedup"}, helpers...), never: above[3:]},
+		// A bench's cells are jobs of the modes it compares models on, through the job layer,
+		// as a workflow's items are; the two share the pool, and neither imports the other.
+		{pkg: "bench", mayOnly: append([]string{"runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/dedup"}, helpers...), never: above[2:]},
+		// The pool of servers: probed through the client, under the rails.
+		{pkg: "pool", mayOnly: []string{"runner/client"}, never: above},
 		{pkg: "mcp", mayOnly: append([]string{"runner/analyze", "runner/client", "runner/cost", "runner/engine", "runner/hostusage", "runner/ledger", "runner/evidence", "runner/review", "runner/scope", "runner/strength", "runner/transform", "runner/summarize", "runner/handoff", "runner/dedup", "runner/agent", "runner/verifycheck"}, helpers...), never: above[4:]},
 	}
 	for _, m := range modes {

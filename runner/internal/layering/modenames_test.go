@@ -27,6 +27,7 @@ var modeHomes = map[string]string{
 	"workflow":  "workflow",
 	// verify-check's name is the mode's package's alone too.
 	"verify-check": "runner/verifycheck",
+	"bench":        "bench",
 }
 
 // notModes are the words spelt as a mode's name that mean something else where they stand: a
