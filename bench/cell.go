@@ -12,6 +12,7 @@ import (
 	"github.com/locumdev/locum/gitsafe"
 	"github.com/locumdev/locum/packs"
 	"github.com/locumdev/locum/rails"
+	"github.com/locumdev/locum/runner/client"
 	"github.com/locumdev/locum/runner/engine"
 	"github.com/locumdev/locum/runner/review"
 	"github.com/locumdev/locum/untrusted"
@@ -108,6 +109,7 @@ func (w *run) runCell(ctx context.Context, t task, index int, cell *engine.Bench
 	}
 	fill(cell, res, time.Since(start))
 	cell.Saved = res.HostSaved
+	w.addRequests(res)
 	if branch, ok := review.BranchOf(e.mode.Name, res.RunID); ok {
 		// The cell's branch is the bench's to judge and drop: it is no work of the person's.
 		defer func() {
@@ -122,6 +124,17 @@ func (w *run) runCell(ctx context.Context, t task, index int, cell *engine.Bench
 	if res.Status == engine.StatusOK && e.oracle != nil && tree != "" {
 		w.runOracle(ctx, e.oracle, tree, cell)
 	}
+}
+
+// addRequests counts a cell's requests, tokens and model time in the bench's own result, as a
+// workflow counts its items', so its receipt sums what every cell asked.
+func (w *run) addRequests(res *engine.Result) {
+	if res.Attempts == 0 && res.In == nil && res.Out == nil {
+		return // asked no model: nothing to count, and no unknown either
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.r.AddRequests(res.Attempts, client.Usage{In: res.In, Out: res.Out}, time.Duration(res.TimeMs)*time.Millisecond)
 }
 
 // fill records the run's result in the cell.
