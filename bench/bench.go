@@ -28,7 +28,7 @@ import (
 )
 
 // Mode is the bench mode: it asks no model itself; its cells do, each of the model it names.
-var Mode = engine.Mode{Name: "bench", Model: engine.NoModel, Outcome: outcome,
+var Mode = engine.Mode{Name: "bench", Model: engine.NoModel, Measures: true, Outcome: outcome,
 	Settings: slices.Concat(packs.VerifySettings, packs.HostSettings, []packs.Key{packs.Jobs, packs.Servers})}
 
 func init() { engine.RegisterMode(Mode) }

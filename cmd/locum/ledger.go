@@ -176,8 +176,8 @@ func printLedger(out io.Writer, rep ledger.Report) error {
 	if rep.Uncosted > 0 {
 		fmt.Fprintf(out, "%d run(s) recorded no host cost (older journals): counted in runs, not in tokens\n", rep.Uncosted)
 	}
-	if rep.Unsealed > 0 {
-		fmt.Fprintln(out, ledger.Left{Unsealed: rep.Unsealed}.Words())
+	if rep.Unsealed > 0 || rep.Measurements > 0 {
+		fmt.Fprintln(out, ledger.Left{Unsealed: rep.Unsealed, Measurements: rep.Measurements}.Words())
 	}
 	if d := rep.Direct; d != nil {
 		fmt.Fprintf(out, "direct cost: measured by the host arm of %s, a fresh session doing one task alone (its own start included):\n", esc(d.Record))

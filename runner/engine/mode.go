@@ -55,6 +55,10 @@ type Mode struct {
 	// schema's step part, spec/pack.md's list and a workflow's refusal of another key are made
 	// from.
 	StepInputs []packs.StepInput
+	// Measures says its runs measure models rather than do a host's work (a bench): no host
+	// would have done that work itself, so the ledger, the break-even and the gates leave them
+	// out, saying how many.
+	Measures bool
 	// Tool, when set, makes the mode a tool a host calls (locum mcp).
 	Tool *Tool
 }

@@ -175,6 +175,9 @@ type Left struct {
 	Unsealed int `json:"unsealed"`
 	// Unreadable counts the files named like a journal that are not a readable run's journal.
 	Unreadable int `json:"unreadable"`
+	// Measurements counts the runs of a mode that measures models (engine.Mode.Measures): work
+	// no host would have done, so no delegation's saving or keep rate.
+	Measurements int `json:"measurements"`
 }
 
 // Words says in one line what was left out of the figures; "" where nothing was.
@@ -186,6 +189,10 @@ func (l Left) Words() string {
 	}
 	if l.Unreadable > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s not a readable run journal", l.Unreadable, plural(l.Unreadable, "file is", "files are")))
+	}
+	if l.Measurements > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s not counted: %s models, which no host would have done itself", l.Measurements,
+			plural(l.Measurements, "bench run", "bench runs"), plural(l.Measurements, "it measures", "they measure")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -238,7 +245,14 @@ func Read(dir string, key []byte, f Filter) (entries []Entry, left Left, err err
 			continue
 		}
 		seen[seal.Run] = true
-		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) || (f.Match != nil && !f.Match(e)) {
+		if !e.Ended() || (!f.Since.IsZero() && e.Start.Before(f.Since)) || (f.Mode != "" && e.Mode != f.Mode) {
+			continue
+		}
+		if m, ok := engine.LookupMode(e.Mode); ok && m.Measures {
+			left.Measurements++
+			continue
+		}
+		if f.Match != nil && !f.Match(e) {
 			continue
 		}
 		if h := e.Handoff; h != nil {
