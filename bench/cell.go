@@ -59,6 +59,7 @@ func (w *run) runCell(ctx context.Context, t task, index int, cell *engine.Bench
 			return
 		}
 		fill(cell, res, time.Since(start))
+		w.addRequests(res)
 		if g := grade(); g.Graded {
 			cell.Right, cell.Oracle = &g.Passed, "the task's predicate: "+oneLine(g.Evidence)
 			if !g.Passed && cell.Status == string(engine.StatusRed) {
